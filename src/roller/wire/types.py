@@ -1,0 +1,210 @@
+"""Protocol-neutral values shared by every codec in `roller.wire`.
+
+These are frozen dataclasses: values in flight, never persisted directly (the persisted
+records live in `roller.capture.models`). Each protocol module (`anthropic`, `openai_chat`,
+`openai_responses`, `gemini`) exposes one `Codec` object that produces these values;
+protocol modules never import each other, only this module and `roller.wire.sse`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+ProtocolName = Literal[
+    "anthropic-messages",
+    "openai-chat-completions",
+    "openai-responses",
+    "gemini",
+]
+
+PROTOCOL_NAMES: tuple[ProtocolName, ...] = (
+    "anthropic-messages",
+    "openai-chat-completions",
+    "openai-responses",
+    "gemini",
+)
+
+JSONObject = dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class SSEEvent:
+    """One server-sent event as the WHATWG algorithm dispatches it.
+
+    `event` is None when the stream gave no `event:` field (the spec's default type
+    "message"); `data` joins multi-line `data:` fields with "\\n".
+    """
+
+    data: str
+    event: str | None = None
+    id: str | None = None
+    retry: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    """A tool call an output emits (the model asks a tool to run).
+
+    - Anthropic: `tool_use.id`, `name`.
+    - Chat Completions: `tool_calls[].id`, `function.name`.
+    - Responses: `function_call.call_id` in `id`, the item's own `id` (`fc_…`) in
+      `item_id`; `namespace` for namespaced tools (Codex `multi_agent_v1`).
+      Both ids are kept: a relation needs both to match (`ref` is `call_id|item_id`).
+    - Gemini: `functionCall.id` (often absent on the real API) and `name`.
+
+    `arguments` is the parsed argument object when it parses as JSON, else the raw string.
+    """
+
+    id: str | None
+    name: str | None
+    item_id: str | None = None
+    namespace: str | None = None
+    arguments: Any = None
+    index: int = 0
+
+    @property
+    def ref(self) -> str | None:
+        """The native tool reference: `call_id|item_id` for Responses, else the id."""
+        if self.item_id is not None and self.id is not None:
+            return f"{self.id}|{self.item_id}"
+        return self.id
+
+
+@dataclass(frozen=True, slots=True)
+class ToolResult:
+    """A tool result carried in a request's context (history sent to the model).
+
+    - Anthropic: `tool_result.tool_use_id` in a user message.
+    - Chat Completions: a `role: tool` message's `tool_call_id`.
+    - Responses: a `function_call_output` input item's `call_id` (its own `id`, if any,
+      in `item_id`).
+    - Gemini: `functionResponse.id` / `name`.
+
+    `text` is the result's textual content flattened (text blocks joined with "\\n"),
+    used to check that a delivered result really entered the request.
+    `message_index` is the position of the carrying message/item in the context list.
+    """
+
+    id: str | None
+    name: str | None
+    text: str
+    message_index: int
+    item_id: str | None = None
+    is_error: bool | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    """Token counts normalized across protocols; `raw` keeps the provider's own object."""
+
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    cache_read_tokens: int | None = None
+    cache_write_tokens: int | None = None
+    total_tokens: int | None = None
+    raw: JSONObject | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Reassembly:
+    """A response body turned into the protocol's non-streaming response shape.
+
+    `output` is None only when nothing usable arrived (empty body, not JSON, no event).
+    `complete` is False when the stream ended before its protocol's terminal event
+    (Anthropic `message_stop`, Chat `[DONE]`/finish_reason, Responses
+    `response.completed`/`response.incomplete`/`response.failed`, Gemini a candidate
+    with `finishReason`), or an error event arrived; `incomplete_reason` says which.
+    `error` holds a provider error object (error event or non-2xx JSON body) verbatim.
+    `events` counts the SSE events consumed (0 for a non-streamed body).
+    """
+
+    output: JSONObject | None
+    complete: bool
+    incomplete_reason: str | None = None
+    error: JSONObject | None = None
+    events: int = 0
+
+
+class StreamAssembler(Protocol):
+    """Incremental reassembly of one streamed response: feed events, then `finish()`."""
+
+    def feed(self, event: SSEEvent) -> None: ...
+
+    def finish(self) -> Reassembly: ...
+
+
+class Codec(Protocol):
+    """Everything roller needs to know about one wire protocol. Pure; no I/O."""
+
+    name: ProtocolName
+
+    def assembler(self) -> StreamAssembler:
+        """A fresh incremental reassembler for one streamed response."""
+        ...
+
+    def reassemble(self, body: bytes, *, streamed: bool, status: int = 200) -> Reassembly:
+        """Reassemble a whole recorded response body (SSE when `streamed`, else JSON)."""
+        ...
+
+    def is_streaming_request(self, request: JSONObject | None, path: str) -> bool:
+        """Whether the request asked for a streamed response (body flag or endpoint)."""
+        ...
+
+    def request_model(self, request: JSONObject | None, path: str) -> str | None:
+        """The model the request asked for (Gemini: from the path)."""
+        ...
+
+    def response_model(self, output: JSONObject | None) -> str | None:
+        """The model the provider said it used (None when it did not say)."""
+        ...
+
+    def response_id(self, output: JSONObject | None) -> str | None:
+        """The provider's response id (`msg_…`, `chatcmpl-…`, `resp_…`, Gemini `responseId`)."""
+        ...
+
+    def finish_reason(self, output: JSONObject | None) -> str | None:
+        """The protocol's own stop/finish reason string, unnormalized."""
+        ...
+
+    def usage(self, output: JSONObject | None) -> Usage | None: ...
+
+    def output_tool_calls(self, output: JSONObject | None) -> list[ToolCall]:
+        """Tool calls the output emits, in output order."""
+        ...
+
+    def tool_call_marker_without_identity(self, output: JSONObject | None) -> bool:
+        """True when the output says it stopped for tool calls but names none with an
+        id and name (Chat Completions `finish_reason: tool_calls` with no usable
+        `tool_calls`). Such a response is `partial` and blocked from export."""
+        ...
+
+    def context_tool_calls(self, request: JSONObject | None) -> list[ToolCall]:
+        """Tool calls echoed back in the request history (earlier assistant turns)."""
+        ...
+
+    def context_tool_results(self, request: JSONObject | None) -> list[ToolResult]:
+        """Tool results the request context carries, in context order."""
+        ...
+
+    def context_texts(self, request: JSONObject | None) -> list[str]:
+        """Every text fragment of the request's input (messages, blocks, system), in
+        order; used to check that an injected notification really entered a request."""
+        ...
+
+    def offered_tools(self, request: JSONObject | None) -> list[str]:
+        """Names of the tools the request offers (namespaced tools as `ns.name`)."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class ToolRefs:
+    """The tool references of one call: ids its output emits, ids its context carries."""
+
+    emitted: tuple[ToolCall, ...] = field(default_factory=tuple)
+    results: tuple[ToolResult, ...] = field(default_factory=tuple)
+
+    @staticmethod
+    def of(emitted: Iterable[ToolCall], results: Iterable[ToolResult]) -> ToolRefs:
+        return ToolRefs(tuple(emitted), tuple(results))

@@ -1,0 +1,1 @@
+"""Shared test support: real servers on loopback, in a background event loop."""
