@@ -1,0 +1,239 @@
+"""The checks `roller validate` runs on a published attempt.
+
+A capture is valid when:
+- the manifest parses strictly and every formal file matches its sha256, size and lines;
+- every record parses strictly; ids are unique;
+- every call's participant exists and the manifest's `call_ids` agree with the calls;
+- every relation's calls and participants exist;
+- statuses agree with the rules in `roller.capture.statuses`;
+- no reference (raw_path, retained evidence) points at a missing file, and raw bodies
+  still hash to what the records say;
+- counts, lifecycle and the capture status agree with the records.
+Each violation is a typed `Problem`; nothing is fixed or skipped silently.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from roller.capture.layout import FORMAL_FILES, AttemptPaths
+from roller.capture.models import CallRecord, Evidence, Manifest, RelationRecord
+from roller.capture.reader import iter_jsonl, read_manifest
+from roller.capture.statuses import StatusInputs, capture_status, export_status
+from roller.errors import CaptureFormatError
+
+
+@dataclass(frozen=True)
+class Problem:
+    code: str
+    where: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.code}: {self.where}: {self.message}"
+
+
+@dataclass(frozen=True)
+class ValidationReport:
+    attempt: AttemptPaths
+    problems: list[Problem]
+    unreadable: bool
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems and not self.unreadable
+
+
+def validate_attempt(paths: AttemptPaths) -> ValidationReport:
+    try:
+        manifest = read_manifest(paths)
+    except CaptureFormatError as exc:
+        return ValidationReport(paths, [Problem("manifest_unreadable", "manifest.json", str(exc))], True)
+    problems: list[Problem] = []
+    problems += _check_files(paths, manifest)
+    calls = _load(paths.calls, CallRecord, problems)
+    relations = _load(paths.relations, RelationRecord, problems)
+    if calls is not None:
+        problems += _check_calls(paths, manifest, calls)
+    if relations is not None:
+        problems += _check_relations(paths, manifest, relations, calls or [])
+    if calls is not None and relations is not None:
+        problems += _check_manifest_summary(paths, manifest, calls, relations)
+    return ValidationReport(paths, problems, False)
+
+
+def _load(path: Path, model: type[CallRecord] | type[RelationRecord], problems: list[Problem]) -> list | None:  # type: ignore[type-arg]
+    if not path.exists():
+        return None
+    try:
+        return list(iter_jsonl(path, model))
+    except CaptureFormatError as exc:
+        problems.append(Problem("record_invalid", path.name, str(exc)))
+        return None
+
+
+def _check_files(paths: AttemptPaths, manifest: Manifest) -> list[Problem]:
+    problems: list[Problem] = []
+    for name in FORMAL_FILES:
+        entry = manifest.files.get(name)
+        path = paths.root / name
+        if entry is None:
+            problems.append(Problem("file_not_in_manifest", name, "the manifest lists no hash for it"))
+            continue
+        if not path.exists():
+            problems.append(Problem("missing_file", name, "listed in the manifest but absent"))
+            continue
+        data = path.read_bytes()
+        if hashlib.sha256(data).hexdigest() != entry.sha256:
+            problems.append(Problem("hash_mismatch", name, "sha256 differs from the manifest"))
+        if len(data) != entry.bytes:
+            problems.append(
+                Problem("size_mismatch", name, f"{len(data)} bytes, manifest says {entry.bytes}")
+            )
+        if data.count(b"\n") != entry.lines:
+            problems.append(
+                Problem("line_count_mismatch", name, f"{data.count(b'\n')} lines, manifest says {entry.lines}")
+            )
+    for name in manifest.files:
+        if name not in FORMAL_FILES:
+            problems.append(Problem("unexpected_file_entry", name, "not a formal file of compact/v2"))
+    return problems
+
+
+def _duplicates(ids: Iterable[str]) -> list[str]:
+    return sorted(k for k, n in Counter(ids).items() if n > 1)
+
+
+def status_inputs(call: CallRecord) -> StatusInputs:
+    return StatusInputs(
+        kind=call.kind,
+        execution_status=call.execution_status,
+        response_capture_status=call.response_capture_status,
+        context_parsed=call.context is not None or call.context_bytes == 0,
+        output_complete=call.output_complete,
+        tool_call_without_identity="tool_call_without_identity" in call.export_blocked_by,
+        identity_status=call.identity_status,
+        model=call.model,
+        response_model=call.response_model,
+        error_count=len(call.errors),
+    )
+
+
+def _check_calls(paths: AttemptPaths, manifest: Manifest, calls: list[CallRecord]) -> list[Problem]:
+    problems: list[Problem] = []
+    participants = {p.participant_id: p for p in manifest.participants}
+    for dup in _duplicates(c.call_id for c in calls):
+        problems.append(Problem("duplicate_id", f"call {dup}", "call_id appears more than once"))
+    for call in calls:
+        where = f"call {call.call_id}"
+        if call.participant_id is not None and call.participant_id not in participants:
+            problems.append(Problem("dangling_participant", where, f"participant {call.participant_id} is not in the manifest"))
+        if (call.participant_id is not None) != (call.identity_status == "attributed"):
+            problems.append(Problem("status_inconsistent", where, f"identity_status {call.identity_status} with participant_id {call.participant_id}"))
+        inputs = status_inputs(call)
+        if capture_status(inputs) != call.capture_status:
+            problems.append(Problem("status_inconsistent", where, f"capture_status {call.capture_status} contradicts the record"))
+        expected, blockers = export_status(inputs)
+        if expected != call.export_status or blockers != call.export_blocked_by:
+            problems.append(Problem("status_inconsistent", where, f"export {call.export_status} {call.export_blocked_by}, rules say {expected} {blockers}"))
+        raw = call.response.raw_path
+        if raw is not None:
+            raw_file = paths.root / raw
+            if not _inside(paths.root, raw_file) or not raw_file.is_file():
+                problems.append(Problem("missing_file", where, f"raw_path {raw} does not exist"))
+            elif call.response.raw_sha256 != hashlib.sha256(raw_file.read_bytes()).hexdigest():
+                problems.append(Problem("hash_mismatch", where, f"{raw} does not hash to raw_sha256"))
+    by_participant: dict[str, list[str]] = {}
+    for call in calls:
+        if call.participant_id is not None:
+            by_participant.setdefault(call.participant_id, []).append(call.call_id)
+    for pid, p in participants.items():
+        if p.call_ids != by_participant.get(pid, []):
+            problems.append(Problem("participant_calls_mismatch", f"participant {pid}", "call_ids differ from the calls attributed to it"))
+        if p.parent_participant_id is not None and p.parent_participant_id not in participants:
+            problems.append(Problem("dangling_participant", f"participant {pid}", f"parent {p.parent_participant_id} is not in the manifest"))
+        if p.parent_participant_id == pid:
+            problems.append(Problem("self_parent", f"participant {pid}", "a participant is its own parent"))
+        problems += _check_evidence(paths, f"participant {pid}", p.evidence, set())
+    return problems
+
+
+def _inside(root: Path, path: Path) -> bool:
+    try:
+        path.resolve().relative_to(root.resolve())
+    except ValueError:
+        return False
+    return True
+
+
+def _check_evidence(paths: AttemptPaths, where: str, evidence: list[Evidence], call_ids: set[str] | None) -> list[Problem]:
+    problems: list[Problem] = []
+    for ev in evidence:
+        kind, _, ref = ev.source.partition(":")
+        if kind == "native" and ev.retained:
+            target = paths.native / ref
+            if not _inside(paths.native, target) or not target.exists():
+                problems.append(Problem("missing_file", where, f"evidence {ev.source} is marked retained but absent"))
+        elif kind == "call" and call_ids and ref not in call_ids:
+            problems.append(Problem("dangling_call", where, f"evidence names unknown call {ref}"))
+    return problems
+
+
+def _check_relations(paths: AttemptPaths, manifest: Manifest, relations: list[RelationRecord], calls: list[CallRecord]) -> list[Problem]:
+    problems: list[Problem] = []
+    participants = {p.participant_id for p in manifest.participants}
+    call_ids = {c.call_id for c in calls}
+    for dup in _duplicates(r.relation_id for r in relations):
+        problems.append(Problem("duplicate_id", f"relation {dup}", "relation_id appears more than once"))
+    for rel in relations:
+        where = f"relation {rel.relation_id}"
+        for label, pid in (("parent", rel.parent_participant_id), ("child", rel.child_participant_id)):
+            if pid is not None and pid not in participants:
+                problems.append(Problem("dangling_participant", where, f"{label} participant {pid} is not in the manifest"))
+        for label, cid in (("source", rel.source_call_id), ("target", rel.target_call_id)):
+            if cid is not None and cid not in call_ids:
+                problems.append(Problem("dangling_call", where, f"{label} call {cid} is not in calls.jsonl"))
+        if rel.status == "established" and rel.model_tool_ref is not None and not rel.model_tool_ref.matched:
+            problems.append(Problem("status_inconsistent", where, "established although model_tool_ref did not match"))
+        problems += _check_evidence(paths, where, rel.evidence, call_ids)
+    return problems
+
+
+def _check_manifest_summary(paths: AttemptPaths, manifest: Manifest, calls: list[CallRecord], relations: list[RelationRecord]) -> list[Problem]:
+    problems: list[Problem] = []
+    c = manifest.counts
+    actual = {
+        "calls": len(calls),
+        "generation_calls": sum(1 for x in calls if x.kind == "generation"),
+        "attributed_calls": sum(1 for x in calls if x.identity_status == "attributed"),
+        "unattributed_calls": sum(1 for x in calls if x.identity_status == "unattributed"),
+        "ambiguous_calls": sum(1 for x in calls if x.identity_status == "ambiguous"),
+        "exportable_calls": sum(1 for x in calls if x.export_status == "exportable"),
+        "relations": len(relations),
+        "participants": len(manifest.participants),
+    }
+    for key, value in actual.items():
+        if getattr(c, key) != value:
+            problems.append(Problem("count_mismatch", f"manifest counts.{key}", f"says {getattr(c, key)}, records have {value}"))
+    if manifest.raw_retained != paths.raw.is_dir():
+        problems.append(Problem("raw_retention_mismatch", "raw/", f"raw_retained is {manifest.raw_retained} but raw/ {'exists' if paths.raw.is_dir() else 'is absent'}"))
+    lc = manifest.lifecycle
+    if lc is not None and lc.status == "complete" and lc.pending_participant_ids:
+        problems.append(Problem("status_inconsistent", "manifest lifecycle", "complete with pending participants"))
+    if manifest.capture_status == "complete":
+        reasons = []
+        if any(x.capture_status != "complete" for x in calls):
+            reasons.append("a call is partial")
+        if manifest.coverage.checked and not manifest.coverage.ok:
+            reasons.append("the coverage check failed")
+        if lc is not None and lc.status in ("pending", "unknown"):
+            reasons.append(f"lifecycle is {lc.status}")
+        if manifest.capture_errors:
+            reasons.append("there are capture errors")
+        if reasons:
+            problems.append(Problem("status_inconsistent", "manifest capture_status", "complete although " + ", ".join(reasons)))
+    return problems

@@ -1,0 +1,98 @@
+"""Reading captures: the only way export, view and validate see the data.
+
+Strict: a record with an unknown field, a wrong type or a wrong schema string is an
+error naming the file and line. `read_attempt` loads everything; `iter_calls` streams.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from roller.capture.layout import AttemptPaths
+from roller.capture.models import CallRecord, Manifest, RelationRecord, RunConfig, SampleInfo
+from roller.errors import CaptureFormatError
+
+M = TypeVar("M", bound=BaseModel)
+
+
+@dataclass(frozen=True)
+class Capture:
+    paths: AttemptPaths
+    manifest: Manifest
+    calls: list[CallRecord]
+    relations: list[RelationRecord]
+
+
+def _first_error(exc: ValidationError) -> str:
+    err = exc.errors()[0]
+    loc = ".".join(str(p) for p in err["loc"])
+    return f"{loc}: {err['msg']}" if loc else str(err["msg"])
+
+
+def read_json_model(path: Path, model: type[M]) -> M:
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise CaptureFormatError(f"cannot read {path}: {exc.strerror or exc}") from exc
+    try:
+        return model.model_validate_json(data)
+    except ValidationError as exc:
+        raise CaptureFormatError(f"{path}: not a valid {model.__name__}: {_first_error(exc)}") from exc
+
+
+def iter_jsonl(path: Path, model: type[M]) -> Iterator[M]:
+    try:
+        fh = open(path, "rb")
+    except OSError as exc:
+        raise CaptureFormatError(f"cannot read {path}: {exc.strerror or exc}") from exc
+    with fh:
+        for lineno, line in enumerate(fh, 1):
+            if not line.endswith(b"\n"):
+                raise CaptureFormatError(f"{path}:{lineno}: last line is not terminated")
+            try:
+                yield model.model_validate_json(line)
+            except ValidationError as exc:
+                raise CaptureFormatError(
+                    f"{path}:{lineno}: not a valid {model.__name__}: {_first_error(exc)}"
+                ) from exc
+
+
+def read_manifest(paths: AttemptPaths) -> Manifest:
+    return read_json_model(paths.manifest, Manifest)
+
+
+def iter_calls(paths: AttemptPaths) -> Iterator[CallRecord]:
+    return iter_jsonl(paths.calls, CallRecord)
+
+
+def iter_relations(paths: AttemptPaths) -> Iterator[RelationRecord]:
+    return iter_jsonl(paths.relations, RelationRecord)
+
+
+def read_attempt(path: Path | AttemptPaths) -> Capture:
+    paths = path if isinstance(path, AttemptPaths) else AttemptPaths(Path(path))
+    return Capture(
+        paths=paths,
+        manifest=read_manifest(paths),
+        calls=list(iter_calls(paths)),
+        relations=list(iter_relations(paths)),
+    )
+
+
+def read_run_config(path: Path) -> RunConfig:
+    return read_json_model(path, RunConfig)
+
+
+def read_sample_info(path: Path) -> SampleInfo:
+    return read_json_model(path, SampleInfo)
+
+
+def dump_json(model: BaseModel) -> bytes:
+    """Pretty JSON for small human-facing files (run.json, sample.json)."""
+    return (json.dumps(model.model_dump(by_alias=True, mode="json"), indent=2) + "\n").encode()
