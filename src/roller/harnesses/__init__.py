@@ -1,1 +1,18 @@
-"""roller.harnesses"""
+"""Harness adapters. Adding a harness touches its module, one line in `HARNESSES`, its
+test file and `tests/data/harnesses/<name>/` (see docs/architecture.md)."""
+
+from __future__ import annotations
+
+from roller.errors import UsageError
+from roller.harnesses.base import HarnessAdapter
+from roller.harnesses.generic import GenericAdapter
+
+HARNESSES: tuple[HarnessAdapter, ...] = (GenericAdapter(),)
+
+
+def adapter_for(name: str) -> HarnessAdapter:
+    for adapter in HARNESSES:
+        if adapter.name == name:
+            return adapter
+    known = ", ".join(a.name for a in HARNESSES)
+    raise UsageError(f"unknown harness {name!r} (known: {known})")

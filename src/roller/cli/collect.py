@@ -1,0 +1,141 @@
+"""`roller collect`: run a harness (or any command) behind the recording proxy."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from pathlib import Path
+
+import click
+from rich.console import Console
+
+from roller.capture.reader import read_attempt
+from roller.collect.session import CollectRequest, collect
+from roller.errors import UsageError
+from roller.harnesses import HARNESSES
+from roller.view.render import render_tree
+from roller.view.tree import build_tree
+
+DEFAULT_API_BASE = "mock:plain"
+
+
+@click.command(
+    "collect",
+    context_settings={"ignore_unknown_options": False, "allow_interspersed_args": False},
+)
+@click.option(
+    "--harness",
+    required=True,
+    type=click.Choice([a.name for a in HARNESSES]),
+    help="What to run: a known harness, or `generic` for the command after `--`.",
+)
+@click.option(
+    "--api-base",
+    help="Upstream model API: a URL (https://api.anthropic.com, …) or mock:SCENARIO for "
+    f"the built-in mock model. Default: {DEFAULT_API_BASE}.",
+)
+@click.option("--run-dir", required=True, type=click.Path(path_type=Path), help="Run directory.")
+@click.option("--sample-id", default="sample-0001", show_default=True, help="Sample id.")
+@click.option("--prompt", help="The task given to the harness.")
+@click.option(
+    "--capture-calls",
+    is_flag=True,
+    help="Allow native subagents and capture their calls (needs an explicit --api-base). "
+    "Without it, native delegation tools are denied where the harness allows it.",
+)
+@click.option(
+    "--capture-debug",
+    type=click.Choice(["on-error", "full", "off"]),
+    default="on-error",
+    show_default=True,
+    help="Keep raw/ (tape, native logs, raw responses): on error, always, or never.",
+)
+@click.option("--timeout", "timeout_s", type=float, default=300.0, show_default=True,
+              help="Kill the harness after this many seconds.")
+@click.option("--model", help="Model name to ask the harness to use.")
+@click.option("--harness-version", help="Run this harness version instead of the pin.")
+@click.option("--keep-scratch", is_flag=True, help="Keep the scratch HOME/work directories.")
+@click.option("--option", "options", multiple=True, metavar="KEY=VALUE",
+              help="Harness-specific launch option (see docs/harnesses.md).")
+@click.option("--json", "as_json", is_flag=True, help="Print the manifest summary as JSON.")
+@click.argument("command", nargs=-1, type=click.UNPROCESSED)
+def command(
+    harness: str,
+    api_base: str | None,
+    run_dir: Path,
+    sample_id: str,
+    prompt: str | None,
+    capture_calls: bool,
+    capture_debug: str,
+    timeout_s: float,
+    model: str | None,
+    harness_version: str | None,
+    keep_scratch: bool,
+    options: tuple[str, ...],
+    as_json: bool,
+    command: tuple[str, ...],
+) -> int:
+    """Run a harness behind roller's recording proxy and capture every model call.
+
+    \b
+    Examples:
+      roller collect --harness claude-code --api-base mock:spawn-one --capture-calls \\
+          --prompt "Use a subagent to say hi" --run-dir runs/demo
+      roller collect --harness generic --api-base mock:plain --run-dir runs/g -- python agent.py
+
+    Ends by printing the captured call tree; exits 0 when the harness completed and the
+    capture is complete, 1 otherwise (the capture is written either way).
+    """
+    if capture_calls and api_base is None:
+        raise UsageError("--capture-calls requires an explicit --api-base (URL or mock:SCENARIO)")
+    if harness == "generic" and not command:
+        raise UsageError("--harness generic needs the command to run after `--`")
+    if harness != "generic" and command:
+        raise UsageError(f"--harness {harness} runs the harness itself; pass --prompt, not a command")
+    if harness != "generic" and not prompt:
+        raise UsageError(f"--harness {harness} needs --prompt")
+    parsed: dict[str, str] = {}
+    for item in options:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise UsageError(f"--option expects KEY=VALUE, got {item!r}")
+        parsed[key] = value
+    request = CollectRequest(
+        run_dir=run_dir,
+        harness=harness,
+        api_base=api_base or DEFAULT_API_BASE,
+        sample_id=sample_id,
+        prompt=prompt,
+        command=command,
+        harness_version=harness_version,
+        capture_calls=capture_calls,
+        capture_debug=capture_debug,  # type: ignore[arg-type]
+        timeout_s=timeout_s,
+        model=model,
+        keep_scratch=keep_scratch,
+        options=parsed,
+    )
+    err = Console(stderr=True, highlight=False)
+    with err.status("starting…") as status:
+        result = asyncio.run(collect(request, progress=lambda m: status.update(m)))
+    launch = result.launch
+    if launch.launch_error:
+        err.print(f"[red]the harness could not start:[/] {launch.launch_error}")
+    elif launch.timed_out:
+        err.print(f"[yellow]the harness timed out after {timeout_s:.0f}s and was stopped[/]")
+    elif launch.exit_code != 0:
+        err.print(f"[yellow]the harness exited with status {launch.exit_code}[/] "
+                  f"(stderr: {result.attempt.harness_output / 'stderr.txt'})")
+    tree = build_tree(read_attempt(result.attempt))
+    if as_json:
+        import json
+
+        click.echo(json.dumps(tree, indent=2))
+    else:
+        render_tree(tree, Console(highlight=False))
+    if result.scratch is not None:
+        err.print(f"scratch kept at {result.scratch}")
+    m = result.manifest
+    ok = m.execution_status == "completed" and m.capture_status == "complete"
+    sys.stdout.flush()
+    return 0 if ok else 1

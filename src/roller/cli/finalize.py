@@ -1,0 +1,25 @@
+"""`roller finalize ATTEMPT_DIR`: rebuild the formal files from raw/ (tape + native logs)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from roller.capture.layout import AttemptPaths
+from roller.finalize.attempt import finalize_attempt
+
+
+@click.command("finalize")
+@click.argument("attempt_dir", type=click.Path(path_type=Path, exists=True, file_okay=False))
+def command(attempt_dir: Path) -> None:
+    """Re-finalize ATTEMPT_DIR from its tape and native logs under raw/.
+
+    The result is byte-identical to the first finalization when raw/ is unchanged.
+    Needs raw/ (kept with --capture-debug full, or on error under the default policy).
+    """
+    manifest = finalize_attempt(AttemptPaths(attempt_dir))
+    click.echo(
+        f"finalized {attempt_dir}: {manifest.counts.calls} calls, "
+        f"{manifest.counts.relations} relations, capture {manifest.capture_status}"
+    )

@@ -1,0 +1,66 @@
+"""`roller harness list|install`: pinned harness binaries in roller's cache."""
+
+from __future__ import annotations
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from roller.harnesses import HARNESSES, adapter_for
+from roller.harnesses.install import cache_root, find_installed, install
+from roller.errors import UsageError
+
+
+@click.group("harness")
+def command() -> None:
+    """Install and list the coding-agent harnesses roller can launch.
+
+    Binaries come from their own registries (npm, PyPI) at exact pinned versions and live
+    in roller's cache ($ROLLER_CACHE, default ~/.cache/roller/harnesses/NAME-VERSION/).
+    """
+
+
+@command.command("list")
+def list_() -> None:
+    """Show each harness: pinned version, installed or not, capabilities."""
+    table = Table(title=f"harnesses (cache: {cache_root() / 'harnesses'})")
+    for col in ("harness", "package", "pinned", "installed", "subtasks", "output coverage"):
+        table.add_column(col)
+    for a in HARNESSES:
+        if a.pin.registry == "none":
+            installed = "n/a (your command)"
+            package = "-"
+        else:
+            found = find_installed(a)
+            installed = f"[green]yes[/] {found.bin}" if found else "[yellow]no[/]"
+            package = f"{a.pin.registry}:{a.pin.package}"
+        table.add_row(a.name, package, a.pin.version or "-", installed, a.subtasks, a.coverage_basis)
+    Console().print(table)
+
+
+@command.command("install")
+@click.argument("names", nargs=-1)
+@click.option("--all", "all_", is_flag=True, help="Install every installable harness.")
+@click.option("--version", "version", help="Install this version instead of the pin (one harness).")
+def install_(names: tuple[str, ...], all_: bool, version: str | None) -> None:
+    """Install NAMES (or --all) at their pinned versions; idempotent."""
+    if all_:
+        adapters = [a for a in HARNESSES if a.pin.registry != "none"]
+    elif names:
+        adapters = [adapter_for(n) for n in names]
+    else:
+        raise UsageError("name a harness (see `roller harness list`) or pass --all")
+    if version is not None and len(adapters) != 1:
+        raise UsageError("--version applies to exactly one harness")
+    console = Console(stderr=True)
+    for a in adapters:
+        if a.pin.registry == "none":
+            raise UsageError(f"{a.name} runs your own command; there is nothing to install")
+        want = version or a.pin.version
+        with console.status(f"installing {a.name} {want} from {a.pin.registry}…") as status:
+
+            def log(line: str, name: str = a.name, status: object = status) -> None:
+                status.update(f"installing {name} {want}: {line[-100:]}")  # type: ignore[attr-defined]
+
+            done = install(a, version, log=log)
+        console.print(f"[green]✓[/] {a.name} {done.version} → {done.bin}")

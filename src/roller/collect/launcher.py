@@ -1,0 +1,101 @@
+"""Running a `LaunchPlan`: config files, a process group, output to files, a timeout.
+
+The plan is data (built by the adapter); this module only executes it. The harness runs
+in its own session (process group) so a timeout kills it and every child it started;
+stdout/stderr go to files under raw/harness/; `launch.json` records the plan with the
+values of secret environment variables removed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from roller.capture.files import atomic_write
+from roller.harnesses.base import LaunchPlan
+
+_KILL_GRACE_S = 3.0
+
+
+@dataclass(frozen=True)
+class LaunchResult:
+    exit_code: int | None
+    timed_out: bool
+    launch_error: str | None
+    started_ns: int
+    ended_ns: int
+
+
+def write_plan_record(plan: LaunchPlan, path: Path) -> None:
+    env = {k: ("<secret>" if k in plan.secret_env else v) for k, v in sorted(plan.env.items())}
+    record = {
+        "argv": list(plan.argv),
+        "cwd": str(plan.cwd),
+        "timeout_s": plan.timeout_s,
+        "env": env,
+        "files": [str(f.path) for f in plan.files],
+    }
+    atomic_write(path, (json.dumps(record, indent=2) + "\n").encode())
+
+
+def _kill_group(proc: asyncio.subprocess.Process, sig: int) -> None:
+    try:
+        os.killpg(proc.pid, sig)
+    except ProcessLookupError:
+        pass
+
+
+async def run_plan(plan: LaunchPlan, output_dir: Path) -> LaunchResult:
+    output_dir.mkdir(parents=True, exist_ok=True)
+    for f in plan.files:
+        f.path.parent.mkdir(parents=True, exist_ok=True)
+        f.path.write_text(f.content)
+    write_plan_record(plan, output_dir / "launch.json")
+    started = time.time_ns()
+    with open(output_dir / "stdout.txt", "wb") as out, open(output_dir / "stderr.txt", "wb") as err:
+        try:
+            proc = await asyncio.create_subprocess_exec(
+                *plan.argv,
+                cwd=plan.cwd,
+                env=dict(plan.env),
+                stdin=asyncio.subprocess.PIPE if plan.stdin is not None else asyncio.subprocess.DEVNULL,
+                stdout=out,
+                stderr=err,
+                start_new_session=True,
+            )
+        except OSError as exc:
+            return LaunchResult(None, False, f"cannot start {plan.argv[0]}: {exc.strerror or exc}", started, time.time_ns())
+        if plan.stdin is not None and proc.stdin is not None:
+            proc.stdin.write(plan.stdin)
+            await proc.stdin.drain()
+            proc.stdin.close()
+        timed_out = False
+        try:
+            await asyncio.wait_for(proc.wait(), timeout=plan.timeout_s)
+        except TimeoutError:
+            timed_out = True
+            _kill_group(proc, signal.SIGTERM)
+            try:
+                await asyncio.wait_for(proc.wait(), timeout=_KILL_GRACE_S)
+            except TimeoutError:
+                _kill_group(proc, signal.SIGKILL)
+                await proc.wait()
+        except asyncio.CancelledError:
+            _kill_group(proc, signal.SIGKILL)
+            await proc.wait()
+            raise
+        # Whatever the harness left running in its group (background helpers) goes too.
+        _kill_group(proc, signal.SIGKILL)
+    code = proc.returncode
+    return LaunchResult(
+        exit_code=None if timed_out or (code is not None and code < 0) else code,
+        timed_out=timed_out,
+        launch_error=None,
+        started_ns=started,
+        ended_ns=time.time_ns(),
+    )

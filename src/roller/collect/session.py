@@ -1,0 +1,207 @@
+"""One collection: proxy (and mock) up, harness launched and drained, capture finalized.
+
+Order, and why:
+1. `run.json` / `sample.json` are written or checked first, so a mode mismatch fails
+   before anything runs.
+2. The attempt's `raw/attempt.json` is written before launch (capture scope, harness,
+   start time) and completed after, so a crash still leaves what finalize needs.
+3. The mock model (for `mock:SCENARIO`) and the proxy start in this event loop on
+   127.0.0.1:0; the harness gets the proxy's URLs and nothing else of the network.
+4. After the harness exits, the proxy is drained (exchanges in flight end and are
+   recorded) before it stops; then the adapter copies the native logs into raw/native/.
+5. Finalize runs on what is on disk, exactly as `roller finalize` would.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import secrets
+import shutil
+import tempfile
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from roller.capture.files import atomic_write
+from roller.capture.layout import AttemptPaths, RunPaths
+from roller.capture.models import AttemptInputs, HarnessInfo, Manifest, Retention
+from roller.capture.reader import dump_json
+from roller.collect.launcher import LaunchResult, run_plan
+from roller.collect.runs import RunSpec, now_rfc3339, open_run, open_sample
+from roller.errors import UsageError
+from roller.finalize.assemble import rfc3339
+from roller.finalize.attempt import finalize_attempt
+from roller.harnesses import adapter_for
+from roller.harnesses.base import LaunchPlan, LaunchRequest, ScratchDirs
+from roller.harnesses.install import find_installed, install
+from roller.mock.scenario_files import load_scenario
+from roller.mock.server import MockModel, RunningMock
+from roller.proxy.routing import Upstreams
+from roller.proxy.server import ProxyConfig, ProxyServer
+
+# Credentials a harness may need, passed through from the user's environment when the
+# api base is a real provider; for `mock:` every one gets a placeholder instead.
+CREDENTIAL_ENV = (
+    "ANTHROPIC_API_KEY",
+    "ANTHROPIC_AUTH_TOKEN",
+    "OPENAI_API_KEY",
+    "GEMINI_API_KEY",
+    "GOOGLE_API_KEY",
+)
+MOCK_KEY = "sk-roller-mock-placeholder"
+_DRAIN_S = 10.0
+
+
+@dataclass(frozen=True)
+class CollectRequest:
+    run_dir: Path
+    harness: str
+    api_base: str
+    sample_id: str = "sample-0001"
+    prompt: str | None = None
+    command: tuple[str, ...] = ()
+    harness_version: str | None = None
+    capture_calls: bool = False
+    capture_debug: Retention = "on-error"
+    timeout_s: float = 300.0
+    model: str | None = None
+    keep_scratch: bool = False
+    options: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class CollectResult:
+    attempt: AttemptPaths
+    manifest: Manifest
+    launch: LaunchResult
+    scratch: Path | None
+
+
+def credentials_for(api_base: str, environ: Mapping[str, str]) -> dict[str, str]:
+    if api_base.startswith("mock:"):
+        return dict.fromkeys(CREDENTIAL_ENV, MOCK_KEY)
+    return {k: environ[k] for k in CREDENTIAL_ENV if environ.get(k)}
+
+
+def base_urls(proxy_url: str) -> dict[str, str]:
+    """Per-SDK base URLs: OpenAI clients expect the `/v1` prefix, the others do not."""
+    return {"anthropic": proxy_url, "openai": f"{proxy_url}/v1", "gemini": proxy_url}
+
+
+async def collect(
+    request: CollectRequest, progress: Callable[[str], None] = lambda _m: None
+) -> CollectResult:
+    adapter = adapter_for(request.harness)
+    if request.capture_calls and not request.api_base:
+        raise UsageError("--capture-calls requires an explicit --api-base")
+    install_dir = None
+    version = request.harness_version or (adapter.pin.version or None)
+    if adapter.pin.registry != "none":
+        found = find_installed(adapter, version)
+        if found is None:
+            progress(f"installing {adapter.name} {version}…")
+            found = install(adapter, version, log=lambda line: progress(f"install: {line[-80:]}"))
+        install_dir = found.root
+
+    run = RunPaths(request.run_dir)
+    open_run(
+        run,
+        RunSpec(
+            harness=adapter.name,
+            harness_version=version,
+            api_base=request.api_base,
+            capture_calls=request.capture_calls,
+            capture_debug=request.capture_debug,
+        ),
+    )
+    sample = run.sample(request.sample_id)
+    open_sample(sample, request.prompt, list(request.command) if request.command else None)
+    attempt = sample.next_attempt()
+    attempt.raw.mkdir(parents=True)
+    inputs = AttemptInputs(
+        schema_="roller.attempt/v1",
+        capture_scope=secrets.token_hex(6),
+        sample_id=sample.sample_id,
+        attempt=attempt.attempt_number,
+        harness=HarnessInfo(name=adapter.name, version=version, profile=adapter.profile),
+        debug_retention=request.capture_debug,
+        started_at=now_rfc3339(),
+        ended_at=None,
+        exit_code=None,
+        timed_out=False,
+        launch_error=None,
+    )
+    atomic_write(attempt.attempt_inputs, dump_json(inputs))
+
+    scratch = Path(tempfile.mkdtemp(prefix=f"roller-{adapter.name}-"))
+    dirs = ScratchDirs(home=scratch / "home", tmp=scratch / "tmp", work=scratch / "work")
+    for d in (dirs.home, dirs.tmp, dirs.work):
+        d.mkdir()
+
+    mock: RunningMock | None = None
+    if request.api_base.startswith("mock:"):
+        scenario = load_scenario(request.api_base.removeprefix("mock:"))
+        mock = await MockModel(scenario).serve()
+        upstream = mock.url
+    else:
+        upstream = request.api_base
+    proxy = ProxyServer(ProxyConfig(tape_dir=attempt.tape, upstreams=Upstreams(default=upstream)))
+    try:
+        proxy_url = await proxy.start()
+        plan = adapter.launch_plan(
+            LaunchRequest(
+                prompt=request.prompt,
+                command=request.command,
+                dirs=dirs,
+                base_urls=base_urls(proxy_url),
+                credentials=credentials_for(request.api_base, os.environ),
+                model=request.model,
+                capture_calls=request.capture_calls,
+                timeout_s=request.timeout_s,
+                install_dir=install_dir,
+                options=request.options,
+            )
+        )
+        progress(f"running {adapter.name} (timeout {request.timeout_s:.0f}s)…")
+        started = time.monotonic()
+        launch = await _run_with_progress(plan, attempt, proxy, progress, started)
+        progress("draining the proxy…")
+        await proxy.wait_idle(_DRAIN_S)
+    finally:
+        await proxy.stop()
+        if mock is not None:
+            await mock.close()
+
+    adapter.collect_native(dirs, attempt.native)
+    inputs = inputs.model_copy(
+        update={
+            "started_at": rfc3339(launch.started_ns) or inputs.started_at,
+            "ended_at": rfc3339(launch.ended_ns),
+            "exit_code": launch.exit_code,
+            "timed_out": launch.timed_out,
+            "launch_error": launch.launch_error,
+        }
+    )
+    atomic_write(attempt.attempt_inputs, dump_json(inputs))
+    progress("finalizing the capture…")
+    manifest = finalize_attempt(attempt)
+    if not request.keep_scratch:
+        shutil.rmtree(scratch, ignore_errors=True)
+    return CollectResult(attempt, manifest, launch, scratch if request.keep_scratch else None)
+
+
+async def _run_with_progress(
+    plan: LaunchPlan,
+    attempt: AttemptPaths,
+    proxy: ProxyServer,
+    progress: Callable[[str], None],
+    started: float,
+) -> LaunchResult:
+    task = asyncio.create_task(run_plan(plan, attempt.harness_output))
+    while not task.done():
+        await asyncio.wait({task}, timeout=0.5)
+        elapsed = time.monotonic() - started
+        progress(f"running… {elapsed:4.0f}s, {proxy.exchanges} model call(s) so far")
+    return task.result()

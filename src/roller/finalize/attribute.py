@@ -1,0 +1,238 @@
+"""Attribution: which participant made each call, from evidence only.
+
+Rules kept (`docs/protocol.md`, Boundaries; seed 000 "Identity evidence"):
+- With native evidence (an adapter's `NativeCapture`), a call belongs to the native
+  participant its join value maps to: the provider response id (Claude Code: equals a
+  native assistant `message.id`), or the wire participant key confirmed by the native
+  log (OpenCode: `x-session-id` equals a native session id). No match -> `unattributed`;
+  several -> `ambiguous`. Wire headers are cross-checked: when they name a different
+  participant than the native evidence, the call is `ambiguous`, never attributed to
+  either side on the wire's word alone.
+- Without native evidence (generic harness), the wire identity alone decides; a call
+  with no identity evidence is `unattributed`. Participants exist only where evidence
+  names them (a call's own key, or a parent key a child's headers name).
+- Never from time, text or request order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from roller.capture.models import Attribution, IdentityStatus
+from roller.finalize.decode import DecodedCall
+from roller.harnesses.base import NativeCapture, NativeEvidence, NativeParticipant
+
+
+@dataclass(frozen=True)
+class CallAttribution:
+    participant_key: str | None
+    status: IdentityStatus
+    attribution: Attribution
+
+
+@dataclass(frozen=True)
+class ParticipantDraft:
+    """A participant before ids are assigned: keyed by its native or wire key."""
+
+    key: str
+    role: str
+    parent_key: str | None
+    depth: int
+    native_ids: dict[str, str]
+    name: str | None
+    state: str
+    evidence: tuple[NativeEvidence, ...] = ()
+    call_evidence: tuple[int, ...] = field(default=())
+
+
+@dataclass(frozen=True)
+class AttributionResult:
+    calls: list[CallAttribution]
+    participants: list[ParticipantDraft]
+
+
+def attribute(calls: Sequence[DecodedCall], native: NativeCapture | None) -> AttributionResult:
+    if native is None:
+        return _attribute_by_wire(calls)
+    return _attribute_by_native(calls, native)
+
+
+def _join_value(call: DecodedCall, native: NativeCapture) -> str | None:
+    if native.identity.basis == "response_id":
+        return call.response_id
+    return call.identity.participant_key
+
+
+def _attribute_by_native(calls: Sequence[DecodedCall], native: NativeCapture) -> AttributionResult:
+    basis = f"native:{native.identity.basis}"
+    result: list[CallAttribution] = []
+    for call in calls:
+        wire_key = call.identity.participant_key
+        value = _join_value(call, native)
+        matches = native.identity.keys.get(value, ()) if value is not None else ()
+        if not matches:
+            what = "response id" if native.identity.basis == "response_id" else "session key"
+            note = (
+                f"no native record carries {what} {value}"
+                if value is not None
+                else f"the call has no {what} to join on"
+            )
+            result.append(_unattributed(basis, value, wire_key, note))
+            continue
+        if len(matches) > 1:
+            note = f"{value} maps to several native participants: {', '.join(sorted(matches))}"
+            result.append(
+                CallAttribution(
+                    None,
+                    "ambiguous",
+                    Attribution(
+                        basis=basis, key=value, wire_participant_key=wire_key,
+                        cross_check="not_applicable", note=note,
+                    ),
+                )
+            )
+            continue
+        owner = matches[0]
+        if native.identity.basis == "wire_participant":
+            cross = "not_applicable"
+        elif wire_key is None or wire_key not in native.wire_aliases:
+            cross = "absent"
+        else:
+            cross = "agree" if native.wire_aliases[wire_key] == owner else "disagree"
+        if cross == "disagree":
+            note = (
+                f"native evidence names {owner} but the wire headers name "
+                f"{native.wire_aliases[wire_key or '']}"
+            )
+            result.append(
+                CallAttribution(
+                    None,
+                    "ambiguous",
+                    Attribution(
+                        basis=basis, key=value, wire_participant_key=wire_key,
+                        cross_check="disagree", note=note,
+                    ),
+                )
+            )
+            continue
+        result.append(
+            CallAttribution(
+                owner,
+                "attributed",
+                Attribution(
+                    basis=basis, key=value, wire_participant_key=wire_key,
+                    cross_check=cross, note=None,  # type: ignore[arg-type]
+                ),
+            )
+        )
+    participants = [_draft_from_native(p) for p in native.participants]
+    return AttributionResult(result, participants)
+
+
+def _unattributed(basis: str, key: str | None, wire_key: str | None, note: str) -> CallAttribution:
+    return CallAttribution(
+        None,
+        "unattributed",
+        Attribution(
+            basis=basis, key=key, wire_participant_key=wire_key, cross_check="absent", note=note
+        ),
+    )
+
+
+def _draft_from_native(p: NativeParticipant) -> ParticipantDraft:
+    return ParticipantDraft(
+        key=p.key,
+        role=p.role,
+        parent_key=p.parent_key,
+        depth=p.depth,
+        native_ids=dict(p.native_ids),
+        name=p.name,
+        state=p.state,
+        evidence=p.evidence,
+    )
+
+
+@dataclass
+class _WireParticipant:
+    is_child: bool | None
+    parent: str | None
+    ids: dict[str, str]
+    calls: list[int]
+
+
+def _attribute_by_wire(calls: Sequence[DecodedCall]) -> AttributionResult:
+    result: list[CallAttribution] = []
+    seen: dict[str, _WireParticipant] = {}
+    for call in calls:
+        ident = call.identity
+        key = ident.participant_key
+        basis = f"wire:{ident.rule}"
+        if key is None:
+            note = "no identity evidence on the wire"
+            if ident.rejected:
+                note += " (rejected: " + "; ".join(f"{f}: {r}" for f, r in ident.rejected) + ")"
+            result.append(_unattributed(basis, None, None, note))
+            continue
+        result.append(
+            CallAttribution(
+                key,
+                "attributed",
+                Attribution(
+                    basis=basis,
+                    key=key,
+                    wire_participant_key=key,
+                    cross_check="not_applicable",
+                    note=None,
+                ),
+            )
+        )
+        entry = seen.setdefault(key, _WireParticipant(ident.is_child, None, {}, []))
+        entry.calls.append(call.sequence)
+        entry.ids.update(ident.evidence)
+        if entry.is_child is None:
+            entry.is_child = ident.is_child
+        if entry.parent is None and ident.parent_key is not None and ident.parent_key != key:
+            entry.parent = ident.parent_key
+        if ident.parent_key is not None and ident.parent_key not in seen:
+            # A parent named by a child's headers exists even if it made no call yet.
+            # It is the session root when it is the session key itself, else a child of
+            # someone the headers do not name.
+            parent_is_child = None if ident.session_key is None else ident.parent_key != ident.session_key
+            seen[ident.parent_key] = _WireParticipant(parent_is_child, None, {}, [])
+    participants = [
+        ParticipantDraft(
+            key=key,
+            role="child" if (entry.is_child or entry.parent is not None) else "root",
+            parent_key=entry.parent,
+            depth=0,
+            native_ids=dict(entry.ids),
+            name=None,
+            state="unknown",
+            call_evidence=tuple(entry.calls),
+        )
+        for key, entry in seen.items()
+    ]
+    return AttributionResult(result, _with_depths(participants))
+
+
+def _with_depths(participants: list[ParticipantDraft]) -> list[ParticipantDraft]:
+    """Depth from the parent chain; a chain that loops or leaves the set stops counting."""
+    by_key = {p.key: p for p in participants}
+    out = []
+    for p in participants:
+        depth, cur, seen = 0, p, {p.key}
+        while cur.parent_key is not None and cur.parent_key in by_key and cur.parent_key not in seen:
+            depth += 1
+            seen.add(cur.parent_key)
+            cur = by_key[cur.parent_key]
+        if p.role == "child" and depth == 0:
+            depth = 1  # a child whose parent is not known still sits below some root
+        out.append(
+            ParticipantDraft(
+                key=p.key, role=p.role, parent_key=p.parent_key, depth=depth,
+                native_ids=p.native_ids, name=p.name, state=p.state,
+                evidence=p.evidence, call_evidence=p.call_evidence,
+            )
+        )
+    return out

@@ -1,0 +1,78 @@
+"""The native output coverage check and the lifecycle, as pure functions.
+
+Coverage asks: does every output the native logs record have a captured call, and does
+every attributed call correspond to a native output? Per-id bases compare response ids
+per participant; count bases compare the number of completed generation calls per
+participant with the native count (weaker: a count can match by accident, which is why
+`capabilities.native_output_coverage` names the basis).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from roller.capture.models import Coverage, Lifecycle
+from roller.finalize.decode import DecodedCall
+from roller.harnesses.base import NativeCapture
+
+_PER_ID = frozenset({"per_message_id", "per_response_id"})
+
+
+def check_coverage(
+    calls: Sequence[DecodedCall],
+    owners: Sequence[str | None],
+    native: NativeCapture | None,
+) -> Coverage:
+    if native is None or native.coverage.basis == "none":
+        return Coverage(basis="none", checked=False, ok=True, expected=0, found=0, problems=[])
+    cov = native.coverage
+    problems: list[str] = []
+    expected = found = 0
+    if cov.basis in _PER_ID:
+        captured: dict[str, set[str]] = {}
+        for call, owner in zip(calls, owners, strict=True):
+            if owner is not None and call.response_id is not None:
+                captured.setdefault(owner, set()).add(call.response_id)
+        for key in sorted(cov.ids):
+            ids = cov.ids[key]
+            have = captured.get(key, set())
+            expected += len(ids)
+            found += len(ids & have)
+            for missing in sorted(ids - have):
+                problems.append(f"{key}: native output {missing} has no captured call")
+            for extra in sorted(have - ids):
+                problems.append(f"{key}: captured call {extra} is not in the native log")
+    else:
+        counted: dict[str, int] = {}
+        for call, owner in zip(calls, owners, strict=True):
+            if owner is not None and call.kind == "generation" and call.execution_status == "completed":
+                counted[owner] = counted.get(owner, 0) + 1
+        for key in sorted(set(cov.counts) | set(counted)):
+            want = cov.counts.get(key, 0)
+            have = counted.get(key, 0)
+            expected += want
+            found += min(want, have)
+            if want != have:
+                problems.append(
+                    f"{key}: native log records {want} outputs, {have} completed calls captured"
+                )
+    return Coverage(
+        basis=cov.basis,
+        checked=True,
+        ok=not problems,
+        expected=expected,
+        found=found,
+        problems=problems,
+    )
+
+
+def lifecycle(native: NativeCapture | None, participant_ids: Mapping[str, str]) -> Lifecycle:
+    """The native lifecycle with participant keys mapped to ids. Unknown is never complete."""
+    if native is None:
+        return Lifecycle(status="unsupported", pending_participant_ids=[])
+    lc = native.lifecycle
+    pending = [participant_ids[k] for k in lc.pending_keys if k in participant_ids]
+    status = lc.status
+    if status == "complete" and pending:
+        status = "pending"
+    return Lifecycle(status=status, pending_participant_ids=pending)

@@ -1,0 +1,229 @@
+"""Relations: native relations bound to calls, and context relations derived from calls.
+
+Rules kept (`docs/protocol.md`, "Relation"):
+- A native relation is bound to the parent call that emitted its tool call: by the
+  response id the native log names, else by the tool-call id among the parent's
+  calls. No unique call -> `unknown`, never guessed.
+- Responses tool references need BOTH `call_id` and `item_id` to match one output item
+  (`model_tool_ref`); one alone leaves the relation `unknown`.
+- A result delivered by notification is bound to the later call with the native
+  response id, and the notification text must be found in that call's actual request.
+- `result_in_context` is derived for every tool call: one relation per later call of the
+  same participant whose input carries a result for that tool-call id. When the tool
+  call launched a background child, what enters later inputs is the launch
+  acknowledgement, so those relations are `launch_ack_in_context` instead; completion
+  comes only from a native `child_completed` / notification.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+from roller.capture.models import Evidence, ModelToolRef, RelationRecord, RelationType
+from roller.finalize.decode import DecodedCall
+from roller.harnesses.base import NativeCapture, NativeEvidence, NativeRelation
+
+
+@dataclass(frozen=True)
+class CallIndex:
+    """Calls with their ids and owners, as relations need them."""
+
+    calls: Sequence[DecodedCall]
+    call_ids: Sequence[str]
+    owners: Sequence[str | None]  # participant key per call (None when not attributed)
+    participant_ids: Mapping[str, str]  # participant key -> participant id
+    raw_retained: bool
+
+    def of_participant(self, key: str) -> list[int]:
+        return [i for i, owner in enumerate(self.owners) if owner == key]
+
+    def by_response_id(self, response_id: str) -> list[int]:
+        return [i for i, c in enumerate(self.calls) if c.response_id == response_id]
+
+
+def _norm(text: str) -> str:
+    return " ".join(text.split())
+
+
+def text_in_request(call: DecodedCall, text: str) -> bool:
+    """Whether `text` (whitespace-normalized) occurs in the call's actual input."""
+    needle = _norm(text)
+    if not needle:
+        return False
+    return any(needle in _norm(fragment) for fragment in call.texts)
+
+
+def _evidence(items: Sequence[NativeEvidence], retained: bool) -> list[Evidence]:
+    return [Evidence(source=f"native:{e.path}", ref=e.ref, retained=retained) for e in items]
+
+
+def _call_evidence(call_id: str, ref: str | None) -> Evidence:
+    return Evidence(source=f"call:{call_id}", ref=ref, retained=True)
+
+
+def _find_emitting_call(
+    index: CallIndex, rel: NativeRelation
+) -> tuple[int | None, ModelToolRef | None, str | None]:
+    """The parent call whose output emitted `rel`'s tool call; (index, ref, why-not)."""
+    if rel.source_response_id is not None:
+        found = index.by_response_id(rel.source_response_id)
+        if len(found) != 1:
+            return None, None, (
+                f"{len(found)} calls carry response id {rel.source_response_id}"
+            )
+        candidates = found
+    elif rel.parent_key is not None:
+        candidates = index.of_participant(rel.parent_key)
+    else:
+        return None, None, "the native relation names no parent"
+
+    if rel.model_tool_ref is not None:
+        call_id, item_id = rel.model_tool_ref
+        both = [i for i in candidates if any(t.id == call_id and t.item_id == item_id for t in index.calls[i].emitted)]
+        one = [i for i in candidates if any((t.id == call_id) != (t.item_id == item_id) for t in index.calls[i].emitted)]
+        if len(both) == 1:
+            return both[0], ModelToolRef(call_id=call_id, item_id=item_id, matched=True), None
+        ref = ModelToolRef(call_id=call_id, item_id=item_id, matched=False)
+        if one:
+            return None, ref, "only one of call_id / item_id matches the HTTP output"
+        return None, ref, f"{len(both)} parent calls emit {call_id}|{item_id}"
+
+    if rel.tool_call_id is None:
+        return None, None, "the native relation names no tool call"
+    emitting = [i for i in candidates if any(t.ref == rel.tool_call_id or t.id == rel.tool_call_id for t in index.calls[i].emitted)]
+    if len(emitting) == 1:
+        return emitting[0], None, None
+    return None, None, f"{len(emitting)} parent calls emit tool call {rel.tool_call_id}"
+
+
+def bind_native(
+    index: CallIndex, native: NativeCapture, new_id: Callable[[], str]
+) -> list[RelationRecord]:
+    out: list[RelationRecord] = []
+    pid = index.participant_ids
+    for rel in native.relations:
+        parent = pid.get(rel.parent_key) if rel.parent_key else None
+        child = pid.get(rel.child_key) if rel.child_key else None
+        notes: list[str] = []
+        if rel.note:
+            notes.append(rel.note)
+        source: int | None = None
+        target: int | None = None
+        model_ref: ModelToolRef | None = None
+        established = True
+        if rel.parent_key is not None and parent is None:
+            established = False
+            notes.append(f"parent {rel.parent_key} is not a known participant")
+        if rel.child_key is not None and child is None:
+            established = False
+            notes.append(f"child {rel.child_key} is not a known participant")
+
+        if rel.type in ("spawn", "launch_acknowledged"):
+            source, model_ref, why = _find_emitting_call(index, rel)
+            if source is None:
+                established = False
+                notes.append(why or "no emitting call")
+        elif rel.type in ("result_delivered", "result_in_context") and rel.target_response_id:
+            found = index.by_response_id(rel.target_response_id)
+            if len(found) != 1:
+                established = False
+                notes.append(f"{len(found)} calls carry response id {rel.target_response_id}")
+            else:
+                target = found[0]
+                if rel.delivered_text is not None and not text_in_request(index.calls[target], rel.delivered_text):
+                    established = False
+                    notes.append("the delivered text is not in that call's actual request")
+            if rel.type == "result_delivered":
+                source, _, _ = _find_emitting_call(index, rel)
+        ev = _evidence(rel.evidence, index.raw_retained)
+        for i in (source, target):
+            if i is not None:
+                ev.append(_call_evidence(index.call_ids[i], index.calls[i].response_id))
+        out.append(
+            RelationRecord(
+                schema_="roller.relation/v1",
+                relation_id=new_id(),
+                type=rel.type,
+                status="established" if established else "unknown",
+                parent_participant_id=parent,
+                child_participant_id=child,
+                source_call_id=index.call_ids[source] if source is not None else None,
+                target_call_id=index.call_ids[target] if target is not None else None,
+                tool_call_id=rel.tool_call_id,
+                model_tool_ref=model_ref,
+                evidence=ev,
+                note="; ".join(notes) or None,
+            )
+        )
+        # A notification-delivered result enters exactly the bound call.
+        if rel.type == "result_delivered" and target is not None and established:
+            out.append(
+                RelationRecord(
+                    schema_="roller.relation/v1",
+                    relation_id=new_id(),
+                    type="result_in_context",
+                    status="established",
+                    parent_participant_id=parent,
+                    child_participant_id=child,
+                    source_call_id=index.call_ids[source] if source is not None else None,
+                    target_call_id=index.call_ids[target],
+                    tool_call_id=rel.tool_call_id,
+                    model_tool_ref=model_ref,
+                    evidence=ev,
+                    note="delivered by notification; bound by response id and request text",
+                )
+            )
+    return out
+
+
+def derive_in_context(
+    index: CallIndex, native: NativeCapture | None, new_id: Callable[[], str]
+) -> list[RelationRecord]:
+    """One relation per (tool call, later call of the same participant carrying its result)."""
+    spawned: dict[str, str | None] = {}
+    background: set[str] = set()
+    if native is not None:
+        for rel in native.relations:
+            if rel.tool_call_id is None:
+                continue
+            if rel.type == "spawn":
+                spawned[rel.tool_call_id] = rel.child_key
+            elif rel.type == "launch_acknowledged":
+                background.add(rel.tool_call_id)
+    out: list[RelationRecord] = []
+    pid = index.participant_ids
+    for i, call in enumerate(index.calls):
+        owner = index.owners[i]
+        if owner is None or not call.emitted:
+            continue
+        later = [j for j in index.of_participant(owner) if j > i]
+        for tool in call.emitted:
+            if tool.id is None:
+                continue
+            ref = tool.ref or tool.id
+            child_key = spawned.get(ref, spawned.get(tool.id))
+            kind: RelationType = "launch_ack_in_context" if (ref in background or tool.id in background) else "result_in_context"
+            for j in later:
+                if not any(r.id == tool.id for r in index.calls[j].results):
+                    continue
+                out.append(
+                    RelationRecord(
+                        schema_="roller.relation/v1",
+                        relation_id=new_id(),
+                        type=kind,
+                        status="established",
+                        parent_participant_id=pid.get(owner),
+                        child_participant_id=pid.get(child_key) if child_key else None,
+                        source_call_id=index.call_ids[i],
+                        target_call_id=index.call_ids[j],
+                        tool_call_id=ref,
+                        model_tool_ref=None,
+                        evidence=[
+                            _call_evidence(index.call_ids[i], ref),
+                            _call_evidence(index.call_ids[j], tool.id),
+                        ],
+                        note=None,
+                    )
+                )
+    return out

@@ -1,0 +1,222 @@
+"""The adapter contract every harness implements, and the values it hands to finalize.
+
+An adapter is one small class, listed once in `roller.harnesses.HARNESSES`. It owns four
+things and nothing else:
+1. its pin (registry, package, exact version, binary) — `roller harness install` uses it;
+2. `launch_plan(request) -> LaunchPlan`: flags, environment and config files as data
+   (DESIGN.md rule 5); launching itself is done by `roller.collect`;
+3. `collect_native(dirs, dest)`: copy the native logs out of the scratch HOME/work dir
+   into the attempt's `raw/native/` (the only I/O an adapter does after the run);
+4. `read_native(native_dir) -> NativeCapture`: a pure reader of those copies. Its
+   docstring states the log location and shape it was checked against.
+
+`NativeCapture` carries facts, not decisions: finalize (common to all harnesses) joins
+them to HTTP calls, decides statuses and relations, and writes the files. An adapter
+never attributes a call itself and never guesses from time, text or order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal, Protocol
+
+from roller.capture.models import LifecycleStatus, OutputCoverage, RelationType, SubtaskCapability
+
+ParticipantState = Literal["completed", "failed", "running", "unknown"]
+
+# What finalize compares to find a call's participant:
+# - "response_id": the provider response id of the call's output (`msg_…`, `resp_…`);
+# - "wire_participant": the participant key roller.identity derives from the request
+#   headers (e.g. OpenCode `x-session-id`, Codex `thread-id`), confirmed by the native log.
+JoinBasis = Literal["response_id", "wire_participant"]
+
+
+@dataclass(frozen=True)
+class NativeEvidence:
+    """A native fact's source: a file relative to `raw/native/`, and the id inside it."""
+
+    path: str
+    ref: str | None = None
+
+
+@dataclass(frozen=True)
+class NativeParticipant:
+    """One native executor as the harness's own logs describe it.
+
+    `key` is the adapter's stable native key (Claude Code: `main` or the agentId;
+    OpenCode: the session id; Codex: the thread id). `parent_key` is None for the root.
+    """
+
+    key: str
+    role: Literal["root", "child"]
+    parent_key: str | None
+    depth: int
+    native_ids: Mapping[str, str]
+    name: str | None = None
+    state: ParticipantState = "unknown"
+    evidence: tuple[NativeEvidence, ...] = ()
+
+
+@dataclass(frozen=True)
+class NativeRelation:
+    """A relation the native logs assert, with what finalize needs to bind it to calls.
+
+    - `tool_call_id`: the native tool-call id (Responses: `call_id|item_id`).
+    - `model_tool_ref`: for Responses, the `(call_id, item_id)` pair that must BOTH match
+      one function_call item in the parent call's HTTP output.
+    - `source_response_id`: the response id of the parent output that emitted the tool
+      call, when the native log names it (Claude Code `message.id`); otherwise finalize
+      finds the emitting call by `tool_call_id` among the parent participant's calls.
+    - `target_response_id` + `delivered_text`: a result delivered by notification is bound
+      to the later call whose response id is this, and `delivered_text` must be found in
+      that call's actual request; the same text alone proves nothing.
+    """
+
+    type: RelationType
+    parent_key: str | None
+    child_key: str | None
+    tool_call_id: str | None
+    evidence: tuple[NativeEvidence, ...]
+    model_tool_ref: tuple[str, str] | None = None
+    source_response_id: str | None = None
+    target_response_id: str | None = None
+    delivered_text: str | None = None
+    note: str | None = None
+
+
+@dataclass(frozen=True)
+class NativeIdentity:
+    """How calls join participants: join values per basis -> participant keys.
+
+    A value mapped to more than one participant makes the call `ambiguous`.
+    """
+
+    basis: JoinBasis
+    keys: Mapping[str, tuple[str, ...]]
+
+
+@dataclass(frozen=True)
+class NativeCoverage:
+    """Native outputs finalize must find among the captured calls.
+
+    Per-id bases list the ids per participant; count bases give counts per participant.
+    """
+
+    basis: OutputCoverage
+    ids: Mapping[str, frozenset[str]] = field(default_factory=dict)
+    counts: Mapping[str, int] = field(default_factory=dict)
+    notes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class NativeLifecycle:
+    status: LifecycleStatus
+    pending_keys: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class NativeCapture:
+    """Everything an adapter read from the native logs of one attempt."""
+
+    participants: tuple[NativeParticipant, ...]
+    identity: NativeIdentity
+    relations: tuple[NativeRelation, ...]
+    coverage: NativeCoverage
+    lifecycle: NativeLifecycle
+    subtasks: SubtaskCapability
+    problems: tuple[str, ...] = ()
+    # Optional cross-check: wire participant key -> native participant key, used to
+    # compare what the headers say with what the native log says (never to attribute).
+    wire_aliases: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Pin:
+    """Where a harness comes from. `registry` "none" means nothing to install."""
+
+    registry: Literal["npm", "pypi", "none"]
+    package: str
+    version: str
+    bin: str
+    extra_packages: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class FileToWrite:
+    """A config file the harness needs, written before launch (path is absolute)."""
+
+    path: Path
+    content: str
+
+
+@dataclass(frozen=True)
+class ScratchDirs:
+    """Per-sample scratch directories roller creates; the harness sees nothing else."""
+
+    home: Path
+    tmp: Path
+    work: Path
+
+
+@dataclass(frozen=True)
+class LaunchRequest:
+    """What collect asks an adapter to launch.
+
+    `base_urls` are the proxy's URLs per protocol family (`anthropic`, `openai`,
+    `gemini`), already in the form each SDK expects (OpenAI with `/v1`). `credentials`
+    are the env vars to pass through (the user's own keys, or a placeholder for `mock:`).
+    """
+
+    prompt: str | None
+    command: tuple[str, ...]
+    dirs: ScratchDirs
+    base_urls: Mapping[str, str]
+    credentials: Mapping[str, str]
+    model: str | None
+    capture_calls: bool
+    timeout_s: float
+    install_dir: Path | None
+    options: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class LaunchPlan:
+    """A launch as data: exactly what will run. `secret_env` names are never written."""
+
+    argv: tuple[str, ...]
+    env: Mapping[str, str]
+    cwd: Path
+    timeout_s: float
+    files: tuple[FileToWrite, ...] = ()
+    secret_env: frozenset[str] = frozenset()
+    stdin: bytes | None = None
+
+
+class HarnessAdapter(Protocol):
+    name: str
+    profile: str
+    pin: Pin
+    subtasks: SubtaskCapability
+    coverage_basis: OutputCoverage
+
+    def launch_plan(self, request: LaunchRequest) -> LaunchPlan: ...
+
+    def collect_native(self, dirs: ScratchDirs, dest: Path) -> None: ...
+
+    def read_native(self, native_dir: Path) -> NativeCapture | None:
+        """The native facts, or None when this harness keeps no native logs (generic)."""
+        ...
+
+
+def base_env(dirs: ScratchDirs, path: str) -> dict[str, str]:
+    """The environment every harness starts from: nothing of the user's but PATH."""
+    return {
+        "HOME": str(dirs.home),
+        "TMPDIR": str(dirs.tmp),
+        "PATH": path,
+        "TERM": "dumb",
+        "LANG": "C.UTF-8",
+        "NO_COLOR": "1",
+    }

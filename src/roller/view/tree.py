@@ -1,0 +1,110 @@
+"""The call tree of a capture, expanded by agent, as plain data.
+
+Shape: each participant node lists its calls in order; a child participant hangs under
+the call that spawned it (the `source_call_id` of its established `spawn` relation), or
+under its parent's `unknown` bucket when no spawn relation binds it to a call. Calls
+that no participant owns go under a top-level `unattributed` node. Pure: a `Capture` in,
+nested dicts out (the `--json` output), nothing copied to disk.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any
+
+from roller.capture.models import CallRecord, ParticipantRecord
+from roller.capture.reader import Capture
+
+
+def call_summary(call: CallRecord) -> dict[str, Any]:
+    usage = call.usage
+    return {
+        "call_id": call.call_id,
+        "sequence": call.sequence,
+        "kind": call.kind,
+        "protocol": call.protocol,
+        "model": call.model,
+        "response_model": call.response_model,
+        "response_id": call.response_id,
+        "status": call.response.status,
+        "input_tokens": usage.input_tokens if usage else None,
+        "output_tokens": usage.output_tokens if usage else None,
+        "tool_calls": [
+            {"name": t.name, "id": t.ref or t.id} for t in call.tool_refs.emitted
+        ],
+        "execution_status": call.execution_status,
+        "identity_status": call.identity_status,
+        "capture_status": call.capture_status,
+        "export_status": call.export_status,
+        "export_blocked_by": list(call.export_blocked_by),
+        "children": [],
+    }
+
+
+def build_tree(capture: Capture) -> dict[str, Any]:
+    m = capture.manifest
+    calls = {c.call_id: c for c in capture.calls}
+    participants = {p.participant_id: p for p in m.participants}
+    spawned_by: dict[str, str] = {}
+    for rel in capture.relations:
+        if (
+            rel.type == "spawn"
+            and rel.status == "established"
+            and rel.child_participant_id
+            and rel.source_call_id in calls
+        ):
+            spawned_by.setdefault(rel.child_participant_id, rel.source_call_id or "")
+    children_of: dict[str | None, list[ParticipantRecord]] = defaultdict(list)
+    for p in m.participants:
+        parent = p.parent_participant_id if p.parent_participant_id in participants else None
+        children_of[parent if p.role == "child" else None].append(p)
+
+    def node(p: ParticipantRecord, seen: frozenset[str]) -> dict[str, Any]:
+        call_nodes = {cid: call_summary(calls[cid]) for cid in p.call_ids if cid in calls}
+        unknown: list[dict[str, Any]] = []
+        for child in children_of.get(p.participant_id, []):
+            if child.participant_id in seen:
+                continue
+            child_node = node(child, seen | {child.participant_id})
+            source = spawned_by.get(child.participant_id)
+            if source in call_nodes:
+                call_nodes[source]["children"].append(child_node)
+            else:
+                unknown.append(child_node)
+        return {
+            "participant_id": p.participant_id,
+            "role": p.role,
+            "name": p.name,
+            "depth": p.depth,
+            "state": p.state,
+            "native_ids": dict(p.native_ids),
+            "calls": list(call_nodes.values()),
+            "unknown": unknown,
+        }
+
+    roots = [node(p, frozenset({p.participant_id})) for p in children_of.get(None, [])]
+    unattributed = [call_summary(c) for c in capture.calls if c.participant_id is None]
+    summary = {
+        "harness": m.harness.name,
+        "harness_version": m.harness.version,
+        "sample_id": m.sample_id,
+        "attempt": m.attempt,
+        "execution_status": m.execution_status,
+        "capture_status": m.capture_status,
+        "lifecycle": m.lifecycle.status if m.lifecycle else None,
+        "calls": m.counts.calls,
+        "participants": m.counts.participants,
+        "relations": m.counts.relations,
+        "exportable_calls": m.counts.exportable_calls,
+        "unattributed_calls": m.counts.unattributed_calls,
+        "ambiguous_calls": m.counts.ambiguous_calls,
+        "input_tokens": sum((c.usage.input_tokens or 0) for c in capture.calls if c.usage),
+        "output_tokens": sum((c.usage.output_tokens or 0) for c in capture.calls if c.usage),
+        "capture_errors": [e.code for e in m.capture_errors],
+    }
+    return {
+        "attempt_dir": str(capture.paths.root),
+        "summary": summary,
+        "roots": roots,
+        "unattributed": unattributed,
+    }
