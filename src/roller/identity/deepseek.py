@@ -11,8 +11,8 @@ What it sends on every `POST …/v1/messages`:
 
 Rules kept:
 - The header is authoritative for the caller: participant key = the header's value.
-- Lineage comes from the body only when its `session.id` agrees with the header (a
-  mismatched log slice is not this caller's lineage).
+- Lineage comes from the body only when its `session.id` is present and equals the
+  header (a log slice that does not name the caller is not the caller's lineage).
 - A child is one whose body names a `parentSession` or says `origin: "subagent"`. Its
   `session_key` is the parent; it is known to be the root only when `delegationDepth` is 1.
 - No body lineage: the caller is known, its role is not (`is_child` None).
@@ -40,14 +40,12 @@ def deepseek_rule(ev: Evidence, body: object) -> Keys | None:
     present, session_log = dig(body, "dsh_session_log", "session")
     if not present or not isinstance(session_log, Mapping):
         return unknown_role("deepseek-headers", caller, session_is_root=False, participant=caller)
-    if "id" in session_log:
-        logged = ev.check(f"{_LOG}.id", session_log["id"])
-        if logged.value != caller:
-            if logged.value is not None:
-                ev.reject(f"{_LOG}.id", REASON_BODY_MISMATCH)
-            return unknown_role(
-                "deepseek-headers", caller, session_is_root=False, participant=caller
-            )
+    # The slice must name this caller, or it is not this caller's lineage to read.
+    logged = ev.check(f"{_LOG}.id", session_log["id"]) if "id" in session_log else None
+    if logged is None or logged.value != caller:
+        if logged is not None and logged.value is not None:
+            ev.reject(f"{_LOG}.id", REASON_BODY_MISMATCH)
+        return unknown_role("deepseek-headers", caller, session_is_root=False, participant=caller)
     is_child = "parentSession" in session_log or session_log.get("origin") == "subagent"
     if not is_child:
         return root("deepseek-headers", caller)
