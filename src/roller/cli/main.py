@@ -19,6 +19,7 @@ from roller.errors import RollerError
 
 # name -> (module, attribute, one-line help shown in `roller --help`)
 COMMANDS: dict[str, tuple[str, str, str]] = {
+    "mock-model": ("roller.cli.mock_model", "command", "Run the scripted mock model server."),
 }
 
 
