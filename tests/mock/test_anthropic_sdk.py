@@ -6,6 +6,7 @@ import json
 import re
 
 import anthropic
+import pytest
 
 from tests.mock.conftest import ServeMock
 from tests.mock.scenarios import LONG_TEXT, calls_scenario, text_scenario
@@ -131,11 +132,7 @@ def test_claude_code_style_request_with_system_messages(serve_mock: ServeMock) -
 
 def test_bad_requests_surface_as_sdk_errors(serve_mock: ServeMock) -> None:
     _, url = serve_mock()
-    sdk = client(url)
-    try:
-        sdk.messages.create(model="", max_tokens=5, messages=USER)  # type: ignore[arg-type]
-    except anthropic.BadRequestError as error:
-        assert error.status_code == 400
-        assert error.body["error"]["type"] == "invalid_request_error"  # type: ignore[index]
-    else:
-        raise AssertionError("an empty model must be a 400")
+    with pytest.raises(anthropic.BadRequestError) as caught:
+        client(url).messages.create(model="", max_tokens=5, messages=USER)  # type: ignore[arg-type]
+    assert caught.value.status_code == 400
+    assert caught.value.body["error"]["type"] == "invalid_request_error"  # type: ignore[index]
