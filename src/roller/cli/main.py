@@ -24,6 +24,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "harness": ("roller.cli.harness", "command", "Install and list pinned harness binaries."),
     "validate": ("roller.cli.validate", "command", "Check a capture's integrity."),
     "view": ("roller.cli.view", "command", "Show a capture's call tree by agent."),
+    "mock-model": ("roller.cli.mock_model", "command", "Run the scripted mock model server."),
 }
 
 

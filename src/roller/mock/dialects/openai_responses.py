@@ -1,0 +1,261 @@
+"""OpenAI Responses (`POST …/responses`) for the mock, as Codex, Pi and Hermes use it.
+
+Rules kept here:
+- Requests: `input` is a string or a list of items. Messages with role `system` or
+  `developer` (and `instructions`) are system text. `function_call` /
+  `custom_tool_call` items are context calls (with their `namespace`);
+  `function_call_output` / `custom_tool_call_output` are tool results. Codex v2
+  `agent_message` items are messages from another agent, read as user text with every
+  part's `text` or `encrypted_content` (Codex sends the task there in plaintext to
+  non-OpenAI providers). Namespace tools (`{"type":"namespace","name":…,"tools":[…]}`)
+  are flattened into tools that keep their namespace. `text.format` `json_schema` /
+  `json_object` is JSON mode.
+- Responses: an assistant `message` item when there is text (or nothing else), then one
+  `function_call` item per call, each with `id` (`fc_…`), `call_id` (`call_…`) and, for a
+  namespaced tool, `namespace` — Codex matches the call by it.
+- Streams: `response.created`, `response.in_progress`, per item `output_item.added`,
+  (`content_part.added`, `output_text.delta`…, `output_text.done`, `content_part.done`) or
+  (`function_call_arguments.delta`…, `function_call_arguments.done`), `output_item.done`,
+  then `response.completed` with the full response and usage including
+  `input_tokens_details` and `output_tokens_details` (Codex requires both). Every event
+  has an `event:` line and an increasing `sequence_number`.
+"""
+
+from __future__ import annotations
+
+import copy
+import itertools
+import time
+from typing import Any
+
+from roller.mock.dialects.base import (
+    BadRequest,
+    as_dict,
+    as_list,
+    as_str,
+    parse_arguments,
+    required_str,
+)
+from roller.mock.ids import IdMint
+from roller.mock.reply import Reply, chunks, estimate_tokens
+from roller.mock.request_view import ContextCall, Entry, OfferedTool, RequestView
+from roller.mock.sse import json_event
+from roller.wire.types import JSONObject, ProtocolName
+
+_CALL_ITEMS = ("function_call", "custom_tool_call", "local_shell_call")
+_RESULT_ITEMS = ("function_call_output", "custom_tool_call_output", "local_shell_call_output")
+
+
+class ResponsesDialect:
+    name: ProtocolName = "openai-responses"
+
+    def read(self, body: JSONObject, *, path_model: str | None, path_stream: bool) -> RequestView:
+        model = required_str(body, "model")
+        raw_input = body.get("input")
+        if isinstance(raw_input, str):
+            items: list[Any] = [{"type": "message", "role": "user", "content": raw_input}]
+        elif isinstance(raw_input, list):
+            items = raw_input
+        else:
+            raise BadRequest("input: a string or an array of items is required")
+        entries = [
+            entry
+            for index, item in enumerate(items)
+            if (entry := _entry(index, as_dict(item))) is not None
+        ]
+        return RequestView(
+            protocol=self.name,
+            model=model,
+            stream=body.get("stream") is True,
+            entries=tuple(entries),
+            tools=tuple(_tools(as_list(body.get("tools")), namespace=None)),
+            system=as_str(body.get("instructions")),
+            json_schema=_json_schema(body),
+        )
+
+    def render(self, reply: Reply, view: RequestView, ids: IdMint) -> JSONObject:
+        output: list[JSONObject] = []
+        if reply.text or not reply.tool_calls:
+            part = {"type": "output_text", "text": reply.text, "annotations": [], "logprobs": []}
+            output.append(
+                {
+                    "id": ids.mint("responses-message"),
+                    "type": "message",
+                    "status": "completed",
+                    "role": "assistant",
+                    "content": [part],
+                }
+            )
+        for call in reply.tool_calls:
+            item: JSONObject = {
+                "id": ids.mint("responses-function-call"),
+                "type": "function_call",
+                "status": "completed",
+                "arguments": call.arguments_json,
+                "call_id": ids.mint("responses-call"),
+                "name": call.name,
+            }
+            if call.namespace is not None:
+                item["namespace"] = call.namespace
+            output.append(item)
+        tokens_in = estimate_tokens(view.body_size)
+        tokens_out = estimate_tokens(reply.output_chars)
+        return {
+            "id": ids.mint("responses-response"),
+            "object": "response",
+            "created_at": int(time.time()),
+            "status": "completed",
+            "background": False,
+            "error": None,
+            "incomplete_details": None,
+            "instructions": None,
+            "max_output_tokens": None,
+            "model": view.model,
+            "output": output,
+            "parallel_tool_calls": True,
+            "previous_response_id": None,
+            "reasoning": {"effort": None, "summary": None},
+            "store": False,
+            "temperature": 1.0,
+            "text": {"format": {"type": "text"}},
+            "tool_choice": "auto",
+            "tools": [],
+            "top_p": 1.0,
+            "truncation": "disabled",
+            "usage": {
+                "input_tokens": tokens_in,
+                "input_tokens_details": {"cached_tokens": 0},
+                "output_tokens": tokens_out,
+                "output_tokens_details": {"reasoning_tokens": 0},
+                "total_tokens": tokens_in + tokens_out,
+            },
+            "user": None,
+            "metadata": {},
+        }
+
+    def render_stream(self, reply: Reply, view: RequestView, ids: IdMint) -> list[bytes]:
+        final = self.render(reply, view, ids)
+        sequence = itertools.count()
+        events: list[bytes] = []
+
+        def emit(kind: str, **fields: Any) -> None:
+            payload = {"type": kind, "sequence_number": next(sequence), **fields}
+            events.append(json_event(payload, event=kind))
+
+        opening = copy.deepcopy(final)
+        opening.update(status="in_progress", output=[], usage=None)
+        emit("response.created", response=opening)
+        emit("response.in_progress", response=opening)
+        for index, item in enumerate(final["output"]):
+            if item["type"] == "message":
+                _stream_message(emit, index, item)
+            else:
+                _stream_call(emit, index, item)
+        emit("response.completed", response=final)
+        return events
+
+    def error_body(self, status: int, message: str) -> JSONObject:
+        kind = "server_error" if status >= 500 else "invalid_request_error"
+        return {"error": {"message": message, "type": kind, "param": None, "code": None}}
+
+
+def _stream_message(emit: Any, index: int, item: JSONObject) -> None:
+    text = item["content"][0]["text"]
+    empty_part = {"type": "output_text", "text": "", "annotations": [], "logprobs": []}
+    emit(
+        "response.output_item.added",
+        output_index=index,
+        item={**item, "status": "in_progress", "content": []},
+    )
+    where = {"item_id": item["id"], "output_index": index, "content_index": 0}
+    emit("response.content_part.added", **where, part=empty_part)
+    for piece in chunks(text):
+        emit("response.output_text.delta", **where, delta=piece, logprobs=[])
+    emit("response.output_text.done", **where, text=text, logprobs=[])
+    emit("response.content_part.done", **where, part=item["content"][0])
+    emit("response.output_item.done", output_index=index, item=item)
+
+
+def _stream_call(emit: Any, index: int, item: JSONObject) -> None:
+    emit(
+        "response.output_item.added",
+        output_index=index,
+        item={**item, "status": "in_progress", "arguments": ""},
+    )
+    where = {"item_id": item["id"], "output_index": index}
+    for piece in chunks(item["arguments"]):
+        emit("response.function_call_arguments.delta", **where, delta=piece)
+    emit(
+        "response.function_call_arguments.done",
+        **where,
+        name=item["name"],
+        arguments=item["arguments"],
+    )
+    emit("response.output_item.done", output_index=index, item=item)
+
+
+def _tools(raw: list[Any], namespace: str | None) -> list[OfferedTool]:
+    tools: list[OfferedTool] = []
+    for tool in raw:
+        spec = as_dict(tool)
+        name = spec.get("name")
+        if spec.get("type") == "namespace" and isinstance(name, str):
+            tools.extend(_tools(as_list(spec.get("tools")), namespace=name))
+        elif isinstance(name, str):
+            # function tools carry `parameters`; custom (freeform) tools have no schema.
+            tools.append(OfferedTool(name, namespace, as_dict(spec.get("parameters"))))
+    return tools
+
+
+def _content_text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    parts = []
+    for part in as_list(content):
+        spec = as_dict(part)
+        text = spec.get("text", spec.get("encrypted_content"))
+        if isinstance(text, str) and text:
+            parts.append(text)
+    return "\n".join(parts)
+
+
+def _entry(index: int, item: dict[str, Any]) -> Entry | None:
+    kind = item.get("type", "message")
+    if kind == "message":
+        role = item.get("role")
+        text = _content_text(item.get("content"))
+        if role in ("system", "developer"):
+            return Entry("system", index, text)
+        if role == "user":
+            return Entry("user", index, text)
+        if role == "assistant":
+            return Entry("assistant", index, text)
+        return None
+    if kind == "agent_message":
+        return Entry("user", index, _content_text(item.get("content")))
+    if kind in _CALL_ITEMS:
+        raw = item.get("arguments", item.get("input", item.get("action")))
+        call = ContextCall(
+            id=item.get("call_id"),
+            name=as_str(item.get("name")) or kind,
+            namespace=item.get("namespace") if isinstance(item.get("namespace"), str) else None,
+            arguments=parse_arguments(raw),
+        )
+        return Entry("assistant", index, calls=(call,))
+    if kind in _RESULT_ITEMS:
+        return Entry(
+            "tool", index, _content_text(item.get("output")), result_of=item.get("call_id")
+        )
+    return None
+
+
+def _json_schema(body: JSONObject) -> JSONObject | None:
+    fmt = as_dict(as_dict(body.get("text")).get("format"))
+    if fmt.get("type") == "json_schema":
+        return as_dict(fmt.get("schema"))
+    if fmt.get("type") == "json_object":
+        return {}
+    return None
+
+
+DIALECT = ResponsesDialect()

@@ -1,0 +1,252 @@
+"""Tool roles: one scenario word ("spawn", "shell", …) for each harness's own tool.
+
+A scenario says *what* the model does (spawn a subagent, run a shell command); this module
+says *how* on the harness at hand, from the tools the request offers. Rules kept here:
+- A role resolves to the first offered tool in its row of `ROLE_TOOLS` (matched by bare
+  name, so Codex's namespaced `multi_agent_v1.spawn_agent` counts); when none is offered
+  the role does not resolve and the rule using it does not match.
+- Arguments start from the tool's own schema (required properties only), get the role's
+  meaning put into whichever property the schema names for it (`prompt`, `message`,
+  `task`, `goal`…), harness constants where the harness needs one (OpenCode `task`
+  `subagent_type: "general"`, Gemini `invoke_agent` `agent_name: "generalist"`), and
+  finally the scenario's explicit `arguments`, which always win.
+- Everything derived from the context (Codex v1 `wait_agent` targets) comes from this
+  request's own history: the spawn results it carries.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal, get_args
+
+from roller.mock.arguments import fill
+from roller.mock.reply import ToolCallOut
+from roller.mock.request_view import ContextCall, OfferedTool, RequestView
+from roller.wire.types import JSONObject
+
+Role = Literal["spawn", "shell", "write", "read", "wait", "complete"]
+ROLES: tuple[Role, ...] = get_args(Role)
+
+# role -> harness tool names, in order of preference. Sources: /work/shared/harnesses/*.md.
+ROLE_TOOLS: dict[Role, tuple[str, ...]] = {
+    # Claude Code Agent (older: Task), Qwen Code agent, OpenCode task, Codex spawn_agent
+    # (v1 multi_agent_v1 / v2 collaboration), Gemini CLI invoke_agent, Hermes delegate_task,
+    # DeepSeek/Pi-extension subagent, OpenClaw sessions_spawn.
+    "spawn": (
+        "Agent",
+        "Task",
+        "agent",
+        "task",
+        "spawn_agent",
+        "invoke_agent",
+        "delegate_task",
+        "subagent",
+        "subagent_fork",
+        "sessions_spawn",
+    ),
+    "shell": (
+        "Bash",
+        "bash",
+        "exec_command",
+        "shell",
+        "shell_command",
+        "run_shell_command",
+        "terminal",
+        "exec",
+    ),
+    "write": ("Write", "write", "write_file"),
+    "read": ("Read", "read", "read_file"),
+    "wait": ("wait_agent",),
+    "complete": ("complete_task",),
+}
+
+# Parameters a role takes in a scenario (name -> accepted Python types), and the required ones.
+ROLE_PARAMS: dict[Role, dict[str, tuple[type, ...]]] = {
+    "spawn": {
+        "prompt": (str,),
+        "description": (str,),
+        "background": (bool,),
+        "fork": (bool,),
+        "name": (str,),
+    },
+    "shell": {"command": (str,)},
+    "write": {"path": (str,), "content": (str,)},
+    "read": {"path": (str,)},
+    "wait": {"timeout_ms": (int,)},
+    "complete": {"text": (str,)},
+}
+ROLE_REQUIRED: dict[Role, tuple[str, ...]] = {
+    "spawn": ("prompt",),
+    "shell": ("command",),
+    "write": ("path", "content"),
+    "read": ("path",),
+    "wait": (),
+    "complete": (),
+}
+
+_PROMPT_PROPS = ("prompt", "message", "task", "goal", "instructions", "query")
+_PATH_PROPS = ("file_path", "filePath", "path", "absolute_path")
+_COMMAND_PROPS = ("command", "cmd")
+# Harness constants: a value the harness needs that no scenario should have to know.
+_CONSTANTS: dict[str, dict[str, Any]] = {
+    "task": {"subagent_type": "general"},
+    "invoke_agent": {"agent_name": "generalist"},
+}
+_TASK_NAME_CHARS = re.compile(r"[^a-z0-9_]+")
+
+
+@dataclass(frozen=True, slots=True)
+class CallSpec:
+    """One tool call a scenario rule makes: by `role` or by exact `tool` name."""
+
+    role: Role | None = None
+    tool: str | None = None
+    params: Mapping[str, Any] = field(default_factory=dict)
+    arguments: Mapping[str, Any] = field(default_factory=dict)
+
+
+def role_of(name: str) -> Role | None:
+    """The role a tool name plays (used to classify calls already in the context)."""
+    for role, names in ROLE_TOOLS.items():
+        if name in names:
+            return role
+    return None
+
+
+def calls_of(view: RequestView, wanted: frozenset[str]) -> list[ContextCall]:
+    """Context calls whose role, bare name or `ns.name` is in `wanted`."""
+    found = []
+    for call in view.calls:
+        qualified = call.name if call.namespace is None else f"{call.namespace}.{call.name}"
+        if {role_of(call.name), call.name, qualified} & wanted:
+            found.append(call)
+    return found
+
+
+def resolve_call(spec: CallSpec, view: RequestView) -> ToolCallOut | None:
+    """The concrete call `spec` makes on this request, or None when its tool isn't offered."""
+    if spec.tool is not None:
+        tool = view.offered(spec.tool)
+        if tool is None:
+            return None
+        arguments = fill(tool.schema)
+    else:
+        assert spec.role is not None
+        tool = _tool_for(spec.role, view, spec.params)
+        if tool is None:
+            return None
+        arguments = _role_arguments(spec.role, tool, spec.params, view)
+    if not isinstance(arguments, dict):
+        arguments = {}
+    arguments.update(spec.arguments)
+    return ToolCallOut(name=tool.name, namespace=tool.namespace, arguments=arguments)
+
+
+def _tool_for(role: Role, view: RequestView, params: Mapping[str, Any]) -> OfferedTool | None:
+    names = ROLE_TOOLS[role]
+    if role == "spawn":
+        # DeepSeek's fork spawn is its own tool; only a forking spawn prefers it.
+        first = ("subagent_fork",) if params.get("fork") else ()
+        names = first + tuple(n for n in names if n != "subagent_fork")
+    for name in names:
+        tool = next((t for t in view.tools if t.name == name), None)
+        if tool is not None:
+            return tool
+    return None
+
+
+def _properties(schema: JSONObject) -> Mapping[str, Any] | None:
+    props = schema.get("properties")
+    return props if isinstance(props, Mapping) else None
+
+
+def _slot(schema: JSONObject, candidates: tuple[str, ...]) -> str | None:
+    """The schema property carrying a role's meaning; the first candidate when the schema
+    declares no properties at all (a tool with an open schema takes the common name)."""
+    props = _properties(schema)
+    if props is None:
+        return candidates[0]
+    return next((name for name in candidates if name in props), None)
+
+
+def _has(schema: JSONObject, name: str) -> bool:
+    props = _properties(schema)
+    return props is not None and name in props
+
+
+def _role_arguments(
+    role: Role, tool: OfferedTool, params: Mapping[str, Any], view: RequestView
+) -> Any:
+    schema = tool.schema
+    if role == "complete":
+        text = str(params.get("text", "done"))
+        return fill(schema, all_properties=True, strings=lambda _path: text)
+    args = fill(schema)
+    if not isinstance(args, dict):
+        args = {}
+    for name, value in _CONSTANTS.get(tool.name, {}).items():
+        if _has(schema, name):
+            args[name] = value
+    if role == "spawn":
+        _spawn_arguments(args, schema, params)
+    elif role == "shell":
+        _put(args, schema, _COMMAND_PROPS, params["command"])
+        if _has(schema, "description"):
+            args["description"] = f"Run {params['command']}"
+    elif role in ("write", "read"):
+        _put(args, schema, _PATH_PROPS, params["path"])
+        if role == "write":
+            _put(args, schema, ("content",), params["content"])
+    elif role == "wait":
+        if _has(schema, "targets"):
+            args["targets"] = spawned_agent_ids(view)
+        if _has(schema, "timeout_ms"):
+            args["timeout_ms"] = params.get("timeout_ms", 30000)
+    return args
+
+
+def _spawn_arguments(args: dict[str, Any], schema: JSONObject, params: Mapping[str, Any]) -> None:
+    description = str(params.get("description", "roller subtask"))
+    _put(args, schema, _PROMPT_PROPS, params["prompt"])
+    if _has(schema, "description"):
+        args["description"] = description
+    if "background" in params and _has(schema, "run_in_background"):
+        args["run_in_background"] = params["background"]
+    if "fork" in params and _has(schema, "fork_turns"):
+        args["fork_turns"] = "all" if params["fork"] else "none"
+    if _has(schema, "task_name"):
+        # Codex v2 rejects any task_name outside [a-z0-9_]+.
+        raw = str(params.get("name", description)).lower()
+        args["task_name"] = _TASK_NAME_CHARS.sub("_", raw).strip("_") or "roller_subtask"
+
+
+def _put(args: dict[str, Any], schema: JSONObject, candidates: tuple[str, ...], value: str) -> None:
+    name = _slot(schema, candidates)
+    if name is None:
+        return
+    props = _properties(schema) or {}
+    prop = props.get(name)
+    if isinstance(prop, Mapping) and str(prop.get("type", "")).lower() == "array":
+        # Codex's older `shell` tool takes argv, not a command line.
+        args[name] = ["bash", "-lc", value]
+    else:
+        args[name] = value
+
+
+def spawned_agent_ids(view: RequestView) -> list[str]:
+    """Agent ids the spawn results in this context report (Codex: `{"agent_id": …}`)."""
+    ids: list[str] = []
+    for call in calls_of(view, frozenset({"spawn"})):
+        result = view.result_for(call)
+        if result is None:
+            continue
+        try:
+            payload = json.loads(result.text)
+        except ValueError:
+            continue
+        if isinstance(payload, dict) and isinstance(payload.get("agent_id"), str):
+            ids.append(payload["agent_id"])
+    return ids

@@ -1,0 +1,269 @@
+"""Role resolution and role-specific arguments, per harness tool (harness notes)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from roller.mock.request_view import RequestView
+from roller.mock.roles import CallSpec, resolve_call, role_of, spawned_agent_ids
+from tests.mock import views
+
+
+def resolve(view: RequestView, role: str, **params: Any) -> tuple[str | None, dict[str, Any]]:
+    call = resolve_call(CallSpec(role=role, params=params), view)  # type: ignore[arg-type]
+    assert call is not None
+    return call.namespace, call.arguments
+
+
+def responses_with(*tools: dict[str, Any], items: Any = "go") -> RequestView:
+    return views.responses(items, tools=list(tools))
+
+
+def ns(name: str, *tools: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "namespace", "name": name, "tools": list(tools)}
+
+
+def fn(name: str, properties: dict[str, Any], required: list[str] | None = None) -> dict[str, Any]:
+    schema: dict[str, Any] = {"type": "object", "properties": properties}
+    if required is not None:
+        schema["required"] = required
+    return {"type": "function", "name": name, "parameters": schema}
+
+
+S = {"type": "string"}
+
+
+def test_spawn_agent_v1_gets_message_and_keeps_its_namespace() -> None:
+    view = responses_with(ns("multi_agent_v1", fn("spawn_agent", {"message": S, "agent_type": S})))
+    assert resolve(view, "spawn", prompt="p", description="d") == (
+        "multi_agent_v1",
+        {"message": "p"},
+    )
+
+
+def test_spawn_agent_v2_task_name_is_sanitised_and_fork_maps_to_fork_turns() -> None:
+    v2 = fn(
+        "spawn_agent",
+        {"task_name": S, "message": S, "fork_turns": {"enum": ["all", "none"]}},
+        ["task_name", "message"],
+    )
+    view = responses_with(ns("collaboration", v2))
+    _, args = resolve(view, "spawn", prompt="p", description="Roller Subtask #1!")
+    assert args == {"task_name": "roller_subtask_1", "message": "p"}
+    _, forked = resolve(view, "spawn", prompt="p", name="kid", fork=False)
+    assert forked == {"task_name": "kid", "message": "p", "fork_turns": "none"}
+
+
+def test_harness_constants_for_opencode_task_and_gemini_invoke_agent() -> None:
+    opencode = views.anthropic(
+        [{"role": "user", "content": "go"}],
+        tools=[
+            {
+                "name": "task",
+                "input_schema": {
+                    "type": "object",
+                    "properties": {"description": S, "prompt": S, "subagent_type": S},
+                    "required": ["description", "prompt", "subagent_type"],
+                },
+            }
+        ],
+    )
+    assert resolve(opencode, "spawn", prompt="p")[1] == {
+        "description": "roller subtask",
+        "prompt": "p",
+        "subagent_type": "general",
+    }
+    gemini = views.gemini(
+        [{"role": "user", "parts": [{"text": "go"}]}],
+        tools=[
+            {
+                "functionDeclarations": [
+                    {
+                        "name": "invoke_agent",
+                        "parameters": {
+                            "type": "OBJECT",
+                            "properties": {
+                                "agent_name": {"type": "STRING"},
+                                "prompt": {"type": "STRING"},
+                            },
+                            "required": ["agent_name", "prompt"],
+                        },
+                    }
+                ]
+            }
+        ],
+    )
+    assert resolve(gemini, "spawn", prompt="p")[1] == {"agent_name": "generalist", "prompt": "p"}
+
+
+def test_prompt_goes_where_each_harness_expects_it() -> None:
+    for name, prop in (
+        ("delegate_task", "goal"),
+        ("sessions_spawn", "task"),
+        ("subagent", "prompt"),
+    ):
+        view = views.anthropic(
+            [{"role": "user", "content": "go"}],
+            tools=[
+                {
+                    "name": name,
+                    "input_schema": {
+                        "type": "object",
+                        "properties": {prop: S, "label": S},
+                        "required": [],
+                    },
+                }
+            ],
+        )
+        assert resolve(view, "spawn", prompt="p")[1] == {prop: "p"}
+
+
+def test_open_schema_takes_the_common_name() -> None:
+    view = views.chat(
+        [{"role": "user", "content": "go"}], tools=["Agent"]
+    )  # schema {"type": "object"}
+    assert resolve(view, "spawn", prompt="p")[1] == {"prompt": "p"}
+
+
+def test_background_is_only_set_when_the_scenario_asks() -> None:
+    view = views.anthropic(
+        [{"role": "user", "content": "go"}],
+        tools=[
+            {
+                "name": "agent",
+                "input_schema": {
+                    "type": "object",
+                    "properties": {
+                        "description": S,
+                        "prompt": S,
+                        "subagent_type": S,
+                        "run_in_background": {"type": "boolean"},
+                    },
+                },
+            }
+        ],
+    )
+    assert resolve(view, "spawn", prompt="p")[1] == {"description": "roller subtask", "prompt": "p"}
+    assert resolve(view, "spawn", prompt="p", background=False)[1]["run_in_background"] is False
+
+
+def test_shell_takes_argv_where_the_schema_wants_an_array() -> None:
+    argv = responses_with(fn("shell", {"command": {"type": "array", "items": S}}, ["command"]))
+    assert resolve(argv, "shell", command="ls /x")[1] == {"command": ["bash", "-lc", "ls /x"]}
+    codex = responses_with(fn("exec_command", {"cmd": S, "workdir": S}, ["cmd"]))
+    assert resolve(codex, "shell", command="ls")[1] == {"cmd": "ls"}
+
+
+def test_write_and_read_use_the_tool_path_property() -> None:
+    view = views.anthropic(
+        [{"role": "user", "content": "go"}],
+        tools=[
+            {
+                "name": "write",
+                "input_schema": {
+                    "type": "object",
+                    "properties": {"filePath": S, "content": S},
+                    "required": ["filePath", "content"],
+                },
+            },
+            {
+                "name": "read",
+                "input_schema": {
+                    "type": "object",
+                    "properties": {"filePath": S},
+                    "required": ["filePath"],
+                },
+            },
+        ],
+    )
+    assert resolve(view, "write", path="a.txt", content="x")[1] == {
+        "filePath": "a.txt",
+        "content": "x",
+    }
+    assert resolve(view, "read", path="a.txt")[1] == {"filePath": "a.txt"}
+
+
+def test_wait_v1_targets_the_agents_the_spawn_results_named() -> None:
+    items = [
+        {"type": "message", "role": "user", "content": "go"},
+        {
+            "type": "function_call",
+            "call_id": "c1",
+            "id": "fc1",
+            "name": "spawn_agent",
+            "namespace": "multi_agent_v1",
+            "arguments": "{}",
+        },
+        {
+            "type": "function_call",
+            "call_id": "c2",
+            "id": "fc2",
+            "name": "spawn_agent",
+            "namespace": "multi_agent_v1",
+            "arguments": "{}",
+        },
+        {
+            "type": "function_call_output",
+            "call_id": "c1",
+            "output": '{"agent_id": "A1", "nickname": "Halley"}',
+        },
+        {
+            "type": "function_call_output",
+            "call_id": "c2",
+            "output": '{"agent_id": "A2", "nickname": "Curie"}',
+        },
+        {
+            "type": "function_call",
+            "call_id": "c3",
+            "id": "fc3",
+            "name": "exec_command",
+            "arguments": "{}",
+        },
+        {"type": "function_call_output", "call_id": "c3", "output": '{"agent_id": "not-a-spawn"}'},
+    ]
+    wait = fn(
+        "wait_agent",
+        {"targets": {"type": "array", "items": S}, "timeout_ms": {"type": "integer"}},
+        ["targets"],
+    )
+    view = responses_with(ns("multi_agent_v1", wait), items=items)
+    assert spawned_agent_ids(view) == ["A1", "A2"]
+    assert resolve(view, "wait") == (
+        "multi_agent_v1",
+        {"targets": ["A1", "A2"], "timeout_ms": 30000},
+    )
+    v2 = responses_with(
+        ns("collaboration", fn("wait_agent", {"timeout_ms": {"type": "integer"}})), items=items
+    )
+    assert resolve(v2, "wait", timeout_ms=5)[1] == {"timeout_ms": 5}
+
+
+def test_complete_task_fills_the_whole_output_schema_with_the_text() -> None:
+    report = {
+        "type": "object",
+        "properties": {
+            "report": {
+                "type": "object",
+                "properties": {
+                    "SummaryOfFindings": S,
+                    "RelevantLocations": {"type": "array", "items": S},
+                },
+            }
+        },
+        "required": ["report"],
+    }
+    view = views.gemini(
+        [{"role": "user", "parts": [{"text": "go"}]}],
+        tools=[
+            {"functionDeclarations": [{"name": "complete_task", "parametersJsonSchema": report}]}
+        ],
+    )
+    assert resolve(view, "complete", text="found it")[1] == {
+        "report": {"SummaryOfFindings": "found it", "RelevantLocations": ["found it"]}
+    }
+
+
+def test_roles_classify_context_calls() -> None:
+    assert role_of("Agent") == "spawn" and role_of("subagent_fork") == "spawn"
+    assert role_of("exec_command") == "shell" and role_of("complete_task") == "complete"
+    assert role_of("Edit") is None
