@@ -151,7 +151,7 @@ class ProxyServer:
             self.app(),
             handle_signals=False,
             access_log=None,
-            shutdown_timeout=0.5,
+            shutdown_timeout=0.1,  # stop() already gave the grace period
         )
         await runner.setup()
         site = web.TCPSite(runner, self.config.host, self.config.port)
