@@ -19,6 +19,11 @@ from roller.errors import RollerError
 
 # name -> (module, attribute, one-line help shown in `roller --help`)
 COMMANDS: dict[str, tuple[str, str, str]] = {
+    "proxy": (
+        "roller.cli.proxy",
+        "proxy",
+        "Run the recording reverse proxy in front of a model upstream.",
+    ),
 }
 
 
