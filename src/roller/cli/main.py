@@ -25,6 +25,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "validate": ("roller.cli.validate", "command", "Check a capture's integrity."),
     "view": ("roller.cli.view", "command", "Show a capture's call tree by agent."),
     "mock-model": ("roller.cli.mock_model", "command", "Run the scripted mock model server."),
+    "proxy": (
+        "roller.cli.proxy",
+        "proxy",
+        "Run the recording reverse proxy in front of a model upstream.",
+    ),
 }
 
 

@@ -1,1 +1,35 @@
-"""roller.proxy"""
+"""roller.proxy: the recording reverse proxy (the only long-running network code).
+
+`ProxyServer(ProxyConfig(...))` forwards model traffic to an upstream unbuffered and
+appends every exchange to a tape (`roller.capture.tape`). Modules: `server` (config and
+lifecycle), `relay` (one exchange), `upstream` (the HTTP client and its failure names),
+`routing` (which upstream, which URL), `headers` (what crosses), `redaction` (what never
+reaches disk), `policy` (the gateway's hooks).
+"""
+
+from __future__ import annotations
+
+from roller.proxy.policy import (
+    ExchangeEnd,
+    ExchangeEndHook,
+    ExchangeError,
+    PolicyDecision,
+    Rejection,
+    RequestHead,
+    RequestPolicy,
+)
+from roller.proxy.routing import Upstreams
+from roller.proxy.server import ProxyConfig, ProxyServer
+
+__all__ = [
+    "ExchangeEnd",
+    "ExchangeEndHook",
+    "ExchangeError",
+    "PolicyDecision",
+    "ProxyConfig",
+    "ProxyServer",
+    "Rejection",
+    "RequestHead",
+    "RequestPolicy",
+    "Upstreams",
+]

@@ -1,0 +1,33 @@
+"""The tape: the proxy's append-only working record of HTTP exchanges.
+
+A tape is a directory of segment files `tape-NNNNNN.rtape`. Each segment is a sequence of
+frames; a frame is one JSON header line, exactly `n` payload bytes, then `\\n`. The frame
+kinds (`seg`, `req`, `body`, `resp`, `chunk`, `end`) and their meta are specified in
+docs/architecture.md ("roller.capture.tape"). `writer` appends (the proxy's hot path),
+`reader` turns a directory back into exchanges and never raises for damaged content.
+"""
+
+from __future__ import annotations
+
+from roller.capture.tape.format import OUTCOMES, TAPE_VERSION, Outcome, segment_name
+from roller.capture.tape.reader import TapeExchange, TapeReadResult, read_tape
+from roller.capture.tape.writer import (
+    DEFAULT_FSYNC_INTERVAL,
+    DEFAULT_SEGMENT_MAX_BYTES,
+    TapeOpenError,
+    TapeWriter,
+)
+
+__all__ = [
+    "DEFAULT_FSYNC_INTERVAL",
+    "DEFAULT_SEGMENT_MAX_BYTES",
+    "OUTCOMES",
+    "TAPE_VERSION",
+    "Outcome",
+    "TapeExchange",
+    "TapeOpenError",
+    "TapeReadResult",
+    "TapeWriter",
+    "read_tape",
+    "segment_name",
+]

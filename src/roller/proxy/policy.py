@@ -1,0 +1,83 @@
+"""The extension points a gateway plugs into the proxy: a request policy and an end hook.
+
+`RequestPolicy.decide(head)` runs once per request, after the head arrived and before
+anything is forwarded. It sees the request exactly as received (authentication and
+`x-roller-*` headers included: it may authenticate the caller) and returns a
+`PolicyDecision` that can
+- reject the request with a status and a JSON body (recorded, outcome `rejected`);
+- set or remove outgoing upstream headers (e.g. swap a gateway token for the real API
+  key): these changes are never recorded;
+- choose the upstream base URL for this request;
+- attach `annotations`, a small JSON object recorded in the `req` frame's meta.
+
+`ExchangeEndHook` is awaited once per exchange after its `end` frame is written and the
+client's response is finished; a gateway writes its rows from it. An exception it raises
+is logged and counted, never shown to the client (the response is already complete).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from multidict import CIMultiDictProxy
+
+from roller.capture.tape import Outcome
+
+JSONObject = dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class RequestHead:
+    """A request as received, before redaction. Never persisted as is."""
+
+    method: str
+    path: str
+    query: tuple[tuple[str, str], ...]
+    headers: CIMultiDictProxy[str]
+    client: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class Rejection:
+    status: int
+    body: JSONObject
+
+
+@dataclass(frozen=True, slots=True)
+class PolicyDecision:
+    reject: Rejection | None = None
+    set_headers: Mapping[str, str] = field(default_factory=dict)
+    remove_headers: tuple[str, ...] = ()
+    upstream: str | None = None
+    annotations: JSONObject = field(default_factory=dict)
+
+
+class RequestPolicy(Protocol):
+    async def decide(self, head: RequestHead) -> PolicyDecision: ...
+
+
+@dataclass(frozen=True, slots=True)
+class ExchangeError:
+    code: str
+    message: str
+
+    def as_json(self) -> dict[str, str]:
+        return {"code": self.code, "message": self.message}
+
+
+@dataclass(frozen=True, slots=True)
+class ExchangeEnd:
+    """What the end hook receives: the exchange id on the tape and how it ended."""
+
+    exchange_id: str
+    outcome: Outcome
+    client_status: int | None
+    upstream_status: int | None
+    error: ExchangeError | None
+    roller: Mapping[str, str]
+    annotations: JSONObject
+
+
+ExchangeEndHook = Callable[[ExchangeEnd], Awaitable[None]]

@@ -1,0 +1,133 @@
+"""What the proxy must never write to disk, and roller's own headers.
+
+Redaction applies only to the *recorded* copy of a request or response; what is forwarded
+upstream is untouched (the upstream needs the caller's credentials), except that
+`x-roller-*` headers are removed before forwarding (`split_roller_headers`).
+
+Rules this module keeps (docs/architecture.md, "Redaction"):
+- A header is secret when its lower-cased name is one of `SECRET_HEADERS`, or when its
+  name, split on `-`/`_`, contains a secret word (`token`, `secret`, `password`,
+  `credential(s)`, `apikey`, `authorization`, `cookie`, `auth`) or a secret pair
+  (`api key`, `access key`, `private key`, `subscription key`). Parts are matched whole,
+  so rate-limit headers such as `anthropic-ratelimit-tokens-remaining` are kept.
+- A query parameter is secret by the same word rule, or when its whole normalized name is
+  one of `SECRET_QUERY_NAMES` (`key`, `sig`, `signature`, ...), case-insensitively.
+- Only the *names* of what was removed are recorded, never values.
+- Response `set-cookie` (and any response header the header rule marks) is removed too.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+ROLLER_HEADER_PREFIX = "x-roller-"
+
+SECRET_HEADERS = frozenset(
+    {
+        "authorization",
+        "proxy-authorization",
+        "x-api-key",
+        "api-key",
+        "x-goog-api-key",
+        "cookie",
+        "set-cookie",
+        "set-cookie2",
+    }
+)
+_SECRET_WORDS = frozenset(
+    {
+        "token",
+        "secret",
+        "password",
+        "passwd",
+        "credential",
+        "credentials",
+        "apikey",
+        "authorization",
+        "auth",
+        "cookie",
+    }
+)
+_SECRET_PAIRS = frozenset(
+    {("api", "key"), ("access", "key"), ("private", "key"), ("subscription", "key")}
+)
+SECRET_QUERY_NAMES = frozenset({"key", "sig", "signature", "code", "jwt", "bearer", "pass", "pwd"})
+_SPLIT = re.compile(r"[-_.\s]+")
+
+
+def _parts(name: str) -> list[str]:
+    return [p for p in _SPLIT.split(name.lower()) if p]
+
+
+def _has_secret_words(parts: list[str]) -> bool:
+    if any(p in _SECRET_WORDS for p in parts):
+        return True
+    return any(pair in _SECRET_PAIRS for pair in itertools.pairwise(parts))
+
+
+def is_secret_header(name: str) -> bool:
+    lowered = name.lower()
+    return lowered in SECRET_HEADERS or _has_secret_words(_parts(lowered))
+
+
+def is_secret_query_param(name: str) -> bool:
+    parts = _parts(name)
+    return "-".join(parts) in SECRET_QUERY_NAMES or _has_secret_words(parts)
+
+
+def is_roller_header(name: str) -> bool:
+    return name.lower().startswith(ROLLER_HEADER_PREFIX)
+
+
+@dataclass(frozen=True, slots=True)
+class Redacted:
+    """A header or query list with secrets removed, and the names that were removed."""
+
+    kept: list[list[str]]
+    removed: list[str]
+
+
+def redact_headers(headers: Iterable[tuple[str, str]]) -> Redacted:
+    """Headers as `[name, value]` pairs in arrival order, secrets and `x-roller-*` removed.
+
+    `x-roller-*` headers are dropped here without being listed in `removed`: they are not
+    secrets, and their values are recorded separately (`roller_evidence`).
+    """
+    kept: list[list[str]] = []
+    removed: list[str] = []
+    for name, value in headers:
+        if is_roller_header(name):
+            continue
+        if is_secret_header(name):
+            lowered = name.lower()
+            if lowered not in removed:
+                removed.append(lowered)
+            continue
+        kept.append([name, value])
+    return Redacted(kept, removed)
+
+
+def redact_query(pairs: Iterable[tuple[str, str]]) -> Redacted:
+    """Query parameters as `[name, value]` pairs, secret ones removed (names kept)."""
+    kept: list[list[str]] = []
+    removed: list[str] = []
+    for name, value in pairs:
+        if is_secret_query_param(name):
+            if name not in removed:
+                removed.append(name)
+            continue
+        kept.append([name, value])
+    return Redacted(kept, removed)
+
+
+def roller_evidence(headers: Iterable[tuple[str, str]]) -> dict[str, str]:
+    """The `x-roller-*` headers, lower-cased name -> value (repeated ones joined by ", ")."""
+    found: dict[str, str] = {}
+    for name, value in headers:
+        if is_roller_header(name):
+            key = name.lower()
+            found[key] = f"{found[key]}, {value}" if key in found else value
+    return found

@@ -1,0 +1,104 @@
+"""Which upstream a request goes to, and the URL it is sent to.
+
+Rules this module keeps:
+- The provider family is decided from the request path alone (never the body):
+  `anthropic` for `…/v1/messages[/…]`, `openai` for `…/chat/completions`,
+  `…/completions`, `…/embeddings` and anything under a `responses` segment, `gemini` for
+  `…/models/<m>:<method>` and anything under `v1beta`/`v1alpha`. Anything else (e.g.
+  `GET /v1/models`, which every family shares) has no family and uses the default.
+- A family override wins over the default upstream; no upstream at all is `None`, which
+  the proxy answers with a 502 recorded as outcome `no_upstream`.
+- The forwarded URL is the upstream base (scheme, host, port, optional base path) followed
+  by the request target exactly as the client sent it (path and query, percent-encoding
+  untouched): a prefix the harness put in its base URL (DeepSeek's `/anthropic`) is kept.
+- Upstream URLs may not carry credentials, a query or a fragment (UsageError): secrets go
+  in headers, where redaction keeps them off disk.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from yarl import URL
+
+from roller.errors import UsageError
+
+Family = Literal["anthropic", "openai", "gemini"]
+FAMILIES: tuple[Family, ...] = ("anthropic", "openai", "gemini")
+
+_GEMINI_METHODS = frozenset(
+    {
+        "generatecontent",
+        "streamgeneratecontent",
+        "counttokens",
+        "embedcontent",
+        "batchembedcontents",
+    }
+)
+
+
+def family_for(path: str) -> Family | None:
+    """The provider family of a request path (a query, if any, is ignored)."""
+    segments = [s for s in path.split("?", 1)[0].split("/") if s]
+    lowered = [s.lower() for s in segments]
+    for i, seg in enumerate(lowered):
+        if seg == "messages" and i > 0 and lowered[i - 1] == "v1":
+            return "anthropic"
+    if "responses" in lowered:
+        return "openai"
+    if lowered[-2:] == ["chat", "completions"] or lowered[-1:] in (["completions"], ["embeddings"]):
+        return "openai"
+    if any(seg in ("v1beta", "v1alpha") for seg in lowered):
+        return "gemini"
+    last = lowered[-1] if lowered else ""
+    if ":" in last and last.rsplit(":", 1)[1] in _GEMINI_METHODS:
+        return "gemini"
+    return None
+
+
+def check_upstream_url(value: str) -> str:
+    """Validate an upstream base URL; returns it without a trailing slash."""
+    try:
+        url = URL(value)
+    except (ValueError, TypeError) as exc:
+        raise UsageError(f"upstream {value!r} is not a URL: {exc}") from None
+    if url.scheme not in ("http", "https") or not url.host:
+        raise UsageError(f"upstream {value!r} must be an http:// or https:// URL with a host")
+    if url.user is not None or url.password is not None:
+        raise UsageError(
+            "an upstream URL may not carry credentials; the client's own auth headers are "
+            "forwarded, or a gateway policy sets them"
+        )
+    if url.query_string or url.fragment:
+        raise UsageError(f"upstream {value!r} may not have a query or fragment")
+    return value.rstrip("/")
+
+
+@dataclass(frozen=True, slots=True)
+class Upstreams:
+    """The default upstream and per-family overrides (base URLs, validated)."""
+
+    default: str | None = None
+    anthropic: str | None = None
+    openai: str | None = None
+    gemini: str | None = None
+
+    def __post_init__(self) -> None:
+        for name in ("default", *FAMILIES):
+            value = getattr(self, name)
+            if value is not None:
+                object.__setattr__(self, name, check_upstream_url(value))
+
+    def configured(self) -> bool:
+        return any(getattr(self, name) is not None for name in ("default", *FAMILIES))
+
+    def for_path(self, path: str) -> str | None:
+        family = family_for(path)
+        override = None if family is None else getattr(self, family)
+        return override if override is not None else self.default
+
+
+def upstream_url(base: str, target: str) -> URL:
+    """The URL for a request target (`/path?query`, as received) on an upstream base."""
+    return URL(base.rstrip("/") + target, encoded=True)

@@ -1,0 +1,292 @@
+"""The tape writer and reader: round trips, rotation, restarts, and damaged tapes."""
+
+from __future__ import annotations
+
+import os
+import threading
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from roller.capture.tape import TapeExchange, TapeOpenError, TapeWriter, read_tape, segment_name
+
+
+def _write_exchange(
+    tape: TapeWriter, *, body: bytes, chunks: list[bytes], finish: bool = True
+) -> str:
+    x = tape.begin()
+    tape.request(x, {"method": "POST", "path": "/v1/messages", "headers": [["a", "b"]]})
+    tape.request_body(x, body)
+    tape.response(x, {"status": 200, "reason": "OK", "headers": []})
+    for c in chunks:
+        tape.chunk(x, c)
+    if finish:
+        size = sum(len(c) for c in chunks)
+        tape.end(x, {"outcome": "ok", "error": None, "response_bytes": size})
+    return x
+
+
+def test_round_trip_keeps_bytes_order_and_times(tmp_path: Path) -> None:
+    with TapeWriter(tmp_path) as tape:
+        chunks = [b"data: 1\n\n", b"", b"\n\n\n"]
+        a = _write_exchange(tape, body=b'{"x":1}\n\x00\xff', chunks=chunks)
+        b = _write_exchange(tape, body=b"", chunks=[])
+    result = read_tape(tmp_path)
+    assert result.problems == ()
+    assert [e.exchange_id for e in result.exchanges] == [a, b]
+    first = result.exchanges[0]
+    assert first.request["path"] == "/v1/messages"
+    assert first.request_body == b'{"x":1}\n\x00\xff'
+    assert [c for _, c in first.chunks] == [b"data: 1\n\n", b"", b"\n\n\n"]
+    assert first.body == b"data: 1\n\n\n\n\n"
+    assert first.response == {"status": 200, "reason": "OK", "headers": []}
+    assert first.outcome == "ok"
+    times = [first.request_time_ns, first.response_time_ns, *(t for t, _ in first.chunks)]
+    assert times == sorted(times)
+    assert result.exchanges[1].body == b""
+
+
+def test_interleaved_exchanges_are_separated(tmp_path: Path) -> None:
+    with TapeWriter(tmp_path) as tape:
+        xs = [tape.begin() for _ in range(3)]
+        for i, x in enumerate(xs):
+            tape.request(x, {"i": i})
+        for round_ in range(4):
+            for x in reversed(xs):
+                if round_ == 0:
+                    tape.response(x, {"status": 200})
+                tape.chunk(x, f"{x}-{round_};".encode())
+        for x in xs:
+            tape.end(x, {"outcome": "ok"})
+    result = read_tape(tmp_path)
+    assert result.problems == ()
+    for x, ex in zip(xs, result.exchanges, strict=True):
+        assert ex.exchange_id == x
+        assert ex.body == "".join(f"{x}-{r};" for r in range(4)).encode()
+
+
+def test_ids_stay_unique_across_restarts_and_writers(tmp_path: Path) -> None:
+    seen: list[str] = []
+    for _ in range(3):
+        tape = TapeWriter(tmp_path, fsync_interval=None)
+        seen += [_write_exchange(tape, body=b"", chunks=[b"x"]) for _ in range(2)]
+        tape.close()
+    # Two writers open at once never share a segment or an id.
+    one, two = TapeWriter(tmp_path), TapeWriter(tmp_path)
+    assert one.segment != two.segment
+    seen += [_write_exchange(one, body=b"", chunks=[]), _write_exchange(two, body=b"", chunks=[])]
+    one.close()
+    two.close()
+    assert len(set(seen)) == len(seen) == 8
+    result = read_tape(tmp_path)
+    assert result.problems == ()
+    assert sorted(e.exchange_id for e in result.exchanges) == sorted(seen)
+    assert len(result.segments) == 5
+
+
+def test_restart_never_appends_after_a_torn_tail(tmp_path: Path) -> None:
+    with TapeWriter(tmp_path) as tape:
+        _write_exchange(tape, body=b"abc", chunks=[b"1"])
+        x = tape.begin()
+        tape.request(x, {"m": 1})
+    seg = tmp_path / segment_name(1)
+    with seg.open("ab") as fh:
+        fh.write(b'{"k":"chunk","x":"' + x.encode() + b'","t":1,"n":50}\npartial')
+    with TapeWriter(tmp_path) as tape:
+        later = _write_exchange(tape, body=b"", chunks=[b"after"])
+    result = read_tape(tmp_path)
+    assert len(result.problems) == 1 and "torn frame" in result.problems[0]
+    ids = result.by_id()
+    assert ids[x].end is None and ids[x].chunks == ()
+    assert ids[later].body == b"after" and ids[later].outcome == "ok"
+
+
+def test_segments_rotate_and_exchanges_span_them(tmp_path: Path) -> None:
+    with TapeWriter(tmp_path, segment_max_bytes=300) as tape:
+        x = tape.begin()
+        tape.request(x, {"m": 1})
+        for i in range(20):
+            tape.chunk(x, b"%d-" % i * 5)
+        tape.end(x, {"outcome": "ok"})
+        y = _write_exchange(tape, body=b"b", chunks=[b"y"])
+    result = read_tape(tmp_path)
+    assert result.problems == ()
+    assert len(result.segments) > 5
+    assert result.by_id()[x].body == b"".join(b"%d-" % i * 5 for i in range(20))
+    assert x.split(":")[0] != y.split(":")[0]  # a new id takes the stem of the new segment
+    sizes = [(tmp_path / s).stat().st_size for s in result.segments]
+    assert max(sizes) < 300 + 200  # rotation happens at the first frame past the limit
+
+
+def test_in_flight_exchange_has_no_end(tmp_path: Path) -> None:
+    with TapeWriter(tmp_path) as tape:
+        done = _write_exchange(tape, body=b"", chunks=[b"a"])
+        live = _write_exchange(tape, body=b"q", chunks=[b"b", b"c"], finish=False)
+        assert tape.open_exchanges == [live]
+    result = read_tape(tmp_path)
+    assert result.problems == ()
+    assert result.by_id()[done].end is not None
+    assert result.by_id()[live].end is None and result.by_id()[live].body == b"bc"
+
+
+def test_frames_for_unknown_or_ended_exchanges_are_programming_errors(tmp_path: Path) -> None:
+    with TapeWriter(tmp_path) as tape:
+        x = _write_exchange(tape, body=b"", chunks=[])
+        with pytest.raises(ValueError):
+            tape.chunk(x, b"late")
+        with pytest.raises(ValueError):
+            tape.response("nope:1", {})
+    with pytest.raises(ValueError):
+        tape.begin()
+
+
+def test_mismatched_response_bytes_is_a_problem(tmp_path: Path) -> None:
+    with TapeWriter(tmp_path) as tape:
+        x = tape.begin()
+        tape.request(x, {})
+        tape.chunk(x, b"12345")
+        tape.end(x, {"outcome": "ok", "response_bytes": 9})
+    assert any("says 9" in p for p in read_tape(tmp_path).problems)
+
+
+def test_reader_reports_nonsense_frames_and_keeps_going(tmp_path: Path) -> None:
+    with TapeWriter(tmp_path) as tape:
+        x = _write_exchange(tape, body=b"", chunks=[b"a"])
+    seg = tmp_path / segment_name(1)
+    with seg.open("ab") as fh:
+        fh.write(b'{"k":"chunk","x":"ghost:1","t":1,"n":1}\nz\n')
+        fh.write(b'{"k":"wat","x":"a","t":1,"n":0}\n\n')
+        fh.write(b'{"k":"req","x":"' + x.encode() + b'","t":1,"n":0,"meta":{}}\n\n')
+        fh.write(b'{"k":"req","x":"new:1","t":5,"n":0,"meta":{"ok":1}}\n\n')
+        fh.write(b'{"k":"body","x":"new:1","t":6,"n":3}\nabcX')  # no terminator
+        fh.write(b'{"k":"end","x":"new:1","t":7,"n":0,"meta":{}}\n\n')
+    result = read_tape(tmp_path)
+    assert [e.exchange_id for e in result.exchanges] == [x, "new:1"]
+    assert result.by_id()["new:1"].request_body == b""  # frames after the corruption are dropped
+    text = "\n".join(result.problems)
+    for expected in ("unknown exchange ghost:1", "'wat'", "second req", "no terminator"):
+        assert expected in text
+
+
+def test_missing_directory_and_foreign_files(tmp_path: Path) -> None:
+    assert read_tape(tmp_path / "nope").problems
+    (tmp_path / "notes.txt").write_text("hello")
+    (tmp_path / segment_name(3)).write_bytes(b'{"k":"seg","v":99,"t":1,"n":0}\n\n')
+    (tmp_path / segment_name(4)).write_bytes(b'{"k":"req","x":"a","t":1,"n":0,"meta":{}}\n\n')
+    result = read_tape(tmp_path)
+    assert result.exchanges == ()
+    assert result.segments == (segment_name(3), segment_name(4))
+    assert any("version 99" in p for p in result.problems)
+    assert any("segment header" in p for p in result.problems)
+
+
+def test_unwritable_directory_is_a_roller_error(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    with pytest.raises(TapeOpenError):
+        TapeWriter(blocker / "tape")
+
+
+def test_write_failure_is_recorded_and_the_writer_moves_on(tmp_path: Path) -> None:
+    tape = TapeWriter(tmp_path, fsync_interval=None)
+    x = tape.begin()
+    tape.request(x, {})
+    real = tape._fd
+    tape._fd = os.open(os.devnull, os.O_RDONLY)  # the next write fails with EBADF
+    tape.chunk(x, b"lost")
+    assert tape.errors and "write failed" in tape.errors[0]
+    tape.chunk(x, b"kept")
+    tape.end(x, {"outcome": "ok"})
+    tape.close()
+    os.close(real)
+    result = read_tape(tmp_path)
+    assert result.by_id()[x].body == b"kept"
+    assert len(result.segments) == 2
+
+
+def test_fsync_timer_runs_beside_writes(tmp_path: Path) -> None:
+    tape = TapeWriter(tmp_path, segment_max_bytes=2000, fsync_interval=0.001)
+    stop = threading.Event()
+    x = tape.begin()
+    tape.request(x, {})
+    for i in range(3000):
+        tape.chunk(x, b"%d," % i)
+    stop.set()
+    tape.end(x, {"outcome": "ok"})
+    tape.close()
+    tape.close()  # idempotent
+    assert tape.errors == []
+    result = read_tape(tmp_path)
+    assert result.problems == ()
+    assert result.by_id()[x].body == b"".join(b"%d," % i for i in range(3000))
+
+
+# -- damaged tapes: truncation at any byte ------------------------------------------------
+
+
+def _build_tape(tmp: Path, spec: list[tuple[bytes, list[bytes], bool]]) -> bytes:
+    with TapeWriter(tmp, fsync_interval=None) as tape:
+        for body, chunks, finish in spec:
+            _write_exchange(tape, body=body, chunks=chunks, finish=finish)
+    (segment,) = sorted(tmp.iterdir())
+    return segment.read_bytes()
+
+
+def _assert_prefix_of(truncated_dir: Path, whole: dict[str, TapeExchange]) -> None:
+    part = read_tape(truncated_dir)
+    for ex in part.exchanges:
+        ref = whole[ex.exchange_id]
+        assert ex.request == ref.request
+        assert ref.request_body.startswith(ex.request_body)
+        assert ex.chunks == ref.chunks[: len(ex.chunks)]
+        assert ex.end in (None, ref.end)
+        assert ex.response in (None, ref.response)
+    ids = [e.exchange_id for e in part.exchanges]
+    assert ids == list(whole)[: len(ids)]
+
+
+def test_truncation_at_every_byte(tmp_path: Path) -> None:
+    full = tmp_path / "full"
+    data = _build_tape(full, [(b"req\nbody", [b"data: a\n\n", b"\n"], True), (b"", [b"z"], False)])
+    whole = read_tape(full).by_id()
+    cut = tmp_path / "cut"
+    cut.mkdir()
+    boundaries = 0
+    for size in range(len(data) + 1):
+        (cut / segment_name(1)).write_bytes(data[:size])
+        result = read_tape(cut)
+        _assert_prefix_of(cut, whole)
+        if not result.problems:
+            boundaries += 1
+    assert boundaries == 1 + 11  # the empty file, then after each of the 11 frames
+
+
+@settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    spec=st.lists(
+        st.tuples(
+            st.binary(max_size=40),
+            st.lists(st.binary(max_size=30), max_size=4),
+            st.booleans(),
+        ),
+        min_size=1,
+        max_size=4,
+    ),
+    cut=st.floats(min_value=0, max_value=1),
+    junk=st.binary(max_size=60),
+)
+def test_any_truncation_or_trailing_junk_never_raises(
+    tmp_path_factory: pytest.TempPathFactory,
+    spec: list[tuple[bytes, list[bytes], bool]],
+    cut: float,
+    junk: bytes,
+) -> None:
+    full = tmp_path_factory.mktemp("full")
+    data = _build_tape(full, spec)
+    damaged = tmp_path_factory.mktemp("cut")
+    (damaged / segment_name(1)).write_bytes(data[: int(len(data) * cut)] + junk)
+    _assert_prefix_of(damaged, read_tape(full).by_id())

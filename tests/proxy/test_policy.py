@@ -1,0 +1,138 @@
+"""The gateway hooks: a request policy that rejects, rewrites, routes and annotates, and
+the end hook that sees every exchange's outcome."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import aiohttp
+from aiohttp import web
+
+from roller.proxy import ExchangeEnd, PolicyDecision, Rejection, RequestHead
+from tests.proxy.conftest import ProxyFactory
+from tests.support.servers import BackgroundLoop, free_port
+
+
+class GatewayPolicy:
+    """Authenticates callers by a gateway token and swaps in the real upstream key."""
+
+    def __init__(self, special_upstream: str) -> None:
+        self.special_upstream = special_upstream
+        self.heads: list[RequestHead] = []
+
+    async def decide(self, head: RequestHead) -> PolicyDecision:
+        self.heads.append(head)
+        token = head.headers.get("authorization", "")
+        if token != "Bearer gw-token":
+            return PolicyDecision(
+                reject=Rejection(401, {"error": {"type": "gateway_auth", "message": "bad token"}}),
+                annotations={"caller": None},
+            )
+        if head.headers.get("x-roller-explode"):
+            raise RuntimeError("policy bug")
+        return PolicyDecision(
+            set_headers={"x-api-key": "sk-REAL-upstream-key"},
+            remove_headers=("authorization",),
+            upstream=self.special_upstream if "special" in head.path else None,
+            annotations={"caller": "team-a", "sample": head.headers.get("x-roller-sample")},
+        )
+
+
+def test_policy_rejects_rewrites_routes_and_annotates(
+    bg_loop: BackgroundLoop, start_proxy: ProxyFactory, tmp_path: Path
+) -> None:
+    seen: dict[str, list[dict[str, str]]] = {"default": [], "special": []}
+
+    def upstream_app(name: str) -> web.Application:
+        async def handler(request: web.Request) -> web.Response:
+            seen[name].append({k.lower(): v for k, v in request.headers.items()})
+            return web.json_response({"upstream": name})
+
+        app = web.Application()
+        app.router.add_route("*", "/{tail:.*}", handler)
+        return app
+
+    default, special = (
+        bg_loop.serve(upstream_app("default")),
+        bg_loop.serve(upstream_app("special")),
+    )
+    ends: list[ExchangeEnd] = []
+
+    async def on_end(end: ExchangeEnd) -> None:
+        await asyncio.sleep(0)
+        ends.append(end)
+
+    policy = GatewayPolicy(special)
+    proxy = start_proxy(default, policy=policy, on_exchange_end=on_end, tape_dir=tmp_path / "t")
+
+    async def call(path: str, token: str, **extra: str) -> tuple[int, object]:
+        headers = {"authorization": f"Bearer {token}", "x-roller-sample": "s1", **extra}
+        async with (
+            aiohttp.ClientSession() as session,
+            session.post(proxy.url + path, json={}, headers=headers) as response,
+        ):
+            return response.status, await response.json()
+
+    assert bg_loop.run(call("/v1/messages", "wrong")) == (
+        401,
+        {"error": {"type": "gateway_auth", "message": "bad token"}},
+    )
+    assert bg_loop.run(call("/v1/messages", "gw-token")) == (200, {"upstream": "default"})
+    assert bg_loop.run(call("/special/v1/messages", "gw-token")) == (200, {"upstream": "special"})
+    status, body = bg_loop.run(call("/v1/messages", "gw-token", **{"x-roller-explode": "1"}))
+    assert status == 500 and body["error"]["type"] == "roller_policy_error"  # type: ignore[index]
+
+    # The policy saw the request as received, roller headers and auth included.
+    assert policy.heads[0].headers["x-roller-sample"] == "s1"
+    # The upstreams got the swapped key and never the gateway token.
+    for got in seen["default"] + seen["special"]:
+        assert got["x-api-key"] == "sk-REAL-upstream-key"
+        assert "authorization" not in got and "x-roller-sample" not in got
+    assert len(seen["default"]) == len(seen["special"]) == 1
+
+    assert bg_loop.run(proxy.server.wait_idle(5))
+    rejected, ok, routed, exploded = proxy.tape().exchanges
+    assert rejected.outcome == "rejected" and rejected.end["client_status"] == 401
+    assert rejected.end["client_body"]["error"]["type"] == "gateway_auth"
+    assert ok.request["annotations"] == {"caller": "team-a", "sample": "s1"}
+    assert routed.request["upstream"] == special
+    assert exploded.outcome == "proxy_error" and exploded.end["error"]["code"] == "policy_error"
+    assert [e.outcome for e in ends] == ["rejected", "ok", "ok", "proxy_error"]
+    assert ends[1].annotations == {"caller": "team-a", "sample": "s1"}
+    assert ends[1].roller == {"x-roller-sample": "s1"}
+    assert ends[1].exchange_id == ok.exchange_id and ends[1].upstream_status == 200
+    # Neither the swapped-in key nor the gateway token is on disk.
+    bg_loop.run(proxy.server.stop())
+    for path in (tmp_path / "t").rglob("*"):
+        assert b"sk-REAL-upstream-key" not in path.read_bytes()
+        assert b"gw-token" not in path.read_bytes()
+
+
+def test_end_hook_runs_for_failures_and_its_errors_are_counted(
+    bg_loop: BackgroundLoop, start_proxy: ProxyFactory
+) -> None:
+    ends: list[ExchangeEnd] = []
+
+    async def on_end(end: ExchangeEnd) -> None:
+        ends.append(end)
+        raise ValueError("database down")
+
+    proxy = start_proxy(f"http://127.0.0.1:{free_port()}", on_exchange_end=on_end)
+
+    async def call() -> int:
+        async with (
+            aiohttp.ClientSession() as session,
+            session.post(proxy.url + "/v1/messages", json={}) as response,
+        ):
+            return response.status
+
+    assert bg_loop.run(call()) == 502
+    assert bg_loop.run(proxy.server.wait_idle(5))
+    (end,) = ends
+    assert end.outcome == "upstream_connect_error" and end.client_status == 502
+    assert end.error is not None and end.error.code == "connect_failed"
+    relay = proxy.server.relay
+    assert relay is not None and relay.hook_errors == 1
+    assert json.loads(json.dumps(proxy.only_exchange().end))["outcome"] == end.outcome
