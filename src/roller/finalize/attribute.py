@@ -196,9 +196,13 @@ def _attribute_by_wire(calls: Sequence[DecodedCall]) -> AttributionResult:
             entry.parent = ident.parent_key
         if ident.parent_key is not None and ident.parent_key not in seen:
             # A parent named by a child's headers exists even if it made no call yet.
-            # It is the session root when it is the session key itself, else a child of
-            # someone the headers do not name.
-            parent_is_child = None if ident.session_key is None else ident.parent_key != ident.session_key
+            # It is the root when the wire says the session key is the root and names it;
+            # a parent that is not the session key is some child; otherwise unknown.
+            parent_is_child: bool | None = None
+            if ident.parent_key != ident.session_key and ident.session_key is not None:
+                parent_is_child = ident.session_key_is_root
+            elif ident.session_key_is_root:
+                parent_is_child = False
             seen[ident.parent_key] = _WireParticipant(parent_is_child, None, {}, [])
     participants = [
         ParticipantDraft(
