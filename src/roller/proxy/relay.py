@@ -147,6 +147,7 @@ class _Exchange:
         self.response: web.StreamResponse | None = None
         self.upstream_response: aiohttp.ClientResponse | None = None
         self.outcome: Outcome = "proxy_error"
+        self.notified = False
         self.body_parts: list[bytes] = []
         self.body_recorded = False
         self.error: ExchangeError | None = None
@@ -385,7 +386,8 @@ class _Exchange:
 
     def _notify_soon(self) -> None:
         """Start the end hook without waiting (the handler is about to be cancelled)."""
-        if self.ended:
+        if self.ended and not self.notified:
+            self.notified = True
             self.relay.notify(self._end_event())
 
     def _abort_client(self) -> None:
@@ -480,8 +482,9 @@ class _Exchange:
         )
 
     async def _notify(self) -> None:
-        if not self.ended:
+        if not self.ended or self.notified:
             return
+        self.notified = True
         task = self.relay.notify(self._end_event())
         if task is not None:
             await asyncio.shield(task)
