@@ -285,7 +285,7 @@ def _call_record(
             path=str(meta.get("path", "")),
             query=[(str(k), str(v)) for k, v in meta.get("query") or []],
             headers=[(str(k), str(v)) for k, v in meta.get("headers") or []],
-            redacted=[str(x) for x in meta.get("redacted") or []],
+            redacted=_redacted_names(meta.get("redacted")),
             received_at=rfc3339(ex.request_time_ns) or "",
         ),
         context=call.context,
@@ -341,3 +341,12 @@ def _call_record(
         export_blocked_by=blocked,  # type: ignore[arg-type]
         errors=errors,
     )
+
+
+def _redacted_names(redacted: object) -> list[str]:
+    """Names of removed headers and query parameters (the tape keeps them apart)."""
+    if isinstance(redacted, dict):
+        return [str(x) for key in ("headers", "query") for x in redacted.get(key) or []]
+    if isinstance(redacted, list):
+        return [str(x) for x in redacted]
+    return []
