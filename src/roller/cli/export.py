@@ -21,10 +21,17 @@ def command() -> None:
 
 @command.command("calls")
 @click.argument("path", type=click.Path(path_type=Path))
-@click.option("--out", "out", type=click.Path(path_type=Path, dir_okay=False),
-              help="Output JSONL file (default: stdout).")
-@click.option("--include-blocked", is_flag=True,
-              help="Also export blocked calls (each says why in export_blocked_by).")
+@click.option(
+    "--out",
+    "out",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="Output JSONL file (default: stdout).",
+)
+@click.option(
+    "--include-blocked",
+    is_flag=True,
+    help="Also export blocked calls (each says why in export_blocked_by).",
+)
 def calls(path: Path, out: Path | None, include_blocked: bool) -> None:
     """Export the calls of every capture under PATH (run, sample or attempt).
 

@@ -20,30 +20,49 @@ SESSION = "golden-session-1"
 LOOKUP_ANTHROPIC = {
     "name": "lookup",
     "description": "Look something up.",
-    "input_schema": {"type": "object", "properties": {"query": {"type": "string"}}, "required": ["query"]},
+    "input_schema": {
+        "type": "object",
+        "properties": {"query": {"type": "string"}},
+        "required": ["query"],
+    },
 }
 LOOKUP_RESPONSES = {
     "type": "function",
     "name": "lookup",
     "description": "Look something up.",
-    "parameters": {"type": "object", "properties": {"query": {"type": "string"}}, "required": ["query"]},
+    "parameters": {
+        "type": "object",
+        "properties": {"query": {"type": "string"}},
+        "required": ["query"],
+    },
 }
 
 
 def root() -> None:
     client = anthropic.Anthropic(default_headers={"x-roller-session-id": SESSION})
     messages: list = [{"role": "user", "content": "Find out about roller."}]
-    first = client.messages.create(model="mock-model", max_tokens=256, tools=[LOOKUP_ANTHROPIC], messages=messages)
+    first = client.messages.create(
+        model="mock-model", max_tokens=256, tools=[LOOKUP_ANTHROPIC], messages=messages
+    )
     tool = next(b for b in first.content if b.type == "tool_use")
     messages += [
         {"role": "assistant", "content": [b.model_dump(exclude_none=True) for b in first.content]},
-        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": tool.id, "content": "roller records agents"}]},
+        {
+            "role": "user",
+            "content": [
+                {"type": "tool_result", "tool_use_id": tool.id, "content": "roller records agents"}
+            ],
+        },
     ]
-    client.messages.create(model="mock-model", max_tokens=256, tools=[LOOKUP_ANTHROPIC], messages=messages)
+    client.messages.create(
+        model="mock-model", max_tokens=256, tools=[LOOKUP_ANTHROPIC], messages=messages
+    )
 
 
 def planner() -> None:
-    client = openai.OpenAI(default_headers={"x-roller-session-id": SESSION, "x-roller-agent-id": "planner"})
+    client = openai.OpenAI(
+        default_headers={"x-roller-session-id": SESSION, "x-roller-agent-id": "planner"}
+    )
     stream = client.chat.completions.create(
         model="mock-model", stream=True, messages=[{"role": "user", "content": "Plan the work."}]
     )
@@ -59,14 +78,22 @@ def worker() -> None:
             "x-roller-parent-agent-id": "planner",
         }
     )
-    first = client.responses.create(model="mock-model", input="Do the work.", tools=[LOOKUP_RESPONSES])
+    first = client.responses.create(
+        model="mock-model", input="Do the work.", tools=[LOOKUP_RESPONSES]
+    )
     call = next(i for i in first.output if i.type == "function_call")
     client.responses.create(
         model="mock-model",
         tools=[LOOKUP_RESPONSES],
         input=[
             {"role": "user", "content": "Do the work."},
-            {"type": "function_call", "id": call.id, "call_id": call.call_id, "name": call.name, "arguments": call.arguments},
+            {
+                "type": "function_call",
+                "id": call.id,
+                "call_id": call.call_id,
+                "name": call.name,
+                "arguments": call.arguments,
+            },
             {"type": "function_call_output", "call_id": call.call_id, "output": "worked"},
         ],
     )
@@ -74,9 +101,14 @@ def worker() -> None:
 
 def impostor() -> None:
     client = anthropic.Anthropic(
-        default_headers={"x-claude-code-session-id": SESSION, "x-claude-code-agent-id": "a0123456789abcdef"}
+        default_headers={
+            "x-claude-code-session-id": SESSION,
+            "x-claude-code-agent-id": "a0123456789abcdef",
+        }
     )
-    client.messages.create(model="mock-model", max_tokens=64, messages=[{"role": "user", "content": "hi"}])
+    client.messages.create(
+        model="mock-model", max_tokens=64, messages=[{"role": "user", "content": "hi"}]
+    )
 
 
 if __name__ == "__main__":
