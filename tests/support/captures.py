@@ -24,6 +24,7 @@ def roller(
     env.setdefault("COLUMNS", "200")
     return subprocess.run(
         [sys.executable, "-m", "roller", *args],
+        check=False,
         cwd=cwd or REPO,
         env=env,
         capture_output=True,
