@@ -175,7 +175,7 @@ def build_capture(
     relation_counter = count(1)
     index = CallIndex(decoded, call_ids, owners, pids, raw_retained=retained)
     relations = bind_native(index, native, new_relation_id) if native is not None else []
-    relations += derive_in_context(index, native, new_relation_id)
+    relations += derive_in_context(index, native, new_relation_id, relations)
     if relations_unknown:
         capture_errors.append(
             CaptureErrorRecord(
@@ -239,7 +239,15 @@ def build_capture(
         capabilities=Capabilities(
             subtasks=native.subtasks if native is not None else "unknown",
             native_output_coverage=coverage.basis,
-            notes=list(native.coverage.notes) if native is not None else [],
+            notes=(
+                list(native.coverage.notes)
+                + [
+                    f"main_trajectory_export_blocked: {b}"
+                    for b in native.main_trajectory_blocked_by
+                ]
+                if native is not None
+                else []
+            ),
         ),
         coverage=coverage,
         lifecycle=lc,

@@ -4,7 +4,9 @@ Coverage asks: does every output the native logs record have a captured call, an
 every attributed call correspond to a native output? Per-id bases compare response ids
 per participant; count bases compare the number of completed generation calls per
 participant with the native count (weaker: a count can match by accident, which is why
-`capabilities.native_output_coverage` names the basis).
+`capabilities.native_output_coverage` names the basis). A count basis may also list
+the ids its native records carry (Codex `token_usage_record.response_id`); each must
+then be among the participant's captured calls.
 """
 
 from __future__ import annotations
@@ -60,6 +62,17 @@ def check_coverage(
                 problems.append(
                     f"{key}: native log records {want} outputs, {have} completed calls captured"
                 )
+        # A count basis whose native records also name response ids (Codex
+        # `token_usage_record.response_id`) is cross-checked per id as well: a count can
+        # match by accident, an id cannot.
+        if cov.ids:
+            captured_ids: dict[str, set[str]] = {}
+            for call, owner in zip(calls, owners, strict=True):
+                if owner is not None and call.kind == "generation" and call.response_id:
+                    captured_ids.setdefault(owner, set()).add(call.response_id)
+            for key in sorted(cov.ids):
+                for missing in sorted(cov.ids[key] - captured_ids.get(key, set())):
+                    problems.append(f"{key}: native output {missing} has no captured call")
     return Coverage(
         basis=cov.basis,
         checked=True,

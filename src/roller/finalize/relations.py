@@ -190,11 +190,20 @@ def bind_native(
 
 
 def derive_in_context(
-    index: CallIndex, native: NativeCapture | None, new_id: Callable[[], str]
+    index: CallIndex,
+    native: NativeCapture | None,
+    new_id: Callable[[], str],
+    bound: Sequence[RelationRecord] = (),
 ) -> list[RelationRecord]:
-    """One relation per (tool call, later call of the same participant carrying its result)."""
+    """One relation per (tool call, later call of the same participant carrying its result).
+
+    `bound` are the relations `bind_native` already made: a result it already placed in
+    a call (a tool result that delivered a child's result, e.g. Codex `wait_agent`) is not
+    derived a second time, and the child such a tool call delivered is named.
+    """
     spawned: dict[str, str | None] = {}
     background: set[str] = set()
+    delivered: dict[str, set[str | None]] = {}
     if native is not None:
         for rel in native.relations:
             if rel.tool_call_id is None:
@@ -203,6 +212,12 @@ def derive_in_context(
                 spawned[rel.tool_call_id] = rel.child_key
             elif rel.type == "launch_acknowledged":
                 background.add(rel.tool_call_id)
+            elif rel.type == "result_delivered":
+                delivered.setdefault(rel.tool_call_id, set()).add(rel.child_key)
+    for ref, children in delivered.items():
+        # one tool call may deliver several children's results: it names none then
+        spawned.setdefault(ref, next(iter(children)) if len(children) == 1 else None)
+    done = {(r.type, r.tool_call_id, r.target_call_id) for r in bound}
     out: list[RelationRecord] = []
     pid = index.participant_ids
     for i, call in enumerate(index.calls):
@@ -222,6 +237,8 @@ def derive_in_context(
             )
             for j in later:
                 if not any(r.id == tool.id for r in index.calls[j].results):
+                    continue
+                if (kind, ref, index.call_ids[j]) in done:
                     continue
                 out.append(
                     RelationRecord(

@@ -130,6 +130,11 @@ class NativeCapture:
     # Optional cross-check: wire participant key -> native participant key, used to
     # compare what the headers say with what the native log says (never to attribute).
     wire_aliases: Mapping[str, str] = field(default_factory=dict)
+    # Why the sample's main trajectory (root participant only) may not be exported,
+    # per-call export unaffected: e.g. the root loaded tool definitions dynamically
+    # (Codex `tool_search_output`), so no static tool list describes its requests.
+    # Each entry starts with a fixed code (`dynamic_tools_loaded: …`).
+    main_trajectory_blocked_by: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
