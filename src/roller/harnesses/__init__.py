@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from roller.errors import UsageError
 from roller.harnesses.base import HarnessAdapter
+from roller.harnesses.codex import CodexAdapter
 from roller.harnesses.generic import GenericAdapter
 
-HARNESSES: tuple[HarnessAdapter, ...] = (GenericAdapter(),)
+HARNESSES: tuple[HarnessAdapter, ...] = (GenericAdapter(), CodexAdapter())
 
 
 def adapter_for(name: str) -> HarnessAdapter:

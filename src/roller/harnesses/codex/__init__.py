@@ -1,0 +1,232 @@
+"""The Codex CLI adapter: pin, `codex exec` launch plan, native log copy and reader.
+
+Checked against codex-cli **0.171.0** (npm `@openai/codex`, a node stub plus the native
+musl binary in `@openai/codex-linux-x64`) on 2026-11-29, with every field relied on seen
+in real runs against `roller mock-model` (facts: /work/shared/harnesses/codex.md).
+
+Launch (data, DESIGN.md rule 5): `codex exec --skip-git-repo-check --json -`, the prompt
+on stdin (a prompt starting with `-` is never taken for a flag), cwd = the scratch work
+dir, HOME/TMPDIR = scratch, `CODEX_HOME=$HOME/.codex` holding a generated `config.toml`:
+- one model provider `roller` at the proxy (`base_url` = the OpenAI base with `/v1`),
+  `wire_api = "responses"` (the only API 0.171.0 accepts), `supports_websockets = false`
+  (every model call is a plain HTTP request the proxy records), no retries (a retry
+  would be a second call for one native response);
+- the key from `OPENAI_API_KEY` (`env_key`): the user's key, or a placeholder for `mock:`;
+- `[features] plugins = false` (otherwise the curated-plugin sync contacts github.com and
+  chatgpt.com), `check_for_update_on_startup = false`, `[analytics] enabled = false`:
+  with these the only connections are to the proxy (measured with strace);
+- `approval_policy = "never"`, `sandbox_mode = "workspace-write"` (headless: a command
+  runs in the sandbox or fails, it never waits for an approval).
+Subagents: v1 (the `multi_agent_v1` namespace) is Codex's default; the option
+`multi-agent=v2` sets `[features] multi_agent_v2` (the `collaboration` namespace,
+warm-forked children). Without `--capture-calls`, `[agents] enabled = false` and no
+`multi_agent_v2`, so no delegation tool is offered (`[features] multi_agent` is
+deprecated in 0.171.0 and says so on every run). `max-depth=N` sets `[agents]
+max_depth` (v1 only; with Codex's default 1 a child gets no spawn tool). `codex exec`
+aborts a child whose parent turn ends first, so a parent must call `wait_agent` for its
+children to run.
+
+Multi-turn: a later turn resumes `codex exec resume <root thread id> -` with the root
+thread confirmed by the native logs (`confirmed_root_thread`), never `--last`, which
+picks the most recently updated thread and may pick a child.
+
+Native logs: `$CODEX_HOME/sessions/` (rollout JSONL per thread) is copied to
+`raw/native/sessions/`, and `state_5.sqlite` (threads, spawn edges) to
+`raw/native/state_5.sqlite` through SQLite's backup API (one consistent snapshot,
+WAL included). The reader is `roller.harnesses.codex.native.read_codex_native`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import sqlite3
+from collections.abc import Mapping
+from pathlib import Path
+
+from roller.capture.models import OutputCoverage, SubtaskCapability
+from roller.errors import HarnessError, UsageError
+from roller.harnesses.base import (
+    FileToWrite,
+    LaunchPlan,
+    LaunchRequest,
+    NativeCapture,
+    Pin,
+    ScratchDirs,
+    base_env,
+)
+from roller.harnesses.codex.native import SESSIONS, read_codex_native
+from roller.harnesses.codex.state import COPY_ERROR_SUFFIX, STATE_DB, copy_state_db
+
+PROVIDER = "roller"
+KEY_ENV = "OPENAI_API_KEY"
+EXEC_ARGS: tuple[str, ...] = ("exec", "--skip-git-repo-check", "--json")
+# --option KEY -> allowed values (None: any value the key's own check accepts).
+OPTIONS: Mapping[str, frozenset[str] | None] = {
+    "multi-agent": frozenset({"v1", "v2"}),
+    "max-depth": None,
+    "sandbox": frozenset({"read-only", "workspace-write", "danger-full-access"}),
+}
+_UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
+
+
+def codex_home(dirs: ScratchDirs) -> Path:
+    return dirs.home / ".codex"
+
+
+def _toml(value: str | bool | int) -> str:
+    """A TOML scalar (JSON string escapes are valid TOML basic-string escapes)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    return json.dumps(value)
+
+
+def render_config(tables: Mapping[str, Mapping[str, str | bool | int]]) -> str:
+    """`config.toml` text: the "" table first (top-level keys), then the others."""
+    lines: list[str] = []
+    for name, values in tables.items():
+        if name:
+            lines += ["", f"[{name}]"]
+        lines += [f"{key} = {_toml(value)}" for key, value in values.items()]
+    return "\n".join(lines).lstrip("\n") + "\n"
+
+
+def config_tables(request: LaunchRequest) -> dict[str, dict[str, str | bool | int]]:
+    """The generated config as data (see the module docstring for each value's reason)."""
+    options = request.options
+    v2 = options.get("multi-agent", "v1") == "v2"
+    top: dict[str, str | bool | int] = {"model_provider": PROVIDER}
+    if request.model:
+        top["model"] = request.model
+    top.update(
+        {
+            "approval_policy": "never",
+            "sandbox_mode": options.get("sandbox", "workspace-write"),
+            "check_for_update_on_startup": False,
+        }
+    )
+    tables: dict[str, dict[str, str | bool | int]] = {
+        "": top,
+        "analytics": {"enabled": False},
+        f"model_providers.{PROVIDER}": {
+            "name": PROVIDER,
+            "base_url": request.base_urls["openai"],
+            "env_key": KEY_ENV,
+            "wire_api": "responses",
+            "request_max_retries": 0,
+            "stream_max_retries": 0,
+            "supports_websockets": False,
+        },
+        "features": {"plugins": False, "multi_agent_v2": request.capture_calls and v2},
+    }
+    agents: dict[str, str | bool | int] = {}
+    if not request.capture_calls:
+        agents["enabled"] = False
+    if "max-depth" in options:
+        agents["max_depth"] = int(options["max-depth"])
+    if agents:
+        tables["agents"] = agents
+    return tables
+
+
+def _check_options(options: Mapping[str, str]) -> None:
+    unknown = sorted(set(options) - set(OPTIONS))
+    if unknown:
+        raise UsageError(
+            f"unknown codex option(s) {', '.join(unknown)} (known: {', '.join(OPTIONS)})"
+        )
+    for key, allowed in OPTIONS.items():
+        value = options.get(key)
+        if value is not None and allowed is not None and value not in allowed:
+            raise UsageError(f"codex option {key} must be one of {', '.join(sorted(allowed))}")
+    depth = options.get("max-depth")
+    if depth is not None and not (depth.isdigit() and 1 <= int(depth) <= 8):
+        raise UsageError("codex option max-depth must be an integer from 1 to 8")
+
+
+def confirmed_root_thread(native: NativeCapture) -> str:
+    """The root thread id the native logs confirm, for `codex exec resume`.
+
+    Exactly one root participant, with no native problem: anything else is an error,
+    because resuming a guessed thread would continue the wrong conversation.
+    """
+    roots = [p.key for p in native.participants if p.role == "root"]
+    if len(roots) != 1:
+        raise HarnessError(f"codex: {len(roots)} root threads in the native logs, cannot resume")
+    if native.problems:
+        raise HarnessError(
+            "codex: the native logs disagree, the root thread is not confirmed: "
+            + "; ".join(native.problems[:3])
+        )
+    if not _UUID.match(roots[0]):
+        raise HarnessError(f"codex: root thread id {roots[0]!r} is not a thread uuid")
+    return roots[0]
+
+
+class CodexAdapter:
+    name = "codex"
+    profile = "exec"
+    pin = Pin(registry="npm", package="@openai/codex", version="0.171.0", bin="codex")
+    subtasks: SubtaskCapability = "supported"
+    coverage_basis: OutputCoverage = "token_usage_count"
+
+    def launch_plan(self, request: LaunchRequest) -> LaunchPlan:
+        """The first turn: `codex exec … -` with the prompt on stdin."""
+        return self._plan(request, resume_thread=None)
+
+    def resume_plan(self, request: LaunchRequest, root_thread: str) -> LaunchPlan:
+        """A later turn in the same scratch HOME: resume the confirmed root thread."""
+        if not _UUID.match(root_thread):
+            raise UsageError(f"codex: {root_thread!r} is not a thread uuid")
+        return self._plan(request, resume_thread=root_thread)
+
+    def _plan(self, request: LaunchRequest, resume_thread: str | None) -> LaunchPlan:
+        if request.install_dir is None:
+            raise HarnessError("codex is not installed: run `roller harness install codex`")
+        if not request.prompt:
+            raise UsageError("codex needs a prompt")
+        _check_options(request.options)
+        key = request.credentials.get(KEY_ENV)
+        if not key:
+            raise UsageError(f"codex reads its provider key from {KEY_ENV}; it is not set")
+        binary = request.install_dir / "node_modules" / ".bin" / self.pin.bin
+        if resume_thread is None:
+            argv = [str(binary), *EXEC_ARGS, "-"]
+        else:
+            argv = [str(binary), "exec", "resume", *EXEC_ARGS[1:], resume_thread, "-"]
+        home = codex_home(request.dirs)
+        path = os.pathsep.join([str(binary.parent), os.environ.get("PATH", "/usr/bin:/bin")])
+        env = base_env(request.dirs, path)
+        env["CODEX_HOME"] = str(home)
+        env[KEY_ENV] = key
+        return LaunchPlan(
+            argv=tuple(argv),
+            env=env,
+            cwd=request.dirs.work,
+            timeout_s=request.timeout_s,
+            files=(FileToWrite(home / "config.toml", render_config(config_tables(request))),),
+            secret_env=frozenset({KEY_ENV}),
+            stdin=request.prompt.encode(),
+        )
+
+    def collect_native(self, dirs: ScratchDirs, dest: Path) -> None:
+        """Copy `sessions/` and a consistent snapshot of `state_5.sqlite`."""
+        home = codex_home(dirs)
+        sessions = home / SESSIONS
+        if sessions.is_dir():
+            shutil.copytree(sessions, dest / SESSIONS, symlinks=True, dirs_exist_ok=True)
+        state = home / STATE_DB
+        if state.is_file():
+            try:
+                copy_state_db(state, dest / STATE_DB)
+            except sqlite3.Error as exc:
+                # The reader reports the missing copy as a problem; say why here.
+                dest.mkdir(parents=True, exist_ok=True)
+                (dest / f"{STATE_DB}{COPY_ERROR_SUFFIX}").write_text(f"{exc}\n")
+
+    def read_native(self, native_dir: Path) -> NativeCapture | None:
+        return read_codex_native(native_dir)
