@@ -53,16 +53,22 @@ class StateIndex:
 def copy_state_db(source: Path, dest: Path) -> None:
     """A consistent single-file copy of `source` at `dest` (raises sqlite3.Error)."""
     dest.parent.mkdir(parents=True, exist_ok=True)
+    # Built beside the destination and renamed into place: a failed copy leaves nothing
+    # that could be read as an (empty) index.
+    partial = dest.with_name(f"{dest.name}.partial")
+    partial.unlink(missing_ok=True)
     src = sqlite3.connect(f"{source.resolve().as_uri()}?mode=ro", uri=True)
     try:
-        out = sqlite3.connect(dest)
+        out = sqlite3.connect(partial)
         try:
             src.backup(out)
             out.execute("PRAGMA journal_mode=DELETE")
         finally:
             out.close()
+        partial.replace(dest)
     finally:
         src.close()
+        partial.unlink(missing_ok=True)
 
 
 def _parent_from_source(source: str | None) -> str | None:
