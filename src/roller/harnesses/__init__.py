@@ -5,9 +5,13 @@ from __future__ import annotations
 
 from roller.errors import UsageError
 from roller.harnesses.base import HarnessAdapter
+from roller.harnesses.claude_code import ClaudeCodeAdapter
 from roller.harnesses.generic import GenericAdapter
 
-HARNESSES: tuple[HarnessAdapter, ...] = (GenericAdapter(),)
+HARNESSES: tuple[HarnessAdapter, ...] = (
+    GenericAdapter(),
+    ClaudeCodeAdapter(),
+)
 
 
 def adapter_for(name: str) -> HarnessAdapter:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from roller.capture.models import OutputCoverage, SubtaskCapability
 from roller.errors import UsageError
 from roller.harnesses.base import (
     LaunchPlan,
@@ -30,8 +31,8 @@ class GenericAdapter:
     name = "generic"
     profile = "command"
     pin = Pin(registry="none", package="", version="", bin="")
-    subtasks = "unknown"
-    coverage_basis = "none"
+    subtasks: SubtaskCapability = "unknown"
+    coverage_basis: OutputCoverage = "none"
 
     def launch_plan(self, request: LaunchRequest) -> LaunchPlan:
         if not request.command:
