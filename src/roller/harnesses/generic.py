@@ -28,9 +28,9 @@ from roller.harnesses.base import (
 
 
 class GenericAdapter:
-    name = "generic"
-    profile = "command"
-    pin = Pin(registry="none", package="", version="", bin="")
+    name: str = "generic"
+    profile: str = "command"
+    pin: Pin = Pin(registry="none", package="", version="", bin="")
     subtasks: SubtaskCapability = "unknown"
     coverage_basis: OutputCoverage = "none"
 
