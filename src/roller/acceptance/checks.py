@@ -186,13 +186,14 @@ def _tree(capture: Capture, expect: Expect, with_mock: bool) -> list[str]:
         if parent is None or parent.depth != p.depth - 1:
             out.append(f"child {p.participant_id} (depth {p.depth}) has no parent one level up")
     if with_mock:
-        out += _oracle(capture.calls, parts, expect)
+        out += oracle_failures(capture.calls, parts, expect)
     return out
 
 
-def _oracle(
+def oracle_failures(
     calls: Sequence[CallRecord], parts: dict[str, ParticipantRecord], expect: Expect
 ) -> list[str]:
+    """Each generation call's participant against the agent the mock made it for."""
     out = []
     owners: dict[Label, set[str]] = {}
     for c in calls:

@@ -75,6 +75,10 @@ PERMISSION_MODE_ENV: Mapping[str, Mapping[str, str]] = {
 }
 
 
+def _links(directory: str, names: list[str]) -> list[str]:
+    return [n for n in names if (Path(directory) / n).is_symlink()]
+
+
 class ClaudeCodeAdapter:
     name = "claude-code"
     profile = "cli-print"
@@ -124,10 +128,14 @@ class ClaudeCodeAdapter:
         )
 
     def collect_native(self, dirs: ScratchDirs, dest: Path) -> None:
-        """Copy `~/.claude/projects/` (transcripts, subagent transcripts, meta.json)."""
+        """Copy `~/.claude/projects/` (transcripts, subagent transcripts, meta.json).
+
+        Not copied: `$TMPDIR/claude-<uid>/…/tasks/<agentId>.output` (symlinks to the
+        subagent transcripts) and `~/.claude.json` (install ids, no evidence)."""
         source = dirs.home / ".claude" / "projects"
         if source.is_dir():
-            shutil.copytree(source, dest / "projects", symlinks=True, dirs_exist_ok=True)
+            # Symlinks are never followed nor kept: a copy must not reach outside the HOME.
+            shutil.copytree(source, dest / "projects", ignore=_links, dirs_exist_ok=True)
 
     def read_native(self, native_dir: Path) -> NativeCapture | None:
         return read_claude_code_logs(native_dir)
