@@ -66,6 +66,8 @@ def main() -> int:
         )
     except RollerError as exc:
         print(f"test_subagents_e2e: error: {exc}", file=sys.stderr)
+        if args.keep is None:
+            shutil.rmtree(work, ignore_errors=True)
         return 2
     if failed(outcomes) or args.keep:
         print(f"runs kept at {work}", file=sys.stderr)
