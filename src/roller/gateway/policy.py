@@ -33,7 +33,12 @@ from typing import Any, Final
 from roller.gateway.config import Client, GatewayConfig
 from roller.gateway.derivation import SessionPlan, plan_session
 from roller.gateway.store import CallFacts, Resolution, SessionStore
-from roller.gateway.tokens import CREDENTIAL_HEADERS, CREDENTIAL_QUERY, presented_token, token_sha256
+from roller.gateway.tokens import (
+    CREDENTIAL_HEADERS,
+    CREDENTIAL_QUERY,
+    presented_token,
+    token_sha256,
+)
 from roller.identity import WireIdentity, derive
 from roller.proxy import ExchangeEnd, PolicyDecision, Rejection, RequestHead
 from roller.proxy.routing import Family, family_for
@@ -137,13 +142,15 @@ class GatewayPolicy:
         }
         if head.path.startswith(ROUTE_PREFIX):
             # Gateway routes are served by the gateway itself, never forwarded.
-            body = {"error": {"type": "roller_not_found", "message": "no such gateway route"}}
-            return PolicyDecision(reject=Rejection(404, body), annotations={"gateway": base})
+            missing = {"error": {"type": "roller_not_found", "message": "no such gateway route"}}
+            return PolicyDecision(reject=Rejection(404, missing), annotations={"gateway": base})
         client, problem, sources = self.authenticate(head)
         if client is None:
             annotation = {**base, "auth": "rejected", "reason": problem, "sources": list(sources)}
             return PolicyDecision(
-                reject=Rejection(401, unauthorized(f"{problem}: use a token from roller gateway token add")),
+                reject=Rejection(
+                    401, unauthorized(f"{problem}: use a token from roller gateway token add")
+                ),
                 annotations={"gateway": annotation},
             )
         family = family_for(head.path) or next(

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Final
 
-from sqlalchemy import Connection, Engine, insert, select, text, update
+from sqlalchemy import Connection, Engine, func, insert, select, text, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session
@@ -335,6 +335,16 @@ class SessionStore:
             query = query.where(Call.session_id == session_id)
         with Session(self.engine) as orm:
             return list(orm.scalars(query))
+
+    def call_counts(self) -> dict[str, int]:
+        """Calls per session id."""
+        query = (
+            select(Call.session_id, func.count())
+            .where(Call.session_id.is_not(None))
+            .group_by(Call.session_id)
+        )
+        with self.engine.connect() as conn:
+            return {str(sid): int(n) for sid, n in conn.execute(query)}
 
     # -- calls and notes -----------------------------------------------------------------
 
