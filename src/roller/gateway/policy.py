@@ -42,6 +42,7 @@ from roller.gateway.tokens import (
 from roller.identity import WireIdentity, derive
 from roller.proxy import ExchangeEnd, PolicyDecision, Rejection, RequestHead
 from roller.proxy.routing import Family, family_for
+from roller.wire import protocol_for
 
 log = logging.getLogger("roller.gateway")
 
@@ -202,7 +203,7 @@ class GatewayPolicy:
             method=str(gateway.get("method", "")),
             path=str(gateway.get("path", "")),
             family=gateway.get("family"),
-            protocol=None,
+            protocol=protocol_for(str(gateway.get("method", "")), str(gateway.get("path", ""))),
             model=gateway.get("model"),
             participant_unknown=bool(gateway.get("participant_unknown", False)),
             identity=gateway.get("identity"),
