@@ -5,10 +5,15 @@ from __future__ import annotations
 
 from roller.errors import UsageError
 from roller.harnesses.base import HarnessAdapter
+from roller.harnesses.claude_code import ClaudeCodeAdapter
 from roller.harnesses.codex import CodexAdapter
 from roller.harnesses.generic import GenericAdapter
 
-HARNESSES: tuple[HarnessAdapter, ...] = (GenericAdapter(), CodexAdapter())
+HARNESSES: tuple[HarnessAdapter, ...] = (
+    GenericAdapter(),
+    ClaudeCodeAdapter(),
+    CodexAdapter(),
+)
 
 
 def adapter_for(name: str) -> HarnessAdapter:
