@@ -14,6 +14,13 @@ import json
 from pathlib import Path
 
 import pytest
+
+from roller.capture.models import AttemptInputs, CallRecord, RelationRecord
+from roller.capture.reader import read_json_model
+from roller.capture.tape import read_tape
+from roller.finalize.assemble import FinalizedCapture, build_capture
+from roller.harnesses.base import NativeCapture
+from roller.harnesses.codex.native import read_codex_native
 from tests.harnesses.codex_data import (
     DATA,
     copy,
@@ -23,13 +30,6 @@ from tests.harnesses.codex_data import (
     rollouts,
     root_and_children,
 )
-
-from roller.capture.models import AttemptInputs, CallRecord, RelationRecord
-from roller.capture.reader import read_json_model
-from roller.capture.tape import read_tape
-from roller.finalize.assemble import FinalizedCapture, build_capture
-from roller.harnesses.base import NativeCapture
-from roller.harnesses.codex.native import read_codex_native
 
 SCENARIOS = ("v1-single", "v2-fork", "v1-nested", "v1-identical-prompts", "v1-no-wait")
 

@@ -26,7 +26,9 @@ What it asserts, and from which evidence:
 - `result_delivered`: v1 `wait_agent` output naming the child with a final status, and
   v1 `<subagent_notification>` / v2 `FINAL_ANSWER` `agent_message` input items; each is
   bound to the first later response of the parent whose sampling record
-  (`sampled_through_sequence`) covers the item, and its text must be in that call.
+  (`sampled_through_sequence`) covers the item, and its text must be in that call. An
+  item no later response sampled (recorded after the parent's last response, e.g. a
+  second child finishing after `codex exec`'s turn ended) reached no model: no relation.
 - `child_completed` / `child_failed`: the child's last own turn ended in
   `task_complete` / `turn_aborted`.
 - A warm-forked (v2) child's copied parent history is the parent's: it yields nothing
@@ -404,35 +406,34 @@ def _deliveries(rollouts: dict[str, Rollout], spawns: Iterable[_Spawn]) -> list[
             status = (_json_object(output.output) or {}).get("status")
             if not isinstance(status, dict):
                 continue  # v2 wait outputs carry no result; the agent_message does
+            target = r.consuming_response(output.ordinal, output.history_sequence)
             for child in sorted(mine & set(status)):
                 final = status[child]
-                if not (isinstance(final, dict) and FINAL_STATUSES & set(final)):
+                if target is None or not (isinstance(final, dict) and FINAL_STATUSES & set(final)):
                     continue
+                ref = (call.call_id, call.item_id) if call.item_id else None
                 out.append(
                     NativeRelation(
                         type="result_delivered",
                         parent_key=pid,
                         child_key=child,
-                        tool_call_id=f"{call.call_id}|{call.item_id}"
-                        if call.item_id
-                        else call.call_id,
-                        model_tool_ref=(call.call_id, call.item_id) if call.item_id else None,
+                        tool_call_id=f"{ref[0]}|{ref[1]}" if ref else call.call_id,
+                        model_tool_ref=ref,
                         evidence=(
                             NativeEvidence(r.path, f"#{call.ordinal} function_call {call.call_id}"),
                             NativeEvidence(
                                 r.path, f"#{output.ordinal} function_call_output {call.call_id}"
                             ),
                         ),
-                        target_response_id=r.consuming_response(
-                            output.ordinal, output.history_sequence
-                        ),
+                        target_response_id=target,
                         delivered_text=output.output,
                         note="wait_agent output",
                     )
                 )
         for item in r.delivered:
             sender = _sender(item, mine, paths)
-            if sender is None or not FINAL_STATUSES & set(item.status):
+            target = r.consuming_response(item.ordinal, item.history_sequence)
+            if sender is None or target is None or not FINAL_STATUSES & set(item.status):
                 continue
             out.append(
                 NativeRelation(
@@ -441,7 +442,7 @@ def _deliveries(rollouts: dict[str, Rollout], spawns: Iterable[_Spawn]) -> list[
                     child_key=sender,
                     tool_call_id=None,
                     evidence=(NativeEvidence(r.path, f"#{item.ordinal} {item.kind}"),),
-                    target_response_id=r.consuming_response(item.ordinal, item.history_sequence),
+                    target_response_id=target,
                     delivered_text=item.text,
                     note=item.kind,
                 )
