@@ -14,6 +14,7 @@ from roller.mock.scenario_files import load_scenario
 ISSUE_SCENARIOS = (
     "single", "parallel", "identical-prompts", "file-sharing", "tool-error",
     "tool-config", "plain", "nested", "background", "foreground",
+    "fork",  # issue 5 (Codex v2-fork): a child started from a copy of its parent's history
 )  # fmt: skip
 
 
@@ -48,7 +49,7 @@ def test_an_override_changes_only_what_it_names() -> None:
 def test_claude_code_runs_every_scenario_background_by_default() -> None:
     profile = profile_for("claude-code")
     resolved = {name: profile.resolve(scenario(name)) for name in SCENARIO_NAMES}
-    assert all(isinstance(r, Scenario) for r in resolved.values())
+    assert {n for n, r in resolved.items() if not isinstance(r, Scenario)} == {"fork"}
     single = resolved["single"]
     assert isinstance(single, Scenario)
     assert single.expect.relations["launch_acknowledged"] == 1
@@ -68,6 +69,22 @@ def test_unknown_names_are_usage_errors() -> None:
         scenario("nope")
     with pytest.raises(UsageError):
         profile_for("nope")
+
+
+def test_codex_profile_every_delegation_is_acknowledged_and_fork_is_v2() -> None:
+    profile = profile_for("codex")
+    assert profile.mock_model == "mock-model" and profile.credential_env == ("OPENAI_API_KEY",)
+    resolved = {name: profile.resolve(scenario(name)) for name in SCENARIO_NAMES}
+    assert {n for n, r in resolved.items() if not isinstance(r, Scenario)} == {"foreground"}
+    fork, nested, single = resolved["fork"], resolved["nested"], resolved["single"]
+    assert isinstance(fork, Scenario) and fork.options == {"multi-agent": "v2"}
+    assert fork.expect.child_forked_from_root and fork.expect.relations["launch_acknowledged"]
+    assert isinstance(nested, Scenario) and nested.options == {"max-depth": "2"}
+    assert nested.expect.max_depth == 2 and nested.expect.relations["spawn"] == 2
+    assert isinstance(single, Scenario) and single.expect.relations["launch_ack_in_context"] == 1
+    tool_config = resolved["tool-config"]
+    assert isinstance(tool_config, Scenario) and tool_config.mock == "codex-tool-config.toml"
+    load_scenario(mock_source(tool_config.mock))
 
 
 @pytest.mark.parametrize(
@@ -104,6 +121,27 @@ def test_unknown_names_are_usage_errors() -> None:
          Label(1, "c")),
         ({"messages": []}, None),
         (None, None),
+        # Codex: the first user message is its <environment_context>; the task follows.
+        ({"input": [
+            {"role": "user", "content": [{"type": "input_text", "text": "<env_context>"}]},
+            {"role": "user", "content": [
+                {"type": "input_text", "text": "ROLLER-SUBTASK depth=1 id=a"}]},
+        ]}, Label(1, "a")),
+        # Codex v2 warm fork: the parent's history (a spawn call with the marker in its
+        # arguments is not user text), then the task as an agent_message whose task part
+        # is encrypted_content (plaintext off OpenAI).
+        ({"input": [
+            {"role": "user", "content": [{"type": "input_text", "text": "Do the task."}]},
+            {"type": "function_call", "arguments": '{"message": "ROLLER-SUBTASK depth=1 id=z"}'},
+            {"type": "agent_message", "author": "/root", "content": [
+                {"type": "input_text", "text": "Message Type: NEW_TASK"},
+                {"type": "encrypted_content", "encrypted_content": "ROLLER-SUBTASK depth=1 id=f"},
+            ]},
+        ]}, Label(1, "f")),
+        # A grandchild whose context also carries its parent's marker: the deepest wins.
+        ({"messages": [{"role": "user", "content": "ROLLER-SUBTASK depth=1 id=a: spawn"},
+                       {"role": "user", "content": "ROLLER-SUBTASK depth=2 id=a.a: hi"}]},
+         Label(2, "a.a")),
     ],
 )  # fmt: skip
 def test_oracle_labels(context: object, label: Label | None) -> None:

@@ -17,7 +17,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from roller.acceptance.oracle import Label, label_of
+from roller.acceptance.oracle import Label, label_of, user_texts
 from roller.acceptance.spec import Expect, Scenario
 from roller.capture.integrity import validate_attempt
 from roller.capture.layout import AttemptPaths
@@ -71,6 +71,7 @@ def check_run(ev: RunEvidence) -> list[str]:
     failures += _relations(capture, expect)
     failures += _tool_results(capture, expect)
     failures += _child_config(capture, expect)
+    failures += _forked_child(capture, expect)
     return failures
 
 
@@ -305,3 +306,19 @@ def _child_config(capture: Capture, expect: Expect) -> list[str]:
     if not children:
         out.append("no child call to check the configuration of")
     return out
+
+
+def _forked_child(capture: Capture, expect: Expect) -> list[str]:
+    """A forked child's first call carries the parent's history as it was copied (here:
+    the root's own prompt) and is still the child's call: the copied prefix is recorded
+    as sent and never charged to the parent."""
+    if not expect.child_forked_from_root:
+        return []
+    roots, children = _root_calls(capture), _root_calls(capture, "child")
+    if not roots or not children:
+        return ["no root and child calls to check the fork on"]
+    root_texts = user_texts(min(roots, key=lambda c: c.sequence).context) or []
+    first = min(children, key=lambda c: c.sequence)
+    if not root_texts or root_texts[-1] not in (user_texts(first.context) or []):
+        return [f"{first.call_id}: the child's first call does not carry the root's prompt"]
+    return []

@@ -2,9 +2,14 @@
 
 The mock scenarios give every child a prompt that starts with a marker the mock itself
 chose, `ROLLER-SUBTASK depth=N id=X`, and a child's own replies never contain it. The
-first user message of a child's request therefore names its place in the tree; a root
-request has no marker there. This is how the acceptance suite knows the RIGHT answer
-to compare roller's attribution with. It is test knowledge about our own mock, never
+user-authored text of a child's request therefore names its place in the tree; a root
+request has no marker there. The deepest marker wins, exactly as the mock's own rules
+are ordered: a nested or warm-forked child's context may also carry its ancestors'
+history. User-authored text is every user message (Codex's first one is its
+`<environment_context>`, the task comes after) and Codex v2 `agent_message` items,
+whose task part is `encrypted_content` (plaintext when the provider is not OpenAI).
+This is how the acceptance suite knows the RIGHT answer to compare roller's attribution
+with. It is test knowledge about our own mock, never
 used by roller to attribute anything (roller attributes from native evidence only), and
 it is only applied to runs against the mock.
 """
@@ -77,12 +82,39 @@ def first_user_text(context: Any) -> str | None:
     return None
 
 
+def user_texts(context: Any) -> list[str] | None:
+    """Every user-authored text of a request body, or None when it has no user message."""
+    if not isinstance(context, dict):
+        return None
+    found: list[str] | None = None
+    for key in _MESSAGE_LISTS:
+        messages = context.get(key)
+        if isinstance(messages, str) and key == "input":
+            return [messages]
+        if not isinstance(messages, list):
+            continue
+        for message in messages:
+            if not isinstance(message, dict):
+                continue
+            if message.get("role") == "user":
+                found = [*(found or []), *_texts(message.get("content", message.get("parts")))]
+            elif message.get("type") == "agent_message":
+                parts = message.get("content")
+                found = [
+                    *(found or []),
+                    *(
+                        str(part.get("text", part.get("encrypted_content", "")))
+                        for part in (parts if isinstance(parts, list) else [])
+                        if isinstance(part, dict)
+                    ),
+                ]
+    return found
+
+
 def label_of(context: Any) -> Label | None:
     """The request's place in the tree, or None when it has no user message at all."""
-    text = first_user_text(context)
-    if text is None:
+    texts = user_texts(context)
+    if texts is None:
         return None
-    match = _MARKER.search(text)
-    if match is None:
-        return ROOT
-    return Label(int(match["depth"]), match["id"])
+    labels = [Label(int(m["depth"]), m["id"]) for text in texts for m in _MARKER.finditer(text)]
+    return max(labels, key=lambda label: label.depth, default=ROOT)

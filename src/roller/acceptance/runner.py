@@ -76,7 +76,10 @@ def _collect_env(plan: Plan, profile: HarnessProfile) -> tuple[dict[str, str], t
     return env, tuple(given.values())
 
 
-def _argv(plan: Plan, sc: Scenario, api_base: str, run_dir: Path, timeout: float) -> list[str]:
+def _argv(
+    plan: Plan, profile: HarnessProfile, sc: Scenario, api_base: str, run_dir: Path
+) -> list[str]:
+    timeout = profile.timeout_s
     argv = [
         sys.executable, "-m", "roller", "collect",
         "--harness", plan.harness,
@@ -91,8 +94,9 @@ def _argv(plan: Plan, sc: Scenario, api_base: str, run_dir: Path, timeout: float
         argv.append("--capture-calls")
     if plan.harness_version:
         argv += ["--harness-version", plan.harness_version]
-    if plan.model:
-        argv += ["--model", plan.model]
+    model = plan.model or (profile.mock_model if plan.api_base is None else None)
+    if model:
+        argv += ["--model", model]
     for key, value in sorted(sc.options.items()):
         argv += ["--option", f"{key}={value}"]
     return argv
@@ -120,7 +124,7 @@ async def _run_one(
         api_base = plan.api_base
     try:
         proc = await asyncio.create_subprocess_exec(
-            *_argv(plan, sc, api_base, run_dir, profile.timeout_s),
+            *_argv(plan, profile, sc, api_base, run_dir),
             env=dict(env),
             stdin=asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE,

@@ -55,6 +55,9 @@ class Expect:
     # every child call's offered tools / model differ from every root call's
     child_tools_differ: bool = False
     child_model_differs: bool = False
+    # the child started from a copy of its parent's history (a fork): its first call
+    # carries the root's first prompt, and is still the child's call
+    child_forked_from_root: bool = False
 
 
 @dataclass(frozen=True)
@@ -102,6 +105,8 @@ class HarnessProfile:
     `credential_env`: the variables the harness reads its provider key from; against
     the mock each gets a fresh random test value (then searched for on disk), against a
     real provider the caller names the variables to pass (`--credential-env`).
+    `mock_model`: the model to ask for against the mock when the caller names none (a
+    harness whose default model changes its request shape, e.g. Codex's catalog models).
     """
 
     harness: str
@@ -110,6 +115,7 @@ class HarnessProfile:
     overrides: Mapping[str, ScenarioOverride] = field(default_factory=dict)
     options: Mapping[str, str] = field(default_factory=dict)  # for every scenario
     timeout_s: float = 120.0
+    mock_model: str | None = None
 
     def resolve(self, scenario: Scenario) -> Scenario | str:
         """The scenario as this harness runs it, or the reason it is not applicable."""

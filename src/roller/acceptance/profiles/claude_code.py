@@ -36,6 +36,9 @@ RESTRICTED_AGENT = json.dumps(
 PROFILE = HarnessProfile(
     harness="claude-code",
     credential_env=("ANTHROPIC_API_KEY",),
+    not_applicable={
+        "fork": "the Agent tool of 2.1.332 has no history fork: a subagent starts from its prompt",
+    },
     overrides={
         "single": _background(1),
         "parallel": _background(2),

@@ -120,6 +120,18 @@ SCENARIOS: tuple[Scenario, ...] = (
         summary="an explicitly background subagent, completion by notification",
     ),
     Scenario(
+        name="fork",
+        mock="spawn-fork",
+        prompt="Fork yourself into one subagent that keeps this conversation; it replies done.",
+        expect=Expect(
+            children=1,
+            max_depth=1,
+            relations=_times(1),
+            child_forked_from_root=True,
+        ),
+        summary="a child started from a copy of its parent's history (Codex v2 warm fork)",
+    ),
+    Scenario(
         name="foreground",
         mock="spawn-foreground",
         prompt="Run one subagent in the foreground to reply with done; report its answer.",

@@ -1,0 +1,208 @@
+"""Codex 0.171.0, the real binary, end to end: every acceptance scenario through
+`roller collect` against the mock model (`roller.acceptance`, the same code as
+`scripts/test_subagents_e2e.py --harness codex`), both multi-agent tool generations,
+a resumed second turn, and the no-delegation mode.
+
+The binary is installed into roller's cache by `roller harness install` when missing
+(CI keeps the cache); these tests never skip. The scenarios run concurrently once per
+session; each test reports one scenario.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from roller.acceptance.profiles.codex import PROFILE
+from roller.acceptance.runner import Outcome, Plan, run_acceptance
+from roller.acceptance.scenarios import SCENARIO_NAMES
+from roller.capture.models import CallRecord
+from roller.capture.reader import Capture, read_attempt
+from roller.capture.tape import read_tape
+from roller.collect.launcher import run_plan
+from roller.collect.session import base_urls
+from roller.harnesses import adapter_for
+from roller.harnesses.base import LaunchRequest, ScratchDirs
+from roller.harnesses.codex import CodexAdapter, confirmed_root_thread
+from roller.harnesses.install import Installed, find_installed
+from roller.mock.scenario_files import load_scenario
+from roller.mock.server import MockModel
+from roller.proxy.routing import Upstreams
+from roller.proxy.server import ProxyConfig, ProxyServer
+
+pytestmark = pytest.mark.e2e
+
+
+def _roller(*args: str, **kwargs: object) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "roller", *args],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=240,
+        **kwargs,  # type: ignore[call-overload]
+    )
+
+
+@pytest.fixture(scope="session")
+def codex() -> Installed:
+    adapter = adapter_for("codex")
+    if find_installed(adapter) is None:
+        done = _roller("harness", "install", "codex")
+        assert done.returncode == 0, done.stderr
+    found = find_installed(adapter)
+    assert found is not None
+    return found
+
+
+@pytest.fixture(scope="session")
+def outcomes(codex: Installed, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Outcome]:
+    plan = Plan(harness="codex", work_dir=tmp_path_factory.mktemp("acceptance"), jobs=4)
+    return {o.scenario: o for o in run_acceptance(plan)}
+
+
+@pytest.mark.parametrize("name", SCENARIO_NAMES)
+def test_acceptance_scenario(outcomes: dict[str, Outcome], name: str) -> None:
+    outcome = outcomes[name]
+    if name in PROFILE.not_applicable:  # reported, never counted as passed
+        assert outcome.verdict == "NOT_APPLICABLE", outcome
+        return
+    assert outcome.verdict == "PASS", "\n".join(outcome.reasons)
+
+
+def _capture(outcome: Outcome) -> Capture:
+    assert outcome.run_dir is not None
+    (attempt,) = sorted(outcome.run_dir.glob("samples/*/capture/attempt-*"))
+    return read_attempt(attempt)
+
+
+def _header(call: CallRecord, name: str) -> str | None:
+    return next((v for k, v in call.request.headers if k.lower() == name), None)
+
+
+@pytest.mark.parametrize(
+    ("name", "namespace"), [("single", "multi_agent_v1"), ("fork", "collaboration")]
+)
+def test_spawn_model_tool_ref_matches_both_ids_in_the_parents_http_output(
+    outcomes: dict[str, Outcome], name: str, namespace: str
+) -> None:
+    capture = _capture(outcomes[name])
+    (spawn,) = [r for r in capture.relations if r.type == "spawn"]
+    ref = spawn.model_tool_ref
+    assert spawn.status == "established" and ref is not None and ref.matched
+    source = next(c for c in capture.calls if c.call_id == spawn.source_call_id)
+    assert source.output is not None
+    items = [i for i in source.output["output"] if i.get("type") == "function_call"]
+    assert [(i["namespace"], i["name"], i["call_id"], i["id"]) for i in items] == [
+        (namespace, "spawn_agent", ref.call_id, ref.item_id)
+    ]
+    child = next(p for p in capture.manifest.participants if p.role == "child")
+    assert spawn.child_participant_id == child.participant_id
+    # the child's calls carry the thread id the native log gave it, and name the parent
+    for call in capture.calls:
+        if call.call_id in child.call_ids:
+            assert _header(call, "thread-id") == child.native_ids["thread_id"]
+            assert _header(call, "x-codex-parent-thread-id") == _header(source, "thread-id")
+
+
+def test_v2_warm_fork_child_call_carries_the_parent_prefix_as_sent(
+    outcomes: dict[str, Outcome],
+) -> None:
+    capture = _capture(outcomes["fork"])
+    child = next(p for p in capture.manifest.participants if p.role == "child")
+    root = next(p for p in capture.manifest.participants if p.role == "root")
+    first = next(c for c in capture.calls if c.call_id == child.call_ids[0])
+    metadata = json.loads(_header(first, "x-codex-turn-metadata") or "{}")
+    assert metadata["history_initialization"] == "warm_fork"
+    root_first = next(c for c in capture.calls if c.call_id == root.call_ids[0])
+    copied = root_first.context["input"][1:]  # item 0: each thread's own instructions item
+    assert first.context["input"][1 : 1 + len(copied)] == copied
+    assert first.participant_id == child.participant_id and first.call_id not in root.call_ids
+    assert child.native_ids["forked_from_id"] == root.native_ids["thread_id"]
+
+
+def test_resume_continues_the_confirmed_root_thread(codex: Installed, tmp_path: Path) -> None:
+    """Two turns in one CODEX_HOME: the second resumes the thread the native logs
+    confirm as the root, and its requests carry that thread id."""
+    adapter = CodexAdapter()
+    dirs = ScratchDirs(home=tmp_path / "home", tmp=tmp_path / "tmp", work=tmp_path / "work")
+    for d in (dirs.home, dirs.tmp, dirs.work):
+        d.mkdir()
+
+    async def run() -> tuple[str, int]:
+        mock = await MockModel(load_scenario("spawn-one")).serve()
+        proxy = ProxyServer(ProxyConfig(tape_dir=tmp_path / "tape", upstreams=Upstreams(mock.url)))
+        try:
+            request = LaunchRequest(
+                prompt="Use one subagent.",
+                command=(),
+                dirs=dirs,
+                base_urls=base_urls(await proxy.start()),
+                credentials={"OPENAI_API_KEY": "sk-roller-e2e-placeholder"},
+                model="mock-model",
+                capture_calls=True,
+                timeout_s=120,
+                install_dir=codex.root,
+            )
+            first = await run_plan(adapter.launch_plan(request), tmp_path / "turn1")
+            assert first.exit_code == 0, first
+            await proxy.wait_idle(10)
+            adapter.collect_native(dirs, tmp_path / "native1")
+            native = adapter.read_native(tmp_path / "native1")
+            assert native is not None
+            root = confirmed_root_thread(native)
+            turn_one = proxy.exchanges
+            second = dataclasses.replace(request, prompt="Reply once more.")
+            again = await run_plan(adapter.resume_plan(second, root), tmp_path / "turn2")
+            assert again.exit_code == 0, again
+            await proxy.wait_idle(10)
+        finally:
+            await proxy.stop()
+            await mock.close()
+        return root, turn_one
+
+    root, turn_one = asyncio.run(run())
+    heads = [
+        {k.lower(): v for k, v in ex.request["headers"]}
+        for ex in read_tape(tmp_path / "tape").exchanges
+    ]
+    turn_two = heads[turn_one:]
+    assert turn_two and all((h["thread-id"], h["session-id"]) == (root, root) for h in turn_two)
+    adapter.collect_native(dirs, tmp_path / "native")
+    native = adapter.read_native(tmp_path / "native")
+    assert native is not None and native.problems == ()
+    assert [p.key for p in native.participants if p.role == "root"] == [root]
+    # one thread across both turns: its native outputs are every root request on the wire
+    assert native.coverage.counts[root] == sum(1 for h in heads if h["thread-id"] == root)
+    assert len({h["thread-id"] for h in heads}) == len(native.participants)
+
+
+def _no_provider_keys() -> dict[str, str]:
+    return {k: v for k, v in os.environ.items() if not k.endswith(("_API_KEY", "_AUTH_TOKEN"))}
+
+
+def test_without_capture_calls_no_delegation_tool_is_offered(
+    codex: Installed, tmp_path: Path
+) -> None:
+    done = _roller(
+        "collect", "--harness", "codex", "--api-base", "mock:spawn-one", "--model", "mock-model",
+        "--prompt", "Use a subagent to say hi", "--run-dir", str(tmp_path / "run"),
+        "--capture-debug", "full", "--json",
+        env=_no_provider_keys(),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    capture = read_attempt(Path(json.loads(done.stdout)["attempt_dir"]))
+    assert capture.calls
+    for call in capture.calls:
+        offered = {t.get("name") for t in call.context["tools"]}
+        assert "exec_command" in offered
+        assert not offered & {"multi_agent_v1", "collaboration"}
+    assert [p.role for p in capture.manifest.participants] == ["root"]
+    assert capture.manifest.capture_status == "complete"
