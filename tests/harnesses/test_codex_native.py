@@ -313,7 +313,7 @@ def test_a_response_sampled_before_a_result_arrived_did_not_consume_it(tmp_path:
     response that saw the notification: nothing later is, so the notification reached no
     model and no delivery is claimed."""
     d = copy("v1-single", tmp_path)
-    root, _children = root_and_children(d)
+    root, (child,) = root_and_children(d)
     path = rollouts(d)[root]
     (note,) = [
         r
@@ -330,8 +330,14 @@ def test_a_response_sampled_before_a_result_arrived_did_not_consume_it(tmp_path:
         return lines
 
     rewrite(path, edit)
-    delivered = {r.note: r for r in _relations(read_codex_native(d), "result_delivered")}
+    capture = read_codex_native(d)
+    delivered = {r.note: r for r in _relations(capture, "result_delivered")}
     assert set(delivered) == {"wait_agent output"}
+    assert capture.coverage.notes[1:] == (
+        f"thread {root}: the result of child {child} ({path.relative_to(d).as_posix()} "
+        f"#{note['ordinal']} subagent_notification) came after its last response; no model "
+        "call received it",
+    )
     # the wait output was older than that sampling point: still bound
     assert delivered["wait_agent output"].target_response_id == _response_ids(path)[-1]
 

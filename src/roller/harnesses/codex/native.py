@@ -102,7 +102,8 @@ def read_codex_native(native_dir: Path) -> NativeCapture:
     parents = _parents(rollouts, state, problems)
     participants = _participants(rollouts, parents, state, problems)
     spawns = _spawns(rollouts, parents, problems)
-    relations = _relations(rollouts, spawns, state)
+    notes: list[str] = []
+    relations = _relations(rollouts, spawns, state, notes)
     running = tuple(p.key for p in participants if p.state == "running")
     unknown = any(p.state == "unknown" for p in participants)
     if not rollouts:
@@ -117,7 +118,7 @@ def read_codex_native(native_dir: Path) -> NativeCapture:
             basis="wire_participant", keys={tid: (tid,) for tid in sorted(rollouts)}
         ),
         relations=tuple(relations),
-        coverage=_coverage(rollouts),
+        coverage=_coverage(rollouts, notes),
         lifecycle=lifecycle,
         subtasks="supported",
         problems=tuple(problems),
@@ -344,7 +345,10 @@ def _spawns(
 
 
 def _relations(
-    rollouts: dict[str, Rollout], spawns: list[_Spawn], state: StateIndex | None
+    rollouts: dict[str, Rollout],
+    spawns: list[_Spawn],
+    state: StateIndex | None,
+    notes: list[str],
 ) -> list[NativeRelation]:
     out: list[NativeRelation] = []
     for s in spawns:
@@ -383,12 +387,17 @@ def _relations(
                         else None,
                     )
                 )
-    out += _deliveries(rollouts, spawns)
+    out += _deliveries(rollouts, spawns, notes)
     return out
 
 
-def _deliveries(rollouts: dict[str, Rollout], spawns: Iterable[_Spawn]) -> list[NativeRelation]:
-    """Results that entered the parent thread: wait outputs (v1) and message items."""
+def _deliveries(
+    rollouts: dict[str, Rollout], spawns: Iterable[_Spawn], notes: list[str]
+) -> list[NativeRelation]:
+    """Results that entered the parent thread: wait outputs (v1) and message items.
+
+    One recorded after the parent's last response (`codex exec` ended the turn) reached
+    no model: no relation, and a note says so."""
     children: dict[str, set[str]] = {}
     for s in spawns:
         children.setdefault(s.parent.thread_id, set()).add(s.child)
@@ -432,8 +441,14 @@ def _deliveries(rollouts: dict[str, Rollout], spawns: Iterable[_Spawn]) -> list[
                 )
         for item in r.delivered:
             sender = _sender(item, mine, paths)
+            if sender is None or not FINAL_STATUSES & set(item.status):
+                continue
             target = r.consuming_response(item.ordinal, item.history_sequence)
-            if sender is None or target is None or not FINAL_STATUSES & set(item.status):
+            if target is None:
+                notes.append(
+                    f"thread {pid}: the result of child {sender} ({r.path} #{item.ordinal} "
+                    f"{item.kind}) came after its last response; no model call received it"
+                )
                 continue
             out.append(
                 NativeRelation(
@@ -458,8 +473,11 @@ def _sender(item: Delivered, mine: set[str], paths: dict[str | None, str]) -> st
     return paths.get(item.sender)
 
 
-def _coverage(rollouts: dict[str, Rollout]) -> NativeCoverage:
-    notes = [COVERAGE_NOTE]
+def _coverage(rollouts: dict[str, Rollout], remarks: list[str]) -> NativeCoverage:
+    """Counts and ids per thread; `remarks` (results no model received) ride along as
+    notes, the manifest's only place for a native fact that is neither a problem nor a
+    relation."""
+    notes = [COVERAGE_NOTE, *remarks]
     counts: dict[str, int] = {}
     ids: dict[str, frozenset[str]] = {}
     for tid, r in sorted(rollouts.items()):
