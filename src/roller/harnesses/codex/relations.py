@@ -32,6 +32,8 @@ FINAL_STATUSES = frozenset({"completed", "errored"})
 
 @dataclass(frozen=True)
 class Spawn:
+    """One `spawn_agent` call of `parent` and the child thread its evidence names."""
+
     parent: Rollout
     call: ToolCall
     child: str
@@ -39,6 +41,7 @@ class Spawn:
 
     @property
     def ref(self) -> tuple[str, str] | None:
+        """`(call_id, item id)`: what the parent's HTTP output must carry, both."""
         if self.call.item_id is None:
             return None
         return (self.call.call_id, self.call.item_id)
