@@ -31,7 +31,14 @@ from tests.harnesses.codex_data import (
     root_and_children,
 )
 
-SCENARIOS = ("v1-single", "v2-fork", "v1-nested", "v1-identical-prompts", "v1-no-wait")
+SCENARIOS = (
+    "v1-single",
+    "v2-fork",
+    "v1-nested",
+    "v1-identical-prompts",
+    "v1-no-wait",
+    "v2-fork-client-left",
+)
 
 
 def _build(name: str, native_capture: NativeCapture | None = None) -> FinalizedCapture:
@@ -200,3 +207,15 @@ def test_dynamic_tools_in_the_root_reach_the_manifest(tmp_path: Path) -> None:
     notes = _build("v1-single", blocked).manifest.capabilities.notes
     assert "main_trajectory_export_blocked: dynamic_tools_loaded: x #9 tool_search_output" in notes
     assert not any("main_trajectory" in n for n in _build("v1-single").manifest.capabilities.notes)
+
+
+def test_a_child_that_hung_up_after_its_whole_response_made_a_completed_call() -> None:
+    """Recorded in an acceptance run: Codex dropped the child's finished stream before the
+    chunked terminator, so the proxy saw the client leave; it had every byte."""
+    built = _build("v2-fork-client-left")
+    (left,) = [c for c in built.calls if c.response.outcome == "client_disconnected"]
+    assert (left.execution_status, left.response_capture_status) == ("completed", "complete")
+    assert left.export_status == "exportable"
+    child = next(p for p in built.manifest.participants if p.role == "child")
+    assert left.participant_id == child.participant_id
+    assert built.manifest.coverage.ok and built.manifest.capture_status == "complete"

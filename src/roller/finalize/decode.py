@@ -7,11 +7,13 @@ Pure: a `TapeExchange` in, a `DecodedCall` out. Rules kept:
 - the output is the response reassembled by the protocol's codec; compressed bodies are
   decoded first (gzip/deflate; the proxy never lets an encoding it cannot decode through);
 - statuses come from how the exchange ended at the proxy and what the body says:
-  * execution `interrupted`: the client went away, or the tape stopped mid-exchange;
+  * execution `interrupted`: the client went away before the whole response reached
+    it, or the tape stopped mid-exchange (a client that hangs up after every byte was
+    relayed and the stream reached its terminal event completed the call);
   * execution `failed`: the upstream was unreachable, answered non-2xx, sent an error
     event, died mid-body, or ended a stream before its terminal event;
   * response capture `missing`: no response head arrived; `partial`: the exchange did
-    not end normally at the proxy; else `complete`.
+    not end normally at the proxy (but for that client); else `complete`.
 """
 
 from __future__ import annotations
@@ -174,16 +176,31 @@ def decode_exchange(sequence: int, ex: TapeExchange, harness: str) -> DecodedCal
 
     end = ex.end
     outcome = "in_flight" if end is None else str(end.get("outcome"))
+    # A client that hangs up once it holds the whole response did not interrupt the call:
+    # every byte the upstream sent was relayed, and the stream reached the protocol's
+    # terminal event (Codex drops a finished Responses stream without reading the
+    # chunked terminator, so the proxy sees the client leave a moment before the end).
+    finished_then_left = (
+        outcome == "client_disconnected"
+        and end is not None
+        and status is not None
+        and int(status) < 400
+        and streamed
+        and reassembly is not None
+        and reassembly.complete
+        and reassembly.error is None
+        and end.get("client_bytes") == end.get("response_bytes") == len(ex.body)
+    )
     response_capture: ResponseCaptureStatus
     if resp is None:
         response_capture = "missing"
-    elif outcome == "ok":
+    elif outcome == "ok" or finished_then_left:
         response_capture = "complete"
     else:
         response_capture = "partial"
 
     execution: ExecutionStatus
-    if outcome in ("in_flight", "client_disconnected"):
+    if outcome == "in_flight" or (outcome == "client_disconnected" and not finished_then_left):
         execution = "interrupted"
     elif (
         outcome in _FAILED_OUTCOMES
