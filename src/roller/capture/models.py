@@ -150,7 +150,10 @@ class EmittedToolRef(_Record):
     name: str | None = Field(description="Tool name.")
     item_id: str | None = Field(description="Responses function_call item id (`fc_…`).")
     namespace: str | None = Field(description="Responses namespace of the tool, if any.")
-    ref: str | None = Field(description="Native reference: `call_id|item_id` or the id.")
+    ref: str | None = Field(
+        description="Native reference: `call_id|item_id`, or the id; when the output carries "
+        "no id (Gemini), the id the harness assigned to this tool call (native log)."
+    )
 
 
 class ResultToolRef(_Record):
