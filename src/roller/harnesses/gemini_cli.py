@@ -17,8 +17,9 @@ attributed to the agent whose turn they serve. `~/.gemini/settings.json`:
   OpenTelemetry then exports spans, logs and metrics to that file and nowhere else
   (measured with strace: the only connections are to the base URL). It is roller's
   identity evidence — the wire carries none (docs/harnesses.md, "Gemini CLI").
-- without `--capture-calls`: `experimental.enableAgents: false`, so no request offers
-  the `invoke_agent` delegation tool.
+- without `--capture-calls`: `experimental.enableAgents: false` and `tools.exclude:
+  ["invoke_agent"]`, so no request offers the delegation tool (measured: with the first
+  alone the tool is still offered and answers "Subagent 'generalist' not found.").
 `--option` keys: `approval-mode` (default `yolo`, so shell and file tools are offered and
 run; `default` offers 8 read-only tools), `agents` (JSON `{name: {description, prompt,
 tools, model, …}}`: each becomes a local agent `~/.gemini/agents/<name>.md`, e.g. a
@@ -52,6 +53,7 @@ from roller.harnesses.base import (
 from roller.harnesses.gemini_cli_logs import TELEMETRY_FILE, read_gemini_cli_logs
 
 CREDENTIAL_ENV: tuple[str, ...] = ("GEMINI_API_KEY",)
+SPAWN_TOOL = "invoke_agent"
 HEADLESS_ARGS: tuple[str, ...] = ("--output-format", "stream-json")
 QUIET_ENV: Mapping[str, str] = {"GEMINI_CLI_NO_RELAUNCH": "true"}
 OPTION_DEFAULTS: Mapping[str, str] = {"approval-mode": "yolo"}
@@ -82,7 +84,10 @@ def settings(telemetry_file: Path, capture_calls: bool) -> dict[str, Any]:
         "security": {"auth": {"selectedType": "gemini-api-key"}, "folderTrust": {"enabled": False}},
     }
     if not capture_calls:
+        # Both: without agents the CLI still offers `invoke_agent` (it then answers
+        # "Subagent … not found"); the exclusion removes the tool from every request.
         value["experimental"] = {"enableAgents": False}
+        value["tools"] = {"exclude": [SPAWN_TOOL]}
     return value
 
 
