@@ -5,11 +5,17 @@ from __future__ import annotations
 
 from roller.errors import UsageError
 from roller.harnesses.base import HarnessAdapter
+from roller.harnesses.claude_code import ClaudeCodeAdapter
 from roller.harnesses.gemini_cli import GeminiCliAdapter
 from roller.harnesses.generic import GenericAdapter
 from roller.harnesses.pi import PiAdapter
 
-HARNESSES: tuple[HarnessAdapter, ...] = (GenericAdapter(), GeminiCliAdapter(), PiAdapter())
+HARNESSES: tuple[HarnessAdapter, ...] = (
+    GenericAdapter(),
+    ClaudeCodeAdapter(),
+    GeminiCliAdapter(),
+    PiAdapter(),
+)
 
 
 def adapter_for(name: str) -> HarnessAdapter:
