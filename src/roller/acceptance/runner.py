@@ -21,7 +21,7 @@ import secrets
 import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
@@ -62,6 +62,8 @@ class Plan:
     harness_version: str | None = None
     model: str | None = None
     jobs: int = 4
+    # launch options for every scenario (e.g. Pi's `api`); a scenario's own options win
+    options: Mapping[str, str] = field(default_factory=dict)
 
 
 def collect_env(plan: Plan, profile: HarnessProfile) -> tuple[dict[str, str], tuple[str, ...]]:
@@ -98,7 +100,7 @@ def _argv(plan: Plan, sc: Scenario, api_base: str, run_dir: Path, timeout: float
         argv += ["--harness-version", plan.harness_version]
     if plan.model:
         argv += ["--model", plan.model]
-    for key, value in sorted(sc.options.items()):
+    for key, value in sorted({**plan.options, **sc.options}.items()):
         argv += ["--option", f"{key}={value}"]
     return argv
 
