@@ -20,14 +20,14 @@ attributed to the agent whose turn they serve. `~/.gemini/settings.json`:
 - without `--capture-calls`: `experimental.enableAgents: false` and `tools.exclude:
   ["invoke_agent"]`, so no request offers the delegation tool (measured: with the first
   alone the tool is still offered and answers "Subagent 'generalist' not found.").
-`--option` keys: `approval-mode` (default `yolo`, so shell and file tools are offered and
-run; `default` offers 8 read-only tools), `agents` (JSON `{name: {description, prompt,
-tools, model, …}}`: each becomes a local agent `~/.gemini/agents/<name>.md`, e.g. a
-subagent with its own tool set and model).
+`--option` keys: `approval-mode` (default `yolo`, so shell and file tools are offered
+and run; `default` offers 8 tools, none that writes a file or runs a shell), `agents`
+(JSON `{name: {description, prompt, tools, model, …}}`: each becomes a local agent
+`~/.gemini/agents/<name>.md`, e.g. a subagent with its own tool set and model).
 
 Native logs: `~/.gemini/tmp/<slug>/chats/` is copied to `raw/native/tmp/<slug>/chats/`,
 the telemetry file to `raw/native/telemetry.log`; the reader and the log shapes are in
-`roller.harnesses.gemini_cli_logs` and `roller.harnesses.gemini_cli_telemetry`.
+`roller.harnesses.gemini_cli_logs` (facts), `gemini_cli_chats` and `gemini_cli_telemetry`.
 """
 
 from __future__ import annotations

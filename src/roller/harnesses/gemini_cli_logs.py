@@ -3,25 +3,9 @@
 Checked against Gemini CLI 0.61.0, runs on 2026-11-29 against `roller mock-model`; real
 logs under `tests/data/harnesses/gemini-cli/`.
 
-Location (copied by the adapter from the scratch HOME into `raw/native/`):
-- `tmp/<project slug>/chats/session-<YYYY-MM-DDTHH-MM>-<sessionId[:8]>.jsonl`: the main
-  chat (header `kind: "main"`);
-- `tmp/<slug>/chats/<mainSessionId>/<agentId>.jsonl`: one chat per subagent (header
-  `kind: "subagent"`, `sessionId` = the executor's `agentId`). The folder is named after
-  the MAIN session at every depth (the executor always passes it on), so it is not the
-  parent link; the child header names no parent;
-- `telemetry.log`: the CLI's own telemetry outfile (`roller.harnesses.gemini_cli_telemetry`).
-
-Chat shape (one JSON value a line; only these fields are relied on): a header
-`{sessionId, projectHash, startTime, kind, …}`; message records `{id, type: "user" |
-"gemini" | …, toolCalls[]}` — a `gemini` message is written twice with the same `id`,
-first without and then with its `toolCalls`; the later copy wins —; metadata patches
-`{"$set": {…}}` (`messages` replaces the list). `toolCalls[]`: `{id, name, args,
-result[{functionResponse{id, name, response}}], status}`, and on the spawn tool
-(`invoke_agent`) `agentId` = the child's `sessionId`: the parent -> child link. Native
-tool-call ids are `<tool>__<wire id>` for the main agent (the wire carries the id
-without the prefix) and `<agentId>#<turn>-<index>` for a subagent (as on the wire).
-A rewound message (`$rewindTo`) still happened: every message ever written counts.
+Inputs (copied by the adapter from the scratch HOME into `raw/native/`): the chats
+(`tmp/<slug>/chats/…`, shape in `roller.harnesses.gemini_cli_chats`) and `telemetry.log`,
+the CLI's own telemetry outfile (shape in `roller.harnesses.gemini_cli_telemetry`).
 
 Facts derived, and the evidence each rests on:
 - participants: the main chat is the root (key: its sessionId); every subagent chat and
@@ -47,12 +31,9 @@ partial), never resolved by picking a side.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from roller.harnesses.base import (
     AssignedToolId,
@@ -65,80 +46,21 @@ from roller.harnesses.base import (
     NativeRelation,
     ParticipantState,
 )
+from roller.harnesses.gemini_cli_chats import (
+    Chat,
+    Spawn,
+    read_chats,
+    result_output,
+    spawns_in,
+    termination_reason,
+    wire_tool_id,
+)
 from roller.harnesses.gemini_cli_telemetry import ApiResponse, Telemetry, parse_telemetry
 
 TELEMETRY_FILE = "telemetry.log"
-CHATS_GLOB = "tmp/*/chats/**/*.jsonl"
 # `<key>#<n>` (subagent turn) or `<key>########<n>` (main agent turn)
 _PROMPT_TURN = re.compile(r"^(?P<key>.+?)#+\d+$")
-_TERMINATION = re.compile(r"^Termination Reason: (?P<reason>\S+)\s*$", re.MULTILINE)
 COMPLETED_REASON = "GOAL"
-
-
-@dataclass
-class _Chat:
-    path: str  # relative to native_dir
-    session_id: str
-    kind: str
-    messages: dict[str, dict[str, Any]] = field(default_factory=dict)
-
-    def tool_calls(self) -> Iterable[dict[str, Any]]:
-        for message in self.messages.values():
-            if message.get("type") != "gemini":
-                continue
-            for call in message.get("toolCalls") or []:
-                if isinstance(call, dict) and isinstance(call.get("id"), str):
-                    yield call
-
-    def last_message(self) -> dict[str, Any] | None:
-        return next(reversed(self.messages.values()), None)
-
-
-@dataclass(frozen=True)
-class _Spawn:
-    chat: _Chat
-    call: dict[str, Any]
-
-    @property
-    def tool_id(self) -> str:
-        return str(self.call["id"])
-
-    @property
-    def agent_id(self) -> str:
-        return str(self.call["agentId"])
-
-
-def wire_tool_id(name: str, native_id: str) -> str:
-    """The id the wire carries for a native tool-call id (`<tool>__` prefix removed)."""
-    prefix = f"{name}__"
-    return native_id[len(prefix) :] if native_id.startswith(prefix) else native_id
-
-
-def _read_chat(path: Path, rel: str, problems: list[str]) -> _Chat | None:
-    header: dict[str, Any] | None = None
-    messages: dict[str, dict[str, Any]] = {}
-    for n, line in enumerate(path.read_bytes().splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except (UnicodeDecodeError, json.JSONDecodeError):
-            problems.append(f"{rel}:{n}: not JSON")
-            continue
-        if not isinstance(record, dict):
-            continue
-        if isinstance(record.get("sessionId"), str) and "projectHash" in record:
-            header = header or record
-        elif isinstance(record.get("id"), str):
-            messages[record["id"]] = record
-        elif isinstance(record.get("$set"), dict):
-            for message in record["$set"].get("messages") or []:
-                if isinstance(message, dict) and isinstance(message.get("id"), str):
-                    messages.setdefault(message["id"], message)
-    if header is None:
-        problems.append(f"{rel}: no chat header (sessionId, kind)")
-        return None
-    return _Chat(rel, header["sessionId"], str(header.get("kind")), messages)
 
 
 def _owner(prompt_id: str, known: Iterable[str]) -> str | None:
@@ -151,18 +73,7 @@ def _owner(prompt_id: str, known: Iterable[str]) -> str | None:
 
 def read_gemini_cli_logs(native_dir: Path) -> NativeCapture:
     problems: list[str] = []
-    chats: dict[str, _Chat] = {}
-    for path in sorted(native_dir.glob(CHATS_GLOB)):
-        rel = path.relative_to(native_dir).as_posix()
-        chat = _read_chat(path, rel, problems)
-        if chat is None:
-            continue
-        if chat.session_id in chats:
-            problems.append(
-                f"{rel}: session {chat.session_id} also has {chats[chat.session_id].path}"
-            )
-            continue
-        chats[chat.session_id] = chat
+    chats = read_chats(native_dir, problems)
     telemetry_path = native_dir / TELEMETRY_FILE
     if telemetry_path.is_file():
         text = telemetry_path.read_bytes().decode("utf-8", errors="replace")
@@ -174,12 +85,7 @@ def read_gemini_cli_logs(native_dir: Path) -> NativeCapture:
     roots = [c for c in chats.values() if c.kind == "main"]
     if len(roots) != 1:
         problems.append(f"expected one main chat, found {len(roots)}")
-    spawns = [
-        _Spawn(chat, call)
-        for chat in chats.values()
-        for call in chat.tool_calls()
-        if isinstance(call.get("agentId"), str) and call["agentId"]
-    ]
+    spawns = spawns_in(chats.values())
     child_keys = sorted(
         {c.session_id for c in chats.values() if c.kind == "subagent"}
         | {s.agent_id for s in spawns}
@@ -206,7 +112,7 @@ def read_gemini_cli_logs(native_dir: Path) -> NativeCapture:
     states: dict[str, ParticipantState] = {}
     delivered: set[str] = set()
     parents: dict[str, str | None] = {}
-    children: list[tuple[str, _Spawn | None]] = []
+    children: list[tuple[str, Spawn | None]] = []
     for key in child_keys:
         spawners = [s for s in spawns if s.agent_id == key]
         if len(spawners) != 1:
@@ -266,7 +172,7 @@ def read_gemini_cli_logs(native_dir: Path) -> NativeCapture:
 
 
 def _outputs(
-    telemetry: Telemetry, chats: Mapping[str, _Chat], known: list[str], problems: list[str]
+    telemetry: Telemetry, chats: Mapping[str, Chat], known: list[str], problems: list[str]
 ) -> tuple[NativeIdentity, NativeCoverage, dict[str, tuple[AssignedToolId, ...]], dict[str, str]]:
     """Join values, coverage ids, assigned tool ids, and native tool id -> response id."""
     keys: dict[str, list[str]] = {}
@@ -313,7 +219,7 @@ def _outputs(
     return identity, coverage, assigned, emitted_by
 
 
-def _native_tool_ids(response: ApiResponse, chat: _Chat | None) -> tuple[str, ...] | None:
+def _native_tool_ids(response: ApiResponse, chat: Chat | None) -> tuple[str, ...] | None:
     """The native ids of a response's tool calls, in output order, when every one is
     known: logged with the call (main agent), or `<prompt_id>-<index>` recorded in the
     owner's chat for that tool (subagent). None when any is not known exactly."""
@@ -344,35 +250,23 @@ def _finishes(telemetry: Telemetry, problems: list[str]) -> dict[str, str]:
     return out
 
 
-def _result_output(spawn: _Spawn) -> str | None:
-    """The spawn's recorded result text (the functionResponse answering its id)."""
-    for item in spawn.call.get("result") or []:
-        response = item.get("functionResponse") if isinstance(item, dict) else None
-        if isinstance(response, dict) and response.get("id") == spawn.tool_id:
-            body = response.get("response")
-            output = body.get("output") if isinstance(body, dict) else None
-            return output if isinstance(output, str) else json.dumps(body, sort_keys=True)
-    return None
-
-
 def _terminate_reason(
-    key: str, spawn: _Spawn | None, finishes: Mapping[str, str]
+    key: str, spawn: Spawn | None, finishes: Mapping[str, str]
 ) -> tuple[str | None, NativeEvidence | None]:
     if key in finishes:
         return finishes[key], NativeEvidence(TELEMETRY_FILE, f"agent.finish {key}")
-    output = _result_output(spawn) if spawn is not None else None
-    match = _TERMINATION.search(output) if output is not None else None
-    if spawn is not None and match is not None:
-        return match["reason"], NativeEvidence(spawn.chat.path, spawn.tool_id)
+    reason = termination_reason(spawn) if spawn is not None else None
+    if spawn is not None and reason is not None:
+        return reason, NativeEvidence(spawn.chat.path, spawn.tool_id)
     return None, None
 
 
 def _spawn_relations(
-    spawn: _Spawn,
+    spawn: Spawn,
     state: ParticipantState,
     reason: str | None,
     reason_evidence: NativeEvidence | None,
-    chats: Mapping[str, _Chat],
+    chats: Mapping[str, Chat],
     emitted_by: Mapping[str, str],
 ) -> list[NativeRelation]:
     parent, child = spawn.chat.session_id, spawn.agent_id
@@ -392,7 +286,7 @@ def _spawn_relations(
             source_response_id=source,
         )
     ]
-    if _result_output(spawn) is not None:
+    if result_output(spawn) is not None:
         out.append(
             NativeRelation(
                 type="result_delivered",
@@ -443,7 +337,7 @@ def _lifecycle(states: Mapping[str, ParticipantState], delivered: set[str]) -> N
 
 
 def _with_root_state(
-    root: NativeParticipant, chat: _Chat, lifecycle: NativeLifecycle
+    root: NativeParticipant, chat: Chat, lifecycle: NativeLifecycle
 ) -> NativeParticipant:
     """The main agent is done when its last message is a model reply with no tool call
     left to run and nothing it waits for is pending."""
