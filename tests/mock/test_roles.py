@@ -267,3 +267,15 @@ def test_roles_classify_context_calls() -> None:
     assert role_of("Agent") == "spawn" and role_of("subagent_fork") == "spawn"
     assert role_of("exec_command") == "shell" and role_of("complete_task") == "complete"
     assert role_of("Edit") is None
+
+
+def test_a_forced_tool_call_is_made_even_when_the_tool_is_not_offered() -> None:
+    view = responses_with(fn("bash", {"command": S}, ["command"]))
+    args = {"description": "d", "prompt": "p", "subagent_type": "general"}
+    assert resolve_call(CallSpec(tool="task", arguments=args), view) is None
+    forced = resolve_call(CallSpec(tool="task", arguments=args, force=True), view)
+    assert forced is not None
+    assert (forced.name, forced.namespace, forced.arguments) == ("task", None, args)
+    # An offered tool is still filled from its schema, forced or not.
+    offered = resolve_call(CallSpec(tool="bash", force=True), view)
+    assert offered is not None and offered == resolve_call(CallSpec(tool="bash"), view)

@@ -106,6 +106,9 @@ class CallSpec:
     tool: str | None = None
     params: Mapping[str, Any] = field(default_factory=dict)
     arguments: Mapping[str, Any] = field(default_factory=dict)
+    # `tool` calls only: make the call even when the request does not offer the tool (a
+    # model calling a tool it was not given, to exercise a harness's rejection path).
+    force: bool = False
 
 
 def role_of(name: str) -> Role | None:
@@ -131,7 +134,10 @@ def resolve_call(spec: CallSpec, view: RequestView) -> ToolCallOut | None:
     if spec.tool is not None:
         tool = view.offered(spec.tool)
         if tool is None:
-            return None
+            if not spec.force:
+                return None
+            # Not offered: no schema to fill from, so exactly the scenario's arguments.
+            return ToolCallOut(name=spec.tool, arguments=dict(spec.arguments))
         arguments = fill(tool.schema)
     else:
         assert spec.role is not None
