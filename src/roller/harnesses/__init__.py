@@ -6,8 +6,9 @@ from __future__ import annotations
 from roller.errors import UsageError
 from roller.harnesses.base import HarnessAdapter
 from roller.harnesses.generic import GenericAdapter
+from roller.harnesses.opencode import OpenCodeAdapter
 
-HARNESSES: tuple[HarnessAdapter, ...] = (GenericAdapter(),)
+HARNESSES: tuple[HarnessAdapter, ...] = (GenericAdapter(), OpenCodeAdapter())
 
 
 def adapter_for(name: str) -> HarnessAdapter:
