@@ -302,6 +302,20 @@ def test_malformed_requests_are_refused_by_the_http_parser_and_not_recorded(
     assert proxy.tape().exchanges == ()
 
 
+def test_a_forward_proxy_style_request_is_rejected_and_recorded(
+    bg_loop: BackgroundLoop, start_proxy: ProxyFactory
+) -> None:
+    proxy = start_proxy("http://127.0.0.1:9")
+    port = int(proxy.url.rsplit(":", 1)[1])
+    with socket.create_connection(("127.0.0.1", port)) as sock:
+        sock.sendall(b"GET http://example.com/v1/models HTTP/1.1\r\nHost: example.com\r\n\r\n")
+        answer = sock.recv(4096)
+    assert answer.startswith(b"HTTP/1.1 400") and b"roller_bad_request" in answer
+    exchange = proxy.only_exchange()
+    assert exchange.outcome == "rejected"
+    assert exchange.end["error"]["code"] == "bad_request_target"
+
+
 def test_request_body_over_the_limit_is_rejected(
     bg_loop: BackgroundLoop, start_proxy: ProxyFactory
 ) -> None:

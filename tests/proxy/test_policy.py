@@ -136,3 +136,34 @@ def test_end_hook_runs_for_failures_and_its_errors_are_counted(
     relay = proxy.server.relay
     assert relay is not None and relay.hook_errors == 1
     assert json.loads(json.dumps(proxy.only_exchange().end))["outcome"] == end.outcome
+
+
+def test_end_hook_runs_once_even_when_the_client_leaves_while_it_runs(
+    bg_loop: BackgroundLoop, start_proxy: ProxyFactory
+) -> None:
+    async def upstream(request: web.Request) -> web.Response:
+        return web.json_response({"ok": True})
+
+    app = web.Application()
+    app.router.add_post("/v1/messages", upstream)
+    ends: list[ExchangeEnd] = []
+    hook_started = asyncio.Event()
+
+    async def slow_hook(end: ExchangeEnd) -> None:
+        hook_started.set()
+        await asyncio.sleep(0.2)  # the client closes its connection meanwhile
+        ends.append(end)
+
+    proxy = start_proxy(bg_loop.serve(app), on_exchange_end=slow_hook)
+
+    async def call() -> None:
+        session = aiohttp.ClientSession()
+        async with session.post(proxy.url + "/v1/messages", json={}) as response:
+            await response.read()
+        await hook_started.wait()
+        await session.close()  # cancels the proxy's handler while it awaits the hook
+
+    bg_loop.run(call())
+    assert bg_loop.run(proxy.server.wait_idle(5))
+    assert [e.outcome for e in ends] == ["ok"]
+    assert proxy.only_exchange().outcome == "ok"

@@ -6,6 +6,7 @@ import asyncio
 import gzip
 import hashlib
 import json
+import socket
 import time
 
 import aiohttp
@@ -193,3 +194,24 @@ def test_methods_paths_and_query_are_forwarded_as_sent(
     assert recorded[2].request["query"] == [["alt", "sse"]]
     assert recorded[3].request["query"] == [["beta", "true"], ["x", "a/b c"]]
     assert all(e.request["upstream"] == base + "/base" for e in recorded)
+
+
+def test_the_proxy_adds_no_headers_of_its_own(
+    bg_loop: BackgroundLoop, start_proxy: ProxyFactory
+) -> None:
+    seen: list[list[tuple[str, str]]] = []
+
+    async def upstream(request: web.Request) -> web.Response:
+        seen.append([(k.lower(), v) for k, v in request.headers.items()])
+        return web.Response(text="ok")
+
+    app = web.Application()
+    app.router.add_route("*", "/{tail:.*}", upstream)
+    base = bg_loop.serve(app)
+    proxy = start_proxy(base)
+    port = int(proxy.url.rsplit(":", 1)[1])
+    with socket.create_connection(("127.0.0.1", port)) as sock:
+        sock.sendall(b"POST /v1/messages HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\n\r\nabc")
+        assert sock.recv(4096).startswith(b"HTTP/1.1 200")
+    host = base.removeprefix("http://")
+    assert seen == [[("host", host), ("accept-encoding", "identity"), ("content-length", "3")]]

@@ -52,7 +52,9 @@ def validate_attempt(paths: AttemptPaths) -> ValidationReport:
     try:
         manifest = read_manifest(paths)
     except CaptureFormatError as exc:
-        return ValidationReport(paths, [Problem("manifest_unreadable", "manifest.json", str(exc))], True)
+        return ValidationReport(
+            paths, [Problem("manifest_unreadable", "manifest.json", str(exc))], True
+        )
     problems: list[Problem] = []
     problems += _check_files(paths, manifest)
     calls = _load(paths.calls, CallRecord, problems)
@@ -66,7 +68,9 @@ def validate_attempt(paths: AttemptPaths) -> ValidationReport:
     return ValidationReport(paths, problems, False)
 
 
-def _load(path: Path, model: type[CallRecord] | type[RelationRecord], problems: list[Problem]) -> list | None:  # type: ignore[type-arg]
+def _load(
+    path: Path, model: type[CallRecord] | type[RelationRecord], problems: list[Problem]
+) -> list | None:  # type: ignore[type-arg]
     if not path.exists():
         return None
     try:
@@ -82,7 +86,9 @@ def _check_files(paths: AttemptPaths, manifest: Manifest) -> list[Problem]:
         entry = manifest.files.get(name)
         path = paths.root / name
         if entry is None:
-            problems.append(Problem("file_not_in_manifest", name, "the manifest lists no hash for it"))
+            problems.append(
+                Problem("file_not_in_manifest", name, "the manifest lists no hash for it")
+            )
             continue
         if not path.exists():
             problems.append(Problem("missing_file", name, "listed in the manifest but absent"))
@@ -94,13 +100,20 @@ def _check_files(paths: AttemptPaths, manifest: Manifest) -> list[Problem]:
             problems.append(
                 Problem("size_mismatch", name, f"{len(data)} bytes, manifest says {entry.bytes}")
             )
-        if data.count(b"\n") != entry.lines:
+        lines = data.count(b"\n")
+        if lines != entry.lines:
             problems.append(
-                Problem("line_count_mismatch", name, f"{data.count(b'\n')} lines, manifest says {entry.lines}")
+                Problem(
+                    "line_count_mismatch",
+                    name,
+                    f"{lines} lines, manifest says {entry.lines}",
+                )
             )
     for name in manifest.files:
         if name not in FORMAL_FILES:
-            problems.append(Problem("unexpected_file_entry", name, "not a formal file of compact/v2"))
+            problems.append(
+                Problem("unexpected_file_entry", name, "not a formal file of compact/v2")
+            )
     return problems
 
 
@@ -131,33 +144,75 @@ def _check_calls(paths: AttemptPaths, manifest: Manifest, calls: list[CallRecord
     for call in calls:
         where = f"call {call.call_id}"
         if call.participant_id is not None and call.participant_id not in participants:
-            problems.append(Problem("dangling_participant", where, f"participant {call.participant_id} is not in the manifest"))
+            problems.append(
+                Problem(
+                    "dangling_participant",
+                    where,
+                    f"participant {call.participant_id} is not in the manifest",
+                )
+            )
         if (call.participant_id is not None) != (call.identity_status == "attributed"):
-            problems.append(Problem("status_inconsistent", where, f"identity_status {call.identity_status} with participant_id {call.participant_id}"))
+            problems.append(
+                Problem(
+                    "status_inconsistent",
+                    where,
+                    f"identity_status {call.identity_status} "
+                    f"with participant_id {call.participant_id}",
+                )
+            )
         inputs = status_inputs(call)
         if capture_status(inputs) != call.capture_status:
-            problems.append(Problem("status_inconsistent", where, f"capture_status {call.capture_status} contradicts the record"))
+            problems.append(
+                Problem(
+                    "status_inconsistent",
+                    where,
+                    f"capture_status {call.capture_status} contradicts the record",
+                )
+            )
         expected, blockers = export_status(inputs)
         if expected != call.export_status or blockers != call.export_blocked_by:
-            problems.append(Problem("status_inconsistent", where, f"export {call.export_status} {call.export_blocked_by}, rules say {expected} {blockers}"))
+            problems.append(
+                Problem(
+                    "status_inconsistent",
+                    where,
+                    f"export {call.export_status} {call.export_blocked_by}, "
+                    f"rules say {expected} {blockers}",
+                )
+            )
         raw = call.response.raw_path
         if raw is not None:
             raw_file = paths.root / raw
             if not _inside(paths.root, raw_file) or not raw_file.is_file():
                 problems.append(Problem("missing_file", where, f"raw_path {raw} does not exist"))
             elif call.response.raw_sha256 != hashlib.sha256(raw_file.read_bytes()).hexdigest():
-                problems.append(Problem("hash_mismatch", where, f"{raw} does not hash to raw_sha256"))
+                problems.append(
+                    Problem("hash_mismatch", where, f"{raw} does not hash to raw_sha256")
+                )
     by_participant: dict[str, list[str]] = {}
     for call in calls:
         if call.participant_id is not None:
             by_participant.setdefault(call.participant_id, []).append(call.call_id)
     for pid, p in participants.items():
         if p.call_ids != by_participant.get(pid, []):
-            problems.append(Problem("participant_calls_mismatch", f"participant {pid}", "call_ids differ from the calls attributed to it"))
+            problems.append(
+                Problem(
+                    "participant_calls_mismatch",
+                    f"participant {pid}",
+                    "call_ids differ from the calls attributed to it",
+                )
+            )
         if p.parent_participant_id is not None and p.parent_participant_id not in participants:
-            problems.append(Problem("dangling_participant", f"participant {pid}", f"parent {p.parent_participant_id} is not in the manifest"))
+            problems.append(
+                Problem(
+                    "dangling_participant",
+                    f"participant {pid}",
+                    f"parent {p.parent_participant_id} is not in the manifest",
+                )
+            )
         if p.parent_participant_id == pid:
-            problems.append(Problem("self_parent", f"participant {pid}", "a participant is its own parent"))
+            problems.append(
+                Problem("self_parent", f"participant {pid}", "a participant is its own parent")
+            )
         problems += _check_evidence(paths, f"participant {pid}", p.evidence, set())
     return problems
 
@@ -170,40 +225,79 @@ def _inside(root: Path, path: Path) -> bool:
     return True
 
 
-def _check_evidence(paths: AttemptPaths, where: str, evidence: list[Evidence], call_ids: set[str] | None) -> list[Problem]:
+def _check_evidence(
+    paths: AttemptPaths, where: str, evidence: list[Evidence], call_ids: set[str] | None
+) -> list[Problem]:
     problems: list[Problem] = []
     for ev in evidence:
         kind, _, ref = ev.source.partition(":")
         if kind == "native" and ev.retained:
             target = paths.native / ref
             if not _inside(paths.native, target) or not target.exists():
-                problems.append(Problem("missing_file", where, f"evidence {ev.source} is marked retained but absent"))
+                problems.append(
+                    Problem(
+                        "missing_file", where, f"evidence {ev.source} is marked retained but absent"
+                    )
+                )
         elif kind == "call" and call_ids and ref not in call_ids:
             problems.append(Problem("dangling_call", where, f"evidence names unknown call {ref}"))
     return problems
 
 
-def _check_relations(paths: AttemptPaths, manifest: Manifest, relations: list[RelationRecord], calls: list[CallRecord]) -> list[Problem]:
+def _check_relations(
+    paths: AttemptPaths,
+    manifest: Manifest,
+    relations: list[RelationRecord],
+    calls: list[CallRecord],
+) -> list[Problem]:
     problems: list[Problem] = []
     participants = {p.participant_id for p in manifest.participants}
     call_ids = {c.call_id for c in calls}
     for dup in _duplicates(r.relation_id for r in relations):
-        problems.append(Problem("duplicate_id", f"relation {dup}", "relation_id appears more than once"))
+        problems.append(
+            Problem("duplicate_id", f"relation {dup}", "relation_id appears more than once")
+        )
     for rel in relations:
         where = f"relation {rel.relation_id}"
-        for label, pid in (("parent", rel.parent_participant_id), ("child", rel.child_participant_id)):
+        for label, pid in (
+            ("parent", rel.parent_participant_id),
+            ("child", rel.child_participant_id),
+        ):
             if pid is not None and pid not in participants:
-                problems.append(Problem("dangling_participant", where, f"{label} participant {pid} is not in the manifest"))
+                problems.append(
+                    Problem(
+                        "dangling_participant",
+                        where,
+                        f"{label} participant {pid} is not in the manifest",
+                    )
+                )
         for label, cid in (("source", rel.source_call_id), ("target", rel.target_call_id)):
             if cid is not None and cid not in call_ids:
-                problems.append(Problem("dangling_call", where, f"{label} call {cid} is not in calls.jsonl"))
-        if rel.status == "established" and rel.model_tool_ref is not None and not rel.model_tool_ref.matched:
-            problems.append(Problem("status_inconsistent", where, "established although model_tool_ref did not match"))
+                problems.append(
+                    Problem("dangling_call", where, f"{label} call {cid} is not in calls.jsonl")
+                )
+        if (
+            rel.status == "established"
+            and rel.model_tool_ref is not None
+            and not rel.model_tool_ref.matched
+        ):
+            problems.append(
+                Problem(
+                    "status_inconsistent",
+                    where,
+                    "established although model_tool_ref did not match",
+                )
+            )
         problems += _check_evidence(paths, where, rel.evidence, call_ids)
     return problems
 
 
-def _check_manifest_summary(paths: AttemptPaths, manifest: Manifest, calls: list[CallRecord], relations: list[RelationRecord]) -> list[Problem]:
+def _check_manifest_summary(
+    paths: AttemptPaths,
+    manifest: Manifest,
+    calls: list[CallRecord],
+    relations: list[RelationRecord],
+) -> list[Problem]:
     problems: list[Problem] = []
     c = manifest.counts
     actual = {
@@ -218,12 +312,29 @@ def _check_manifest_summary(paths: AttemptPaths, manifest: Manifest, calls: list
     }
     for key, value in actual.items():
         if getattr(c, key) != value:
-            problems.append(Problem("count_mismatch", f"manifest counts.{key}", f"says {getattr(c, key)}, records have {value}"))
+            problems.append(
+                Problem(
+                    "count_mismatch",
+                    f"manifest counts.{key}",
+                    f"says {getattr(c, key)}, records have {value}",
+                )
+            )
     if manifest.raw_retained != paths.raw.is_dir():
-        problems.append(Problem("raw_retention_mismatch", "raw/", f"raw_retained is {manifest.raw_retained} but raw/ {'exists' if paths.raw.is_dir() else 'is absent'}"))
+        problems.append(
+            Problem(
+                "raw_retention_mismatch",
+                "raw/",
+                f"raw_retained is {manifest.raw_retained} "
+                f"but raw/ {'exists' if paths.raw.is_dir() else 'is absent'}",
+            )
+        )
     lc = manifest.lifecycle
     if lc is not None and lc.status == "complete" and lc.pending_participant_ids:
-        problems.append(Problem("status_inconsistent", "manifest lifecycle", "complete with pending participants"))
+        problems.append(
+            Problem(
+                "status_inconsistent", "manifest lifecycle", "complete with pending participants"
+            )
+        )
     if manifest.capture_status == "complete":
         reasons = []
         if any(x.capture_status != "complete" for x in calls):
@@ -235,5 +346,11 @@ def _check_manifest_summary(paths: AttemptPaths, manifest: Manifest, calls: list
         if manifest.capture_errors:
             reasons.append("there are capture errors")
         if reasons:
-            problems.append(Problem("status_inconsistent", "manifest capture_status", "complete although " + ", ".join(reasons)))
+            problems.append(
+                Problem(
+                    "status_inconsistent",
+                    "manifest capture_status",
+                    "complete although " + ", ".join(reasons),
+                )
+            )
     return problems

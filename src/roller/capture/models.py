@@ -394,7 +394,8 @@ class Manifest(_Record):
     raw_retained: bool = Field(description="Whether raw/ is still present.")
     counts: Counts = Field(description="Counts of the records.")
     files: dict[str, FileEntry] = Field(
-        description="sha256, size and line count of each formal file (calls.jsonl, relations.jsonl)."
+        description="sha256, size and line count of each formal file "
+        "(calls.jsonl, relations.jsonl)."
     )
 
 

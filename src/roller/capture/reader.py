@@ -43,16 +43,18 @@ def read_json_model(path: Path, model: type[M]) -> M:
     try:
         return model.model_validate_json(data)
     except ValidationError as exc:
-        raise CaptureFormatError(f"{path}: not a valid {model.__name__}: {_first_error(exc)}") from exc
+        raise CaptureFormatError(
+            f"{path}: not a valid {model.__name__}: {_first_error(exc)}"
+        ) from exc
 
 
 def iter_jsonl(path: Path, model: type[M]) -> Iterator[M]:
     try:
-        fh = open(path, "rb")
+        data = path.read_bytes()
     except OSError as exc:
         raise CaptureFormatError(f"cannot read {path}: {exc.strerror or exc}") from exc
-    with fh:
-        for lineno, line in enumerate(fh, 1):
+    if data:
+        for lineno, line in enumerate(data.splitlines(keepends=True), 1):
             if not line.endswith(b"\n"):
                 raise CaptureFormatError(f"{path}:{lineno}: last line is not terminated")
             try:

@@ -50,13 +50,24 @@ DEFAULT_API_BASE = "mock:plain"
     show_default=True,
     help="Keep raw/ (tape, native logs, raw responses): on error, always, or never.",
 )
-@click.option("--timeout", "timeout_s", type=float, default=300.0, show_default=True,
-              help="Kill the harness after this many seconds.")
+@click.option(
+    "--timeout",
+    "timeout_s",
+    type=float,
+    default=300.0,
+    show_default=True,
+    help="Kill the harness after this many seconds.",
+)
 @click.option("--model", help="Model name to ask the harness to use.")
 @click.option("--harness-version", help="Run this harness version instead of the pin.")
 @click.option("--keep-scratch", is_flag=True, help="Keep the scratch HOME/work directories.")
-@click.option("--option", "options", multiple=True, metavar="KEY=VALUE",
-              help="Harness-specific launch option (see docs/harnesses.md).")
+@click.option(
+    "--option",
+    "options",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="Harness-specific launch option (see docs/harnesses.md).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the manifest summary as JSON.")
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
 def command(
@@ -91,7 +102,9 @@ def command(
     if harness == "generic" and not command:
         raise UsageError("--harness generic needs the command to run after `--`")
     if harness != "generic" and command:
-        raise UsageError(f"--harness {harness} runs the harness itself; pass --prompt, not a command")
+        raise UsageError(
+            f"--harness {harness} runs the harness itself; pass --prompt, not a command"
+        )
     if harness != "generic" and not prompt:
         raise UsageError(f"--harness {harness} needs --prompt")
     parsed: dict[str, str] = {}
@@ -117,15 +130,17 @@ def command(
     )
     err = Console(stderr=True, highlight=False)
     with err.status("starting…") as status:
-        result = asyncio.run(collect(request, progress=lambda m: status.update(m)))
+        result = asyncio.run(collect(request, progress=status.update))
     launch = result.launch
     if launch.launch_error:
         err.print(f"[red]the harness could not start:[/] {launch.launch_error}")
     elif launch.timed_out:
         err.print(f"[yellow]the harness timed out after {timeout_s:.0f}s and was stopped[/]")
     elif launch.exit_code != 0:
-        err.print(f"[yellow]the harness exited with status {launch.exit_code}[/] "
-                  f"(stderr: {result.attempt.harness_output / 'stderr.txt'})")
+        err.print(
+            f"[yellow]the harness exited with status {launch.exit_code}[/] "
+            f"(stderr: {result.attempt.harness_output / 'stderr.txt'})"
+        )
     tree = build_tree(read_attempt(result.attempt))
     if as_json:
         import json

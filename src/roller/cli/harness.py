@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import click
 from rich.console import Console
+from rich.status import Status
 from rich.table import Table
 
+from roller.errors import UsageError
 from roller.harnesses import HARNESSES, adapter_for
 from roller.harnesses.install import cache_root, find_installed, install
-from roller.errors import UsageError
 
 
 @click.group("harness")
@@ -34,7 +37,9 @@ def list_() -> None:
             found = find_installed(a)
             installed = f"[green]yes[/] {found.bin}" if found else "[yellow]no[/]"
             package = f"{a.pin.registry}:{a.pin.package}"
-        table.add_row(a.name, package, a.pin.version or "-", installed, a.subtasks, a.coverage_basis)
+        table.add_row(
+            a.name, package, a.pin.version or "-", installed, a.subtasks, a.coverage_basis
+        )
     Console().print(table)
 
 
@@ -57,10 +62,16 @@ def install_(names: tuple[str, ...], all_: bool, version: str | None) -> None:
         if a.pin.registry == "none":
             raise UsageError(f"{a.name} runs your own command; there is nothing to install")
         want = version or a.pin.version
-        with console.status(f"installing {a.name} {want} from {a.pin.registry}…") as status:
-
-            def log(line: str, name: str = a.name, status: object = status) -> None:
-                status.update(f"installing {name} {want}: {line[-100:]}")  # type: ignore[attr-defined]
-
-            done = install(a, version, log=log)
+        label = f"installing {a.name} {want}"
+        with console.status(f"{label} from {a.pin.registry}…") as status:
+            done = install(a, version, log=_progress(status, label))
         console.print(f"[green]✓[/] {a.name} {done.version} → {done.bin}")
+
+
+def _progress(status: Status, label: str) -> Callable[[str], None]:
+    """Show the installer's latest output line under `label` in the spinner."""
+
+    def update(line: str) -> None:
+        status.update(f"{label}: {line[-100:]}")
+
+    return update

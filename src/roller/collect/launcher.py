@@ -9,6 +9,7 @@ values of secret environment variables removed.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import signal
@@ -44,10 +45,8 @@ def write_plan_record(plan: LaunchPlan, path: Path) -> None:
 
 
 def _kill_group(proc: asyncio.subprocess.Process, sig: int) -> None:
-    try:
+    with contextlib.suppress(ProcessLookupError):
         os.killpg(proc.pid, sig)
-    except ProcessLookupError:
-        pass
 
 
 async def run_plan(plan: LaunchPlan, output_dir: Path) -> LaunchResult:
@@ -63,13 +62,21 @@ async def run_plan(plan: LaunchPlan, output_dir: Path) -> LaunchResult:
                 *plan.argv,
                 cwd=plan.cwd,
                 env=dict(plan.env),
-                stdin=asyncio.subprocess.PIPE if plan.stdin is not None else asyncio.subprocess.DEVNULL,
+                stdin=asyncio.subprocess.PIPE
+                if plan.stdin is not None
+                else asyncio.subprocess.DEVNULL,
                 stdout=out,
                 stderr=err,
                 start_new_session=True,
             )
         except OSError as exc:
-            return LaunchResult(None, False, f"cannot start {plan.argv[0]}: {exc.strerror or exc}", started, time.time_ns())
+            return LaunchResult(
+                None,
+                False,
+                f"cannot start {plan.argv[0]}: {exc.strerror or exc}",
+                started,
+                time.time_ns(),
+            )
         if plan.stdin is not None and proc.stdin is not None:
             proc.stdin.write(plan.stdin)
             await proc.stdin.drain()

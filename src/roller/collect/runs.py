@@ -79,9 +79,7 @@ def open_run(paths: RunPaths, spec: RunSpec) -> RunConfig:
     return existing
 
 
-def open_sample(
-    paths: SamplePaths, prompt: str | None, command: list[str] | None
-) -> SampleInfo:
+def open_sample(paths: SamplePaths, prompt: str | None, command: list[str] | None) -> SampleInfo:
     """Create `sample.json`, or check the existing sample is the same task."""
     if paths.sample_json.exists():
         existing = read_sample_info(paths.sample_json)

@@ -26,6 +26,7 @@ from roller.capture.models import (
     CaptureErrorRecord,
     Counts,
     EmittedToolRef,
+    ExportBlock,
     Evidence,
     ExecutionStatus,
     Manifest,
@@ -124,7 +125,8 @@ def build_capture(
     lc = lifecycle(native, pids)
     execution = _harness_execution(inputs)
     unattributed = sum(
-        1 for call, a in zip(decoded, attributed.calls, strict=True)
+        1
+        for call, a in zip(decoded, attributed.calls, strict=True)
         if call.kind == "generation" and a.status != "attributed"
     )
     if unattributed:
@@ -162,9 +164,7 @@ def build_capture(
             return True
         if inputs.debug_retention == "off":
             return False
-        partial = (
-            calls_partial or bool(capture_errors) or lifecycle_open or relations_unknown
-        )
+        partial = calls_partial or bool(capture_errors) or lifecycle_open or relations_unknown
         return execution != "completed" or partial or call_failed or child_failed
 
     index = CallIndex(decoded, call_ids, owners, pids, raw_retained=True)
@@ -208,13 +208,19 @@ def build_capture(
                 Evidence(source=f"native:{e.path}", ref=e.ref, retained=retained)
                 for e in d.evidence
             ]
-            + [Evidence(source=f"call:{call_ids[i]}", ref=None, retained=True) for i in d.call_evidence],
+            + [
+                Evidence(source=f"call:{call_ids[i]}", ref=None, retained=True)
+                for i in d.call_evidence
+            ],
         )
         for d in attributed.participants
     ]
 
     complete = (
-        not calls_partial and not capture_errors and not lifecycle_open and (coverage.ok or not coverage.checked)
+        not calls_partial
+        and not capture_errors
+        and not lifecycle_open
+        and (coverage.ok or not coverage.checked)
     )
     manifest = Manifest(
         schema_="roller.capture/v1",
@@ -261,7 +267,7 @@ def _call_record(
     attr: CallAttribution,
     cap: str,
     exp: str,
-    blocked: list[str],
+    blocked: list[ExportBlock],
     errors: list[CaptureErrorRecord],
     retained: bool,
 ) -> CallRecord:
@@ -285,7 +291,7 @@ def _call_record(
             path=str(meta.get("path", "")),
             query=[(str(k), str(v)) for k, v in meta.get("query") or []],
             headers=[(str(k), str(v)) for k, v in meta.get("headers") or []],
-            redacted=[str(x) for x in meta.get("redacted") or []],
+            redacted=_redacted_names(meta.get("redacted")),
             received_at=rfc3339(ex.request_time_ns) or "",
         ),
         context=call.context,
@@ -296,7 +302,9 @@ def _call_record(
         output_incomplete_reason=call.reassembly.incomplete_reason if call.reassembly else None,
         provider_error=call.reassembly.error if call.reassembly else None,
         response=ResponseInfo(
-            status=int(resp["status"]) if resp is not None and resp.get("status") is not None else None,
+            status=int(resp["status"])
+            if resp is not None and resp.get("status") is not None
+            else None,
             headers=[(str(k), str(v)) for k, v in (resp or {}).get("headers") or []],
             streamed=call.streamed,
             outcome=call.outcome,
@@ -325,11 +333,19 @@ def _call_record(
         attribution=attr.attribution,
         tool_refs=ToolRefs(
             emitted=[
-                EmittedToolRef(id=t.id, name=t.name, item_id=t.item_id, namespace=t.namespace, ref=t.ref)
+                EmittedToolRef(
+                    id=t.id, name=t.name, item_id=t.item_id, namespace=t.namespace, ref=t.ref
+                )
                 for t in call.emitted
             ],
             results=[
-                ResultToolRef(id=r.id, name=r.name, item_id=r.item_id, message_index=r.message_index, is_error=r.is_error)
+                ResultToolRef(
+                    id=r.id,
+                    name=r.name,
+                    item_id=r.item_id,
+                    message_index=r.message_index,
+                    is_error=r.is_error,
+                )
                 for r in call.results
             ],
         ),
@@ -338,6 +354,15 @@ def _call_record(
         identity_status=attr.status,
         capture_status=cap,  # type: ignore[arg-type]
         export_status=exp,  # type: ignore[arg-type]
-        export_blocked_by=blocked,  # type: ignore[arg-type]
+        export_blocked_by=blocked,
         errors=errors,
     )
+
+
+def _redacted_names(redacted: object) -> list[str]:
+    """Names of removed headers and query parameters (the tape keeps them apart)."""
+    if isinstance(redacted, dict):
+        return [str(x) for key in ("headers", "query") for x in redacted.get(key) or []]
+    if isinstance(redacted, list):
+        return [str(x) for x in redacted]
+    return []

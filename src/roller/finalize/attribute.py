@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Literal
 
 from roller.capture.models import Attribution, IdentityStatus
 from roller.finalize.decode import DecodedCall
@@ -87,13 +88,17 @@ def _attribute_by_native(calls: Sequence[DecodedCall], native: NativeCapture) ->
                     None,
                     "ambiguous",
                     Attribution(
-                        basis=basis, key=value, wire_participant_key=wire_key,
-                        cross_check="not_applicable", note=note,
+                        basis=basis,
+                        key=value,
+                        wire_participant_key=wire_key,
+                        cross_check="not_applicable",
+                        note=note,
                     ),
                 )
             )
             continue
         owner = matches[0]
+        cross: Literal["agree", "disagree", "absent", "not_applicable"]
         if native.identity.basis == "wire_participant":
             cross = "not_applicable"
         elif wire_key is None or wire_key not in native.wire_aliases:
@@ -110,8 +115,11 @@ def _attribute_by_native(calls: Sequence[DecodedCall], native: NativeCapture) ->
                     None,
                     "ambiguous",
                     Attribution(
-                        basis=basis, key=value, wire_participant_key=wire_key,
-                        cross_check="disagree", note=note,
+                        basis=basis,
+                        key=value,
+                        wire_participant_key=wire_key,
+                        cross_check="disagree",
+                        note=note,
                     ),
                 )
             )
@@ -121,8 +129,11 @@ def _attribute_by_native(calls: Sequence[DecodedCall], native: NativeCapture) ->
                 owner,
                 "attributed",
                 Attribution(
-                    basis=basis, key=value, wire_participant_key=wire_key,
-                    cross_check=cross, note=None,  # type: ignore[arg-type]
+                    basis=basis,
+                    key=value,
+                    wire_participant_key=wire_key,
+                    cross_check=cross,
+                    note=None,
                 ),
             )
         )
@@ -226,7 +237,9 @@ def _with_depths(participants: list[ParticipantDraft]) -> list[ParticipantDraft]
     out = []
     for p in participants:
         depth, cur, seen = 0, p, {p.key}
-        while cur.parent_key is not None and cur.parent_key in by_key and cur.parent_key not in seen:
+        while (
+            cur.parent_key is not None and cur.parent_key in by_key and cur.parent_key not in seen
+        ):
             depth += 1
             seen.add(cur.parent_key)
             cur = by_key[cur.parent_key]
@@ -234,9 +247,15 @@ def _with_depths(participants: list[ParticipantDraft]) -> list[ParticipantDraft]
             depth = 1  # a child whose parent is not known still sits below some root
         out.append(
             ParticipantDraft(
-                key=p.key, role=p.role, parent_key=p.parent_key, depth=depth,
-                native_ids=p.native_ids, name=p.name, state=p.state,
-                evidence=p.evidence, call_evidence=p.call_evidence,
+                key=p.key,
+                role=p.role,
+                parent_key=p.parent_key,
+                depth=depth,
+                native_ids=p.native_ids,
+                name=p.name,
+                state=p.state,
+                evidence=p.evidence,
+                call_evidence=p.call_evidence,
             )
         )
     return out

@@ -35,17 +35,21 @@ def check_coverage(
                 captured.setdefault(owner, set()).add(call.response_id)
         for key in sorted(cov.ids):
             ids = cov.ids[key]
-            have = captured.get(key, set())
+            got = captured.get(key, set())
             expected += len(ids)
-            found += len(ids & have)
-            for missing in sorted(ids - have):
+            found += len(ids & got)
+            for missing in sorted(ids - got):
                 problems.append(f"{key}: native output {missing} has no captured call")
-            for extra in sorted(have - ids):
+            for extra in sorted(got - ids):
                 problems.append(f"{key}: captured call {extra} is not in the native log")
     else:
         counted: dict[str, int] = {}
         for call, owner in zip(calls, owners, strict=True):
-            if owner is not None and call.kind == "generation" and call.execution_status == "completed":
+            if (
+                owner is not None
+                and call.kind == "generation"
+                and call.execution_status == "completed"
+            ):
                 counted[owner] = counted.get(owner, 0) + 1
         for key in sorted(set(cov.counts) | set(counted)):
             want = cov.counts.get(key, 0)

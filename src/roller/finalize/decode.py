@@ -100,7 +100,9 @@ def json_mode(protocol: ProtocolName | None, body: Any) -> bool:
         cfg = body.get("generationConfig")
         if isinstance(cfg, dict):
             mime = cfg.get("responseMimeType")
-            return mime == "application/json" or "responseJsonSchema" in cfg or "responseSchema" in cfg
+            return (
+                mime == "application/json" or "responseJsonSchema" in cfg or "responseSchema" in cfg
+            )
         return False
     if protocol == "openai-chat-completions":
         fmt = body.get("response_format")
@@ -183,9 +185,12 @@ def decode_exchange(sequence: int, ex: TapeExchange, harness: str) -> DecodedCal
     execution: ExecutionStatus
     if outcome in ("in_flight", "client_disconnected"):
         execution = "interrupted"
-    elif outcome in _FAILED_OUTCOMES or status is None or int(status) >= 400:
-        execution = "failed"
-    elif reassembly is not None and (reassembly.error is not None or not reassembly.complete):
+    elif (
+        outcome in _FAILED_OUTCOMES
+        or status is None
+        or int(status) >= 400
+        or (reassembly is not None and (reassembly.error is not None or not reassembly.complete))
+    ):
         execution = "failed"
     else:
         execution = "completed"
@@ -212,7 +217,9 @@ def decode_exchange(sequence: int, ex: TapeExchange, harness: str) -> DecodedCal
         emitted=tuple(codec.output_tool_calls(output)) if codec else (),
         results=tuple(codec.context_tool_results(context)) if codec else (),
         texts=tuple(codec.context_texts(context)) if codec else (),
-        tool_call_without_identity=codec.tool_call_marker_without_identity(output) if codec else False,
+        tool_call_without_identity=codec.tool_call_marker_without_identity(output)
+        if codec
+        else False,
         execution_status=execution,
         response_capture_status=response_capture,
         identity=identity,

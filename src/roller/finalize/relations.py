@@ -69,9 +69,7 @@ def _find_emitting_call(
     if rel.source_response_id is not None:
         found = index.by_response_id(rel.source_response_id)
         if len(found) != 1:
-            return None, None, (
-                f"{len(found)} calls carry response id {rel.source_response_id}"
-            )
+            return None, None, (f"{len(found)} calls carry response id {rel.source_response_id}")
         candidates = found
     elif rel.parent_key is not None:
         candidates = index.of_participant(rel.parent_key)
@@ -80,8 +78,16 @@ def _find_emitting_call(
 
     if rel.model_tool_ref is not None:
         call_id, item_id = rel.model_tool_ref
-        both = [i for i in candidates if any(t.id == call_id and t.item_id == item_id for t in index.calls[i].emitted)]
-        one = [i for i in candidates if any((t.id == call_id) != (t.item_id == item_id) for t in index.calls[i].emitted)]
+        both = [
+            i
+            for i in candidates
+            if any(t.id == call_id and t.item_id == item_id for t in index.calls[i].emitted)
+        ]
+        one = [
+            i
+            for i in candidates
+            if any((t.id == call_id) != (t.item_id == item_id) for t in index.calls[i].emitted)
+        ]
         if len(both) == 1:
             return both[0], ModelToolRef(call_id=call_id, item_id=item_id, matched=True), None
         ref = ModelToolRef(call_id=call_id, item_id=item_id, matched=False)
@@ -91,7 +97,11 @@ def _find_emitting_call(
 
     if rel.tool_call_id is None:
         return None, None, "the native relation names no tool call"
-    emitting = [i for i in candidates if any(t.ref == rel.tool_call_id or t.id == rel.tool_call_id for t in index.calls[i].emitted)]
+    emitting = [
+        i
+        for i in candidates
+        if any(rel.tool_call_id in (t.ref, t.id) for t in index.calls[i].emitted)
+    ]
     if len(emitting) == 1:
         return emitting[0], None, None
     return None, None, f"{len(emitting)} parent calls emit tool call {rel.tool_call_id}"
@@ -131,7 +141,9 @@ def bind_native(
                 notes.append(f"{len(found)} calls carry response id {rel.target_response_id}")
             else:
                 target = found[0]
-                if rel.delivered_text is not None and not text_in_request(index.calls[target], rel.delivered_text):
+                if rel.delivered_text is not None and not text_in_request(
+                    index.calls[target], rel.delivered_text
+                ):
                     established = False
                     notes.append("the delivered text is not in that call's actual request")
             if rel.type == "result_delivered":
@@ -203,7 +215,11 @@ def derive_in_context(
                 continue
             ref = tool.ref or tool.id
             child_key = spawned.get(ref, spawned.get(tool.id))
-            kind: RelationType = "launch_ack_in_context" if (ref in background or tool.id in background) else "result_in_context"
+            kind: RelationType = (
+                "launch_ack_in_context"
+                if (ref in background or tool.id in background)
+                else "result_in_context"
+            )
             for j in later:
                 if not any(r.id == tool.id for r in index.calls[j].results):
                     continue

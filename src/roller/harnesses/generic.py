@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from roller.capture.models import OutputCoverage, SubtaskCapability
 from roller.errors import UsageError
 from roller.harnesses.base import (
     LaunchPlan,
@@ -27,11 +28,11 @@ from roller.harnesses.base import (
 
 
 class GenericAdapter:
-    name = "generic"
-    profile = "command"
-    pin = Pin(registry="none", package="", version="", bin="")
-    subtasks = "unknown"
-    coverage_basis = "none"
+    name: str = "generic"
+    profile: str = "command"
+    pin: Pin = Pin(registry="none", package="", version="", bin="")
+    subtasks: SubtaskCapability = "unknown"
+    coverage_basis: OutputCoverage = "none"
 
     def launch_plan(self, request: LaunchRequest) -> LaunchPlan:
         if not request.command:

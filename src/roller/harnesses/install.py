@@ -85,8 +85,8 @@ def _run(argv: list[str], cwd: Path, log: Callable[[str], None]) -> None:
         raise HarnessError(f"cannot run {argv[0]}: {exc.strerror or exc}") from exc
     assert proc.stdout is not None
     tail: list[str] = []
-    for line in proc.stdout:
-        line = line.rstrip()
+    for raw in proc.stdout:
+        line = raw.rstrip()
         if line:
             tail = [*tail[-19:], line]
             log(line)
@@ -109,7 +109,9 @@ def _installed_pypi_version(root: Path, package: str) -> str | None:
     try:
         out = subprocess.run(
             [str(py), "-c", f"import importlib.metadata as m; print(m.version({package!r}))"],
-            capture_output=True, text=True, check=True,
+            capture_output=True,
+            text=True,
+            check=True,
         )
     except (OSError, subprocess.CalledProcessError):
         return None
@@ -142,18 +144,35 @@ def install(
         (root / "package.json").write_text('{"name": "roller-harness", "private": true}\n')
         specs = [f"{pin.package}@{version}", *pin.extra_packages]
         _run(
-            ["npm", "install", "--prefix", str(root), "--no-audit", "--no-fund",
-             "--loglevel=error", *specs],
-            root, log,
+            [
+                "npm",
+                "install",
+                "--prefix",
+                str(root),
+                "--no-audit",
+                "--no-fund",
+                "--loglevel=error",
+                *specs,
+            ],
+            root,
+            log,
         )
         got = _installed_npm_version(root, pin.package)
     else:
         _run([sys.executable, "-m", "venv", str(root / "venv")], root, log)
         specs = [f"{pin.package}=={version}", *pin.extra_packages]
         _run(
-            [str(root / "venv" / "bin" / "python"), "-m", "pip", "install", "--quiet",
-             "--disable-pip-version-check", *specs],
-            root, log,
+            [
+                str(root / "venv" / "bin" / "python"),
+                "-m",
+                "pip",
+                "install",
+                "--quiet",
+                "--disable-pip-version-check",
+                *specs,
+            ],
+            root,
+            log,
         )
         got = _installed_pypi_version(root, pin.package)
     if got != version:

@@ -15,6 +15,7 @@ Rules this module keeps:
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable
 
 from multidict import CIMultiDict
@@ -45,6 +46,7 @@ def _connection_tokens(headers: Iterable[tuple[str, str]]) -> set[str]:
     return named
 
 
+@functools.lru_cache(maxsize=256)
 def narrow_accept_encoding(value: str | None) -> str:
     """The outgoing `accept-encoding` for a client's value (None: the client sent none)."""
     if value is None:

@@ -18,6 +18,7 @@ Rules this module keeps (docs/architecture.md, "Redaction"):
 
 from __future__ import annotations
 
+import functools
 import itertools
 import re
 from collections.abc import Iterable
@@ -68,11 +69,14 @@ def _has_secret_words(parts: list[str]) -> bool:
     return any(pair in _SECRET_PAIRS for pair in itertools.pairwise(parts))
 
 
+# Header and parameter names repeat on every request of a harness: decide each name once.
+@functools.lru_cache(maxsize=4096)
 def is_secret_header(name: str) -> bool:
     lowered = name.lower()
     return lowered in SECRET_HEADERS or _has_secret_words(_parts(lowered))
 
 
+@functools.lru_cache(maxsize=1024)
 def is_secret_query_param(name: str) -> bool:
     parts = _parts(name)
     return "-".join(parts) in SECRET_QUERY_NAMES or _has_secret_words(parts)

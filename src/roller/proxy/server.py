@@ -83,6 +83,7 @@ class ProxyServer:
                 }
             )
             app.cleanup_ctx.append(self._lifecycle)
+            app.on_shutdown.append(self._on_shutdown)
             app.router.add_route("*", "/{tail:.*}", self._handle)
             self._app = app
         return self._app
@@ -117,6 +118,11 @@ class ProxyServer:
             await client.close()
             tape.close()
             self.tape_errors = list(tape.errors)
+
+    async def _on_shutdown(self, app: web.Application) -> None:
+        # Runs on any runner's cleanup before it cancels the handlers still running, so
+        # those are recorded as `proxy_shutdown`, not as clients going away.
+        self._stopping = True
 
     async def _handle(self, request: web.Request) -> web.StreamResponse:
         return await request.app[_RELAY_KEY].handle(request)
@@ -180,5 +186,4 @@ class ProxyServer:
         if site is not None:
             await site.stop()
         await self.wait_idle(grace)
-        self._stopping = True
         await runner.cleanup()

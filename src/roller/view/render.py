@@ -81,7 +81,10 @@ def summary_line(s: dict[str, Any]) -> str:
     if s["lifecycle"]:
         line += f" · lifecycle {escape(s['lifecycle'])}"
     if s["unattributed_calls"] or s["ambiguous_calls"]:
-        line += f" · [magenta]{s['unattributed_calls']} unattributed, {s['ambiguous_calls']} ambiguous[/]"
+        line += (
+            f" · [magenta]{s['unattributed_calls']} unattributed, "
+            f"{s['ambiguous_calls']} ambiguous[/]"
+        )
     if s["capture_errors"]:
         line += f" · errors: {escape(', '.join(sorted(set(s['capture_errors']))))}"
     return line

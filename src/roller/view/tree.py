@@ -29,9 +29,7 @@ def call_summary(call: CallRecord) -> dict[str, Any]:
         "status": call.response.status,
         "input_tokens": usage.input_tokens if usage else None,
         "output_tokens": usage.output_tokens if usage else None,
-        "tool_calls": [
-            {"name": t.name, "id": t.ref or t.id} for t in call.tool_refs.emitted
-        ],
+        "tool_calls": [{"name": t.name, "id": t.ref or t.id} for t in call.tool_refs.emitted],
         "execution_status": call.execution_status,
         "identity_status": call.identity_status,
         "capture_status": call.capture_status,

@@ -1,0 +1,55 @@
+"""`roller export calls`: exportable calls as JSONL training records."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from roller.capture.integrity import validate_attempt
+from roller.capture.layout import find_attempts
+from roller.capture.reader import read_attempt
+from roller.errors import IntegrityError, UsageError
+from roller.export.calls import capture_records, write_jsonl
+
+
+@click.group("export")
+def command() -> None:
+    """Export captured data for training and evaluation."""
+
+
+@command.command("calls")
+@click.argument("path", type=click.Path(path_type=Path))
+@click.option(
+    "--out",
+    "out",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="Output JSONL file (default: stdout).",
+)
+@click.option(
+    "--include-blocked",
+    is_flag=True,
+    help="Also export blocked calls (each says why in export_blocked_by).",
+)
+def calls(path: Path, out: Path | None, include_blocked: bool) -> None:
+    """Export the calls of every capture under PATH (run, sample or attempt).
+
+    Each capture is validated first; an invalid capture is refused, never half-exported.
+    Only `exportable` calls are written unless --include-blocked.
+    """
+    attempts = find_attempts(path)
+    if not attempts:
+        raise UsageError(f"no capture found under {path}")
+    for a in attempts:
+        report = validate_attempt(a)
+        if not report.ok:
+            first = report.problems[0] if report.problems else "unreadable"
+            raise IntegrityError(f"{a.root} does not validate ({first}); run `roller validate`")
+    records = (r for a in attempts for r in capture_records(read_attempt(a), include_blocked))
+    if out is None:
+        n = write_jsonl(records, sys.stdout)
+    else:
+        with open(out, "w", encoding="utf-8") as fh:
+            n = write_jsonl(records, fh)
+    click.echo(f"exported {n} call(s)", err=True)

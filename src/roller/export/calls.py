@@ -1,0 +1,74 @@
+"""Per-call export: exportable calls as training records (one JSON object per line).
+
+Only calls whose `export_status` is `exportable` leave (unless the caller asks for
+blocked ones too, which are then marked). A record holds the request exactly as sent
+(`context`), the reassembled output, and who made it; it is per-call protocol data, not
+a main trajectory (subagent calls are exported as their own records, never merged into
+the root's conversation).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator
+from typing import IO, Any
+
+from roller.capture.models import CallRecord, ParticipantRecord
+from roller.capture.reader import Capture
+
+EXPORT_SCHEMA = "roller.export.call/v1"
+
+
+def export_record(
+    call: CallRecord,
+    participant: ParticipantRecord | None,
+    source: dict[str, Any],
+) -> dict[str, Any]:
+    """One exported call. `source` says where it came from (capture path, sample, tape)."""
+    return {
+        "schema": EXPORT_SCHEMA,
+        "call_id": call.call_id,
+        "source": source,
+        "protocol": call.protocol,
+        "model": call.model,
+        "response_model": call.response_model,
+        "participant": None
+        if participant is None
+        else {
+            "participant_id": participant.participant_id,
+            "role": participant.role,
+            "parent_participant_id": participant.parent_participant_id,
+            "depth": participant.depth,
+            "name": participant.name,
+        },
+        "request": call.context,
+        "response": call.output,
+        "usage": call.usage.model_dump() if call.usage else None,
+        "tool_calls": [t.model_dump() for t in call.tool_refs.emitted],
+        "export_status": call.export_status,
+        "export_blocked_by": list(call.export_blocked_by),
+    }
+
+
+def capture_records(capture: Capture, include_blocked: bool = False) -> Iterator[dict[str, Any]]:
+    participants = {p.participant_id: p for p in capture.manifest.participants}
+    source = {
+        "capture": str(capture.paths.root),
+        "sample_id": capture.manifest.sample_id,
+        "attempt": capture.manifest.attempt,
+        "harness": capture.manifest.harness.name,
+        "harness_version": capture.manifest.harness.version,
+    }
+    for call in capture.calls:
+        if call.export_status != "exportable" and not include_blocked:
+            continue
+        owner = participants.get(call.participant_id) if call.participant_id else None
+        yield export_record(call, owner, source)
+
+
+def write_jsonl(records: Iterable[dict[str, Any]], out: IO[str]) -> int:
+    n = 0
+    for record in records:
+        out.write(json.dumps(record, ensure_ascii=False) + "\n")
+        n += 1
+    return n
