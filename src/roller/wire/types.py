@@ -55,6 +55,10 @@ class ToolCall:
     - Gemini: `functionCall.id` (often absent on the real API) and `name`.
 
     `arguments` is the parsed argument object when it parses as JSON, else the raw string.
+    `index` is the call's position in its container: the content-block index (Anthropic),
+    the `tool_calls[].index` (Chat), the output/input item index (Responses), the part
+    index (Gemini). For a call echoed in a request context it is the position of the
+    carrying message/item in the context list, like `ToolResult.message_index`.
     """
 
     id: str | None
@@ -111,13 +115,22 @@ class Usage:
 class Reassembly:
     """A response body turned into the protocol's non-streaming response shape.
 
-    `output` is None only when nothing usable arrived (empty body, not JSON, no event).
-    `complete` is False when the stream ended before its protocol's terminal event
-    (Anthropic `message_stop`, Chat `[DONE]`/finish_reason, Responses
-    `response.completed`/`response.incomplete`/`response.failed`, Gemini a candidate
-    with `finishReason`), or an error event arrived; `incomplete_reason` says which.
+    `output` is None only when nothing usable arrived (empty body, not JSON, no event,
+    or a non-2xx error body, which goes to `error`).
+    `complete` is True only when `output` is a whole, normal response of the protocol:
+    False when the stream ended before its protocol's terminal event (Anthropic
+    `message_stop`, Chat `[DONE]`/finish_reason, Responses `response.completed` /
+    `response.incomplete`, Gemini a candidate with `finishReason`), an error arrived (an
+    error event, `response.failed`, a non-2xx status, an error object in a 2xx body), or
+    the body was not usable; `incomplete_reason` then says which, precisely.
     `error` holds a provider error object (error event or non-2xx JSON body) verbatim.
     `events` counts the SSE events consumed (0 for a non-streamed body).
+    `problems` lists non-fatal decoding findings in stream order (e.g. tool input JSON
+    that does not parse and was kept as the raw string, an event that is not JSON).
+    `unmerged` keeps, verbatim, every stream event whose content could not be folded
+    into `output` (unknown event or delta types, deltas for a block that never started):
+    `{"event": SSE event name or None, "data": parsed data or raw text, "why": str}`.
+    Nothing the provider sent is dropped: it is in `output` or in `unmerged`.
     """
 
     output: JSONObject | None
@@ -125,6 +138,8 @@ class Reassembly:
     incomplete_reason: str | None = None
     error: JSONObject | None = None
     events: int = 0
+    problems: tuple[str, ...] = ()
+    unmerged: tuple[JSONObject, ...] = ()
 
 
 class StreamAssembler(Protocol):

@@ -1,0 +1,159 @@
+"""Whole recorded response bodies → `Reassembly`, the part every codec shares.
+
+A codec gets a body exactly as the tape recorded it, with the HTTP status and whether the
+response was streamed. This module decides how to read it and never raises:
+
+- 2xx and streamed: SSE, fed event by event to the codec's assembler. A "streamed" body
+  that holds no SSE event but parses as JSON (a server that ignored `stream: true`) is
+  read as a whole JSON body instead, and `problems` says so.
+- 2xx and not streamed: one JSON document, given to the codec's `whole` function. A body
+  that is not JSON but holds SSE events is read as a stream, and `problems` says so.
+- non-2xx: a JSON error body goes to `error` (the provider's error object: the body's
+  `error` member when it has one, else the body), `output` is None, `complete` False.
+  A non-JSON error body is reported by its first characters.
+
+`EventLog` is the bookkeeping each assembler keeps: event count, problems, and the
+verbatim events it could not merge (`Reassembly.unmerged`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+from typing import Any
+
+from roller.wire.jsonvalues import as_object, describe_error, parse_json, text_snippet
+from roller.wire.sse import SSEDecoder
+from roller.wire.types import JSONObject, Reassembly, SSEEvent, StreamAssembler
+
+WholeBody = Callable[[Any], Reassembly]
+
+
+class EventLog:
+    """Per-stream bookkeeping shared by the assemblers."""
+
+    def __init__(self) -> None:
+        self.events = 0
+        self.problems: list[str] = []
+        self.unmerged: list[JSONObject] = []
+
+    def decode(self, event: SSEEvent) -> Any:
+        """Count the event and parse its data. Returns the JSON value, or None when the
+        data is not JSON (then the event is kept in `unmerged` and a problem recorded)."""
+        self.events += 1
+        value, err = parse_json(event.data)
+        if err is not None:
+            self.keep(event, event.data, f"data is not JSON: {err}")
+            return None
+        return value
+
+    def keep(self, event: SSEEvent, data: Any, why: str) -> None:
+        """Keep an event verbatim because its content could not be merged."""
+        self.unmerged.append({"event": event.event, "data": data, "why": why})
+        self.problems.append(f"event {self.events} ({event.event or 'message'}): {why}")
+
+    def note(self, problem: str) -> None:
+        self.problems.append(problem)
+
+    def result(
+        self,
+        output: JSONObject | None,
+        *,
+        complete: bool,
+        reason: str | None,
+        error: JSONObject | None = None,
+    ) -> Reassembly:
+        return Reassembly(
+            output=output,
+            complete=complete,
+            incomplete_reason=None if complete else reason,
+            error=error,
+            events=self.events,
+            problems=tuple(self.problems),
+            unmerged=tuple(self.unmerged),
+        )
+
+
+def error_object(value: Any) -> JSONObject | None:
+    """The provider error object inside an error body: `{"error": {...}}` (OpenAI,
+    Anthropic, Gemini), a Gemini stream's `[{"error": {...}}]`, else the body itself."""
+    if isinstance(value, list) and value:
+        value = value[0]
+    obj = as_object(value)
+    if obj is None:
+        return None
+    inner = as_object(obj.get("error"))
+    return inner if inner is not None else obj
+
+
+def reassemble_body(
+    body: bytes,
+    *,
+    streamed: bool,
+    status: int,
+    assembler: Callable[[], StreamAssembler],
+    whole: WholeBody,
+) -> Reassembly:
+    """Read one recorded body as the module docstring says."""
+    ok = 200 <= status < 300
+    if not body.strip():
+        suffix = "" if ok else f" (HTTP {status})"
+        return Reassembly(None, False, f"empty body{suffix}")
+    if not ok:
+        return _error_body(body, status=status)
+    if streamed:
+        result = reassemble_stream(body, assembler())
+        if result.events == 0:
+            value, err = parse_json(body)
+            if err is None:
+                found = whole(value)
+                return replace(
+                    found,
+                    problems=(
+                        "streamed response carried one JSON document, not SSE",
+                        *found.problems,
+                    ),
+                )
+        return result
+    value, err = parse_json(body)
+    if err is None:
+        return whole(value)
+    streamed_result = reassemble_stream(body, assembler())
+    if streamed_result.events > 0:
+        return replace(
+            streamed_result,
+            problems=(
+                "non-streamed response carried SSE, read as a stream",
+                *streamed_result.problems,
+            ),
+        )
+    return Reassembly(None, False, f"body is not JSON ({err}): {text_snippet(body)!r}")
+
+
+def reassemble_stream(body: bytes, assembler: StreamAssembler) -> Reassembly:
+    """Decode an SSE body and feed every event to `assembler`."""
+    decoder = SSEDecoder()
+    for event in decoder.feed(body):
+        assembler.feed(event)
+    for event in decoder.close():
+        assembler.feed(event)
+    result = assembler.finish()
+    if decoder.discarded is None:
+        return result
+    tail = decoder.discarded
+    if len(tail) > 200:
+        tail = tail[:200] + "…"
+    note = f"body ended inside an unterminated SSE event, discarded: {tail!r}"
+    reason = result.incomplete_reason
+    if not result.complete:
+        reason = f"{reason}; {note}" if reason else note
+    return replace(result, incomplete_reason=reason, problems=(*result.problems, note))
+
+
+def _error_body(body: bytes, *, status: int) -> Reassembly:
+    value, err = parse_json(body)
+    if err is None:
+        error = error_object(value)
+        what = describe_error(error) if error is not None else text_snippet(body)
+        return Reassembly(None, False, f"HTTP {status}: {what}", error=error)
+    return Reassembly(None, False, f"HTTP {status} with a non-JSON body: {text_snippet(body)!r}")

@@ -1,0 +1,394 @@
+"""Gemini (`POST …/models/M:generateContent`, `…:streamGenerateContent?alt=sse`): stream
+reassembly and tool references.
+
+Each SSE event (or each element of the JSON array `streamGenerateContent` returns
+without `alt=sse`) is a whole `GenerateContentResponse` chunk. Chunks merge into one
+response:
+
+- top-level fields (`usageMetadata`, `modelVersion`, `responseId`, `promptFeedback`, …):
+  the last non-null value wins;
+- candidates merge by `index` (position when absent); their parts append in order, and
+  a pure text part (`text`, optional `thought`) joins the text part before it when both
+  are thoughts or both are not. A part with anything else (a `thoughtSignature`,
+  `functionCall`, `inlineData`, …) starts a new part, so a signature stays on the part
+  it came with; `functionCall` parts are kept whole and in order;
+- `citationMetadata.citationSources` lists extend; other candidate fields (`finishReason`,
+  `safetyRatings`, `groundingMetadata`, …) last non-null wins.
+
+Complete means every candidate has a `finishReason`, or the prompt was blocked
+(`promptFeedback.blockReason`). An `{"error": …}` chunk is an error. There is no
+official Python accumulator to test against here; tests/wire/test_gemini.py checks
+properties instead (text is the concatenation of the deltas, calls keep their order).
+
+Tool references: the real API usually omits `functionCall.id`; Gemini CLI then mints one
+and sends it back in `functionCall.id` and `functionResponse.id`. Requests may spell
+fields in camelCase or snake_case (the REST API accepts both); both are read.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from typing import Any
+from urllib.parse import unquote
+
+from roller.wire.bodies import EventLog, error_object, reassemble_body
+from roller.wire.jsonvalues import (
+    as_int,
+    as_list,
+    as_object,
+    as_str,
+    compact_json,
+    describe_error,
+    flatten_text,
+    get_path,
+)
+from roller.wire.types import (
+    JSONObject,
+    ProtocolName,
+    Reassembly,
+    SSEEvent,
+    StreamAssembler,
+    ToolCall,
+    ToolResult,
+    Usage,
+)
+
+__all__ = ["CODEC", "GeminiAssembler", "GeminiCodec", "model_from_path"]
+
+_MODEL_PATH = re.compile(r"(?:^|/)(?:models|tunedModels)/([^/:]+):([A-Za-z]+)$")
+_PLAIN_TEXT_KEYS = frozenset({"text", "thought"})
+
+
+def model_from_path(path: str) -> tuple[str, str] | None:
+    """(model, method) from `…/models/M:method` (query string allowed), else None."""
+    match = _MODEL_PATH.search(unquote(path.split("?", 1)[0]))
+    return (match.group(1), match.group(2)) if match else None
+
+
+def _field(obj: Any, camel: str, snake: str) -> Any:
+    if not isinstance(obj, dict):
+        return None
+    return obj[camel] if camel in obj else obj.get(snake)
+
+
+def _joins(previous: Any, part: JSONObject) -> bool:
+    if not isinstance(previous, dict):
+        return False
+    if not isinstance(part.get("text"), str) or not isinstance(previous.get("text"), str):
+        return False
+    if not part.keys() <= _PLAIN_TEXT_KEYS:
+        return False
+    if not previous.keys() <= _PLAIN_TEXT_KEYS | {"thoughtSignature"}:
+        return False
+    return bool(previous.get("thought")) == bool(part.get("thought"))
+
+
+class _Merger:
+    """Folds GenerateContentResponse chunks into one response."""
+
+    def __init__(self) -> None:
+        self.top: JSONObject | None = None
+        self.candidates: dict[int, JSONObject] = {}
+
+    def merge(self, chunk: JSONObject) -> None:
+        if self.top is None:
+            self.top = {}
+        for key, value in chunk.items():
+            if key != "candidates" and (value is not None or key not in self.top):
+                self.top[key] = copy.deepcopy(value)
+        for position, candidate in enumerate(as_list(chunk.get("candidates"))):
+            if isinstance(candidate, dict):
+                index = as_int(candidate.get("index"))
+                self._merge_candidate(position if index is None else index, candidate)
+
+    def _merge_candidate(self, index: int, candidate: JSONObject) -> None:
+        snapshot = self.candidates.setdefault(index, {})
+        for key, value in candidate.items():
+            if key == "content":
+                self._merge_content(snapshot, value)
+            elif key == "citationMetadata" and isinstance(value, dict):
+                merged = as_object(snapshot.get(key))
+                if merged is None:
+                    snapshot[key] = copy.deepcopy(value)
+                    continue
+                for field, entries in value.items():
+                    existing = merged.get(field)
+                    if isinstance(existing, list) and isinstance(entries, list):
+                        existing.extend(copy.deepcopy(entries))
+                    elif entries is not None:
+                        merged[field] = copy.deepcopy(entries)
+            elif value is not None or key not in snapshot:
+                snapshot[key] = copy.deepcopy(value)
+
+    @staticmethod
+    def _merge_content(snapshot: JSONObject, content: Any) -> None:
+        if not isinstance(content, dict):
+            if content is not None or "content" not in snapshot:
+                snapshot["content"] = copy.deepcopy(content)
+            return
+        merged = as_object(snapshot.get("content"))
+        if merged is None:
+            merged = snapshot["content"] = {}
+        for key, value in content.items():
+            if key != "parts" and (value is not None or key not in merged):
+                merged[key] = copy.deepcopy(value)
+        parts = merged.get("parts")
+        if not isinstance(parts, list):
+            parts = merged["parts"] = []
+        for part in as_list(content.get("parts")):
+            if isinstance(part, dict) and parts and _joins(parts[-1], part):
+                parts[-1]["text"] += part["text"]
+            else:
+                parts.append(copy.deepcopy(part))
+
+    def output(self) -> JSONObject | None:
+        if self.top is None:
+            return None
+        output = self.top
+        if self.candidates or "candidates" in output:
+            output["candidates"] = [self.candidates[i] for i in sorted(self.candidates)]
+        return output
+
+    def unfinished(self) -> list[int]:
+        return [i for i in sorted(self.candidates) if not self.candidates[i].get("finishReason")]
+
+    def blocked(self) -> bool:
+        return self.top is not None and bool(get_path(self.top, "promptFeedback", "blockReason"))
+
+
+def _verdict(merger: _Merger, error: JSONObject | None) -> str | None:
+    """Why the merged response is not complete, or None when it is."""
+    if error is not None:
+        return f"error chunk: {describe_error(error)}"
+    if merger.blocked():
+        return None
+    if not merger.candidates:
+        return "no candidate in the stream"
+    unfinished = merger.unfinished()
+    if len(unfinished) == len(merger.candidates):
+        return "stream ended before any candidate had a finishReason"
+    if unfinished:
+        return f"stream ended before candidates {unfinished} had a finishReason"
+    return None
+
+
+class GeminiAssembler:
+    """Incremental reassembly of one `streamGenerateContent?alt=sse` stream."""
+
+    def __init__(self) -> None:
+        self._log = EventLog()
+        self._merger = _Merger()
+        self._error: JSONObject | None = None
+
+    def feed(self, event: SSEEvent) -> None:
+        data = self._log.decode(event)
+        if data is None:
+            return
+        chunk = as_object(data)
+        if chunk is None:
+            self._log.keep(event, data, "data is not a JSON object")
+        elif "error" in chunk and "candidates" not in chunk:
+            self._error = error_object(chunk) or chunk
+        else:
+            try:
+                self._merger.merge(chunk)
+            except RecursionError:
+                self._log.keep(event, chunk, "nested too deeply to merge")
+
+    def finish(self) -> Reassembly:
+        output = self._merger.output()
+        reason: str | None
+        if output is None:
+            if self._error is not None:
+                reason = f"error chunk: {describe_error(self._error)}"
+            else:
+                reason = "no SSE events" if self._log.events == 0 else "no response chunk"
+            return self._log.result(None, complete=False, reason=reason, error=self._error)
+        reason = _verdict(self._merger, self._error)
+        return self._log.result(output, complete=reason is None, reason=reason, error=self._error)
+
+
+def _whole(value: Any) -> Reassembly:
+    if isinstance(value, list):
+        merger = _Merger()
+        error: JSONObject | None = None
+        for chunk in value:
+            obj = as_object(chunk)
+            if obj is None:
+                continue
+            if "error" in obj and "candidates" not in obj:
+                error = error_object(obj)
+            else:
+                merger.merge(obj)
+        output = merger.output()
+        if output is None:
+            what = describe_error(error) if error is not None else "no response chunk"
+            return Reassembly(None, False, f"JSON array body: {what}", error=error)
+        reason = _verdict(merger, error)
+        return Reassembly(output, reason is None, reason, error=error)
+    obj = as_object(value)
+    if obj is None:
+        return Reassembly(None, False, f"body is JSON but not an object ({type(value).__name__})")
+    if "error" in obj and "candidates" not in obj:
+        error = error_object(obj)
+        return Reassembly(None, False, f"error body: {describe_error(error)}", error=error)
+    return Reassembly(obj, True)
+
+
+def _parts(content: Any) -> list[JSONObject]:
+    return [p for p in as_list(get_path(content, "parts")) if isinstance(p, dict)]
+
+
+def _contents(request: JSONObject | None) -> list[tuple[int, JSONObject]]:
+    contents = as_list(request.get("contents")) if request is not None else []
+    return [(i, c) for i, c in enumerate(contents) if isinstance(c, dict)]
+
+
+def _call(part: JSONObject, index: int) -> ToolCall | None:
+    call = as_object(_field(part, "functionCall", "function_call"))
+    if call is None:
+        return None
+    return ToolCall(
+        id=as_str(call.get("id")),
+        name=as_str(call.get("name")),
+        arguments=call.get("args"),
+        index=index,
+    )
+
+
+def _response_text(response: Any) -> str:
+    """A functionResponse's `response` as text: its `output` (Gemini CLI's shape) or
+    `error` string when it has one, else the object as compact JSON."""
+    for key in ("output", "error"):
+        text = get_path(response, key)
+        if isinstance(text, str):
+            return text
+    if isinstance(response, dict):
+        return compact_json(response)
+    return flatten_text(response)
+
+
+class GeminiCodec:
+    """The `Codec` for the Gemini API."""
+
+    name: ProtocolName = "gemini"
+
+    def assembler(self) -> StreamAssembler:
+        return GeminiAssembler()
+
+    def reassemble(self, body: bytes, *, streamed: bool, status: int = 200) -> Reassembly:
+        return reassemble_body(
+            body, streamed=streamed, status=status, assembler=self.assembler, whole=_whole
+        )
+
+    def is_streaming_request(self, request: JSONObject | None, path: str) -> bool:
+        found = model_from_path(path)
+        return found is not None and found[1] == "streamGenerateContent"
+
+    def request_model(self, request: JSONObject | None, path: str) -> str | None:
+        found = model_from_path(path)
+        return found[0] if found is not None else None
+
+    def response_model(self, output: JSONObject | None) -> str | None:
+        return as_str(output.get("modelVersion")) if output is not None else None
+
+    def response_id(self, output: JSONObject | None) -> str | None:
+        return as_str(output.get("responseId")) if output is not None else None
+
+    def finish_reason(self, output: JSONObject | None) -> str | None:
+        """The first candidate's `finishReason`, else a prompt `blockReason`."""
+        if output is None:
+            return None
+        reason = as_str(get_path(output, "candidates", 0, "finishReason"))
+        return reason or as_str(get_path(output, "promptFeedback", "blockReason"))
+
+    def usage(self, output: JSONObject | None) -> Usage | None:
+        """`output_tokens` is `candidatesTokenCount` plus `thoughtsTokenCount` (thinking
+        is output, as in OpenAI's counts); `promptTokenCount` includes cached content."""
+        usage = as_object(output.get("usageMetadata")) if output is not None else None
+        if usage is None:
+            return None
+        candidates = as_int(usage.get("candidatesTokenCount"))
+        thoughts = as_int(usage.get("thoughtsTokenCount"))
+        output_tokens = (
+            None if candidates is None and thoughts is None else (candidates or 0) + (thoughts or 0)
+        )
+        return Usage(
+            input_tokens=as_int(usage.get("promptTokenCount")),
+            output_tokens=output_tokens,
+            cache_read_tokens=as_int(usage.get("cachedContentTokenCount")),
+            total_tokens=as_int(usage.get("totalTokenCount")),
+            raw=usage,
+        )
+
+    def output_tool_calls(self, output: JSONObject | None) -> list[ToolCall]:
+        """`functionCall` parts of every candidate, in order."""
+        candidates = as_list(output.get("candidates")) if output is not None else []
+        return [
+            call
+            for candidate in candidates
+            for index, part in enumerate(_parts(get_path(candidate, "content")))
+            if (call := _call(part, index)) is not None
+        ]
+
+    def tool_call_marker_without_identity(self, output: JSONObject | None) -> bool:
+        """Gemini has no "stopped for tool calls" finish reason."""
+        return False
+
+    def context_tool_calls(self, request: JSONObject | None) -> list[ToolCall]:
+        return [
+            call
+            for index, content in _contents(request)
+            for part in _parts(content)
+            if (call := _call(part, index)) is not None
+        ]
+
+    def context_tool_results(self, request: JSONObject | None) -> list[ToolResult]:
+        results: list[ToolResult] = []
+        for index, content in _contents(request):
+            for part in _parts(content):
+                response = as_object(_field(part, "functionResponse", "function_response"))
+                if response is None:
+                    continue
+                results.append(
+                    ToolResult(
+                        id=as_str(response.get("id")),
+                        name=as_str(response.get("name")),
+                        text=_response_text(response.get("response")),
+                        message_index=index,
+                    )
+                )
+        return results
+
+    def context_texts(self, request: JSONObject | None) -> list[str]:
+        """`systemInstruction` texts, then every content's text parts and function
+        responses, in order."""
+        if request is None:
+            return []
+        texts: list[str] = []
+        system = _field(request, "systemInstruction", "system_instruction")
+        if isinstance(system, str):
+            texts.append(system)
+        texts.extend(t for p in _parts(system) if isinstance(t := p.get("text"), str))
+        for _, content in _contents(request):
+            for part in _parts(content):
+                if isinstance(part.get("text"), str):
+                    texts.append(part["text"])
+                response = as_object(_field(part, "functionResponse", "function_response"))
+                if response is not None:
+                    texts.append(_response_text(response.get("response")))
+        return texts
+
+    def offered_tools(self, request: JSONObject | None) -> list[str]:
+        names: list[str] = []
+        for tool in as_list(request.get("tools") if request is not None else None):
+            declarations = _field(tool, "functionDeclarations", "function_declarations")
+            for declaration in as_list(declarations):
+                name = as_str(get_path(declaration, "name"))
+                if name is not None:
+                    names.append(name)
+        return names
+
+
+CODEC = GeminiCodec()

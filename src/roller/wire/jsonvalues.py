@@ -1,0 +1,145 @@
+"""Total functions over parsed JSON values, shared by the protocol codecs.
+
+Codecs read recordings of arbitrary bytes, so nothing here raises on a value of the
+wrong shape: accessors return None or an empty list, parsers return the failure as a
+string. JSON is parsed strictly (no NaN/Infinity, which are not JSON and could not be
+written back out), and nesting deep enough to exhaust the stack is a parse failure, not
+a crash.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from roller.wire.types import JSONObject
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+_DECODER = json.JSONDecoder(parse_constant=_reject_constant)
+
+
+def parse_json(text: str | bytes) -> tuple[Any, str | None]:
+    """Parse a whole JSON document. Returns (value, None) or (None, why it failed)."""
+    if isinstance(text, bytes):
+        text = text.decode("utf-8", errors="replace")
+    try:
+        return _DECODER.decode(text), None
+    except RecursionError:
+        return None, "JSON nested too deeply"
+    except ValueError as err:  # json.JSONDecodeError is a ValueError
+        return None, str(err)
+
+
+def as_object(value: Any) -> JSONObject | None:
+    """`value` if it is a JSON object, else None."""
+    return value if isinstance(value, dict) else None
+
+
+def as_list(value: Any) -> list[Any]:
+    """`value` if it is a JSON array, else an empty list."""
+    return value if isinstance(value, list) else []
+
+
+def as_str(value: Any) -> str | None:
+    """`value` if it is a string, else None."""
+    return value if isinstance(value, str) else None
+
+
+def as_int(value: Any) -> int | None:
+    """`value` if it is an integer (not a bool), else None."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def get_path(value: Any, *keys: str | int) -> Any:
+    """Follow object keys / array indexes; None as soon as the shape does not fit."""
+    for key in keys:
+        if isinstance(key, int):
+            if not isinstance(value, list) or not -len(value) <= key < len(value):
+                return None
+            value = value[key]
+        else:
+            if not isinstance(value, dict):
+                return None
+            value = value.get(key)
+    return value
+
+
+def parse_arguments(raw: Any) -> tuple[Any, str | None]:
+    """Tool-call arguments as sent on the wire (a JSON string) parsed into a value.
+
+    A non-string is returned as is. An empty string means "no arguments" and parses to
+    `{}` (Chat and Responses send "" for argument-less calls). Otherwise returns
+    (parsed value, None), or (the raw string, why it did not parse).
+    """
+    if not isinstance(raw, str):
+        return raw, None
+    if not raw.strip():
+        return {}, None
+    value, err = parse_json(raw)
+    if err is not None:
+        return raw, err
+    return value, None
+
+
+def flatten_text(value: Any) -> str:
+    """The textual content of a tool result or message content, flattened.
+
+    A string is itself; a list joins the texts of its string items and its items with a
+    string `text` (text blocks, `input_text`/`output_text` parts) with "\\n", skipping the
+    rest (images, files); an object with a string `text` gives it; any other value is
+    written as compact JSON so that its text can still be searched for.
+    """
+    if isinstance(value, str):
+        return value
+    if value is None:
+        return ""
+    if isinstance(value, list):
+        texts: list[str] = []
+        for item in value:
+            if isinstance(item, str):
+                texts.append(item)
+            elif isinstance(item, dict) and isinstance(item.get("text"), str):
+                texts.append(item["text"])
+        return "\n".join(texts)
+    if isinstance(value, dict) and isinstance(value.get("text"), str):
+        return str(value["text"])
+    return compact_json(value)
+
+
+def compact_json(value: Any) -> str:
+    """Compact, key-order-preserving JSON text of a value parsed from JSON."""
+    try:
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    except (RecursionError, ValueError, TypeError):
+        return repr(value)
+
+
+def describe_error(error: Any) -> str:
+    """One line naming a provider error object: `type: message` when it has them."""
+    obj = as_object(error)
+    if obj is None:
+        return compact_json(error)[:300]
+    kind = next(
+        (
+            v
+            for k in ("type", "code", "status")
+            if isinstance(v := obj.get(k), str | int) and v != "error"
+        ),
+        None,
+    )
+    message = as_str(obj.get("message"))
+    if kind is not None and message is not None:
+        return f"{kind}: {message}"
+    if message is not None:
+        return message
+    return compact_json(obj)[:300]
+
+
+def text_snippet(body: bytes, limit: int = 120) -> str:
+    """The first characters of a body, for a human-readable reason."""
+    text = body[: limit * 4].decode("utf-8", errors="replace")
+    return text[:limit] + ("…" if len(text) > limit or len(body) > limit * 4 else "")

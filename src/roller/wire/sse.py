@@ -1,0 +1,176 @@
+"""Server-sent events: an incremental, sans-I/O decoder and a one-event encoder.
+
+`SSEDecoder` implements the WHATWG "event stream interpretation" algorithm
+(https://html.spec.whatwg.org/multipage/server-sent-events.html#event-stream-interpretation)
+over bytes that may be split anywhere: inside a UTF-8 sequence, between CR and LF, inside
+a field name. Rules it keeps, each from the spec:
+
+- the stream is UTF-8; invalid sequences decode to U+FFFD, never an exception;
+- one leading BOM is dropped; CRLF, LF and CR all end a line;
+- `:` starts a comment; a field without `:` has an empty value; one space after `:` is
+  dropped; unknown fields are ignored;
+- `data` lines join with "\\n"; a block with no `data` field dispatches nothing;
+- the last event id persists across events until another `id` field changes it (an `id`
+  holding NUL is ignored); `retry` counts only when it is all ASCII digits;
+- at end of stream an unterminated event is discarded, never dispatched. `close()`
+  therefore returns no events; what it discarded is kept in `discarded`, so a codec can
+  say precisely how a truncated stream ended.
+
+`SSEEvent.retry` carries the `retry` value given inside that event's own block (the spec
+only feeds it to the reconnection timer; a recorder wants to see it).
+"""
+
+from __future__ import annotations
+
+import codecs
+import re
+
+from roller.wire.types import SSEEvent
+
+__all__ = ["SSEDecoder", "SSEEvent", "encode_event"]
+
+_LINE_END = re.compile(r"\r\n|\r|\n")
+_DIGITS = re.compile(r"[0-9]+")
+
+
+class SSEDecoder:
+    """Incremental event-stream parser: `feed(bytes) -> list[SSEEvent]`, then `close()`."""
+
+    def __init__(self) -> None:
+        self._utf8 = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        self._pending: list[str] = []  # text of the current, unterminated line
+        self._skip_lf = False  # the previous chunk ended with CR; a leading LF belongs to it
+        self._at_start = True  # no text seen yet: a BOM may still come
+        self._data: list[str] = []
+        self._has_data = False
+        self._event = ""
+        self._last_id = ""
+        self._retry: int | None = None
+        self._block_open = False  # a field line has been seen since the last blank line
+        self._closed = False
+        self.discarded: str | None = None
+        """After `close()`: the text of an event the stream ended inside (None if none)."""
+
+    def feed(self, chunk: bytes) -> list[SSEEvent]:
+        """Decode `chunk` and return the events it completes, in order."""
+        if self._closed:
+            raise ValueError("SSEDecoder.feed() after close()")
+        return self._feed_text(self._utf8.decode(chunk))
+
+    def close(self) -> list[SSEEvent]:
+        """End of stream. Returns the events still owed: always none, by the spec's rule
+        that an unterminated event is discarded (see `discarded`)."""
+        if self._closed:
+            return []
+        events = self._feed_text(self._utf8.decode(b"", True))
+        self._closed = True
+        tail = "".join(self._pending)
+        self._pending = []
+        if tail:
+            self._consume_line(tail, events)
+        if self._block_open:
+            self.discarded = self._describe_open_block()
+        return events
+
+    def _describe_open_block(self) -> str:
+        parts: list[str] = []
+        if self._event:
+            parts.append(f"event: {self._event}")
+        parts.extend(f"data: {line}" for line in self._data)
+        return "\n".join(parts) or "(fields without data)"
+
+    def _feed_text(self, text: str) -> list[SSEEvent]:
+        if not text:
+            return []
+        if self._at_start:
+            self._at_start = False
+            if text[0] == "\ufeff":
+                text = text[1:]
+        if self._skip_lf:
+            self._skip_lf = False
+            if text.startswith("\n"):
+                text = text[1:]
+        if "\n" not in text and "\r" not in text:
+            if text:
+                self._pending.append(text)
+            return []
+        if self._pending:
+            self._pending.append(text)
+            text = "".join(self._pending)
+            self._pending = []
+        events: list[SSEEvent] = []
+        start = 0
+        for match in _LINE_END.finditer(text):
+            self._consume_line(text[start : match.start()], events)
+            start = match.end()
+        rest = text[start:]
+        if rest:
+            self._pending.append(rest)
+        elif text.endswith("\r"):
+            # A CR ending the chunk may be the first half of a CRLF split across chunks.
+            self._skip_lf = True
+        return events
+
+    def _consume_line(self, line: str, events: list[SSEEvent]) -> None:
+        if not line:
+            self._dispatch(events)
+            return
+        if line[0] == ":":
+            return
+        self._block_open = True
+        name, colon, value = line.partition(":")
+        if colon and value.startswith(" "):
+            value = value[1:]
+        if name == "data":
+            self._data.append(value)
+            self._has_data = True
+        elif name == "event":
+            self._event = value
+        elif name == "id":
+            if "\x00" not in value:
+                self._last_id = value
+        elif name == "retry" and _DIGITS.fullmatch(value):
+            self._retry = int(value)
+        # any other field name is ignored, as the spec says
+
+    def _dispatch(self, events: list[SSEEvent]) -> None:
+        if self._has_data:
+            events.append(
+                SSEEvent(
+                    data="\n".join(self._data),
+                    event=self._event or None,
+                    id=self._last_id or None,
+                    retry=self._retry,
+                )
+            )
+        self._data = []
+        self._has_data = False
+        self._event = ""
+        self._retry = None
+        self._block_open = False
+
+
+def encode_event(event: SSEEvent) -> bytes:
+    """Serialize one event so that `SSEDecoder` gives it back.
+
+    `data` may hold "\\n" (one `data:` line each) but not CR, which the format cannot
+    carry; `event` and `id` may hold neither, nor may `id` hold NUL. An empty `event` is
+    written as no `event` field (both mean the default type). Raises ValueError otherwise.
+    """
+    if "\r" in event.data:
+        raise ValueError("SSE data cannot carry a CR character")
+    lines: list[str] = []
+    if event.event:
+        if "\r" in event.event or "\n" in event.event:
+            raise ValueError("SSE event type cannot carry a line break")
+        lines.append(f"event: {event.event}")
+    if event.id is not None:
+        if "\r" in event.id or "\n" in event.id or "\x00" in event.id:
+            raise ValueError("SSE id cannot carry a line break or NUL")
+        lines.append(f"id: {event.id}")
+    if event.retry is not None:
+        if event.retry < 0:
+            raise ValueError("SSE retry must be a non-negative integer")
+        lines.append(f"retry: {event.retry}")
+    lines.extend(f"data: {line}" for line in event.data.split("\n"))
+    return ("\n".join(lines) + "\n\n").encode("utf-8")
