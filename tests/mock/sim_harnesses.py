@@ -347,7 +347,9 @@ class Simulation:
                 return reply.text
             extra: list[Msg] = []
             for call in reply.calls:
-                if not any((t.name, t.namespace) == (call.name, call.namespace) for t in agent.tools):
+                if not any(
+                    (t.name, t.namespace) == (call.name, call.namespace) for t in agent.tools
+                ):
                     # As the real harnesses do (OpenCode turns it into tool `invalid`): the
                     # call is refused with an error result and the agent carries on.
                     self.rejected.append((agent.label, call))

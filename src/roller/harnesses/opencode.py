@@ -197,8 +197,9 @@ def consolidate_db(db: Path, dest: Path) -> None:
             # Failures are data: keep the three files as they were; the reader then
             # reports that the store is not a consolidated copy.
             partial.unlink(missing_ok=True)
+            # (From the originals: SQLite may have changed the temporary copies.)
             for suffix in ("", "-wal", "-shm"):
-                part = copy.with_name(copy.name + suffix)
+                part = db.with_name(db.name + suffix)
                 if part.is_file():
                     shutil.copyfile(part, dest.with_name(dest.name + suffix))
             return

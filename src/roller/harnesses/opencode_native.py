@@ -155,6 +155,9 @@ def native_capture(store: Store) -> NativeCapture:
             )
         )
 
+    # Roots first, then by depth (OpenCode's session ids descend with time, so id order
+    # alone would list children before their parents).
+    participants.sort(key=lambda p: (p.depth, p.key))
     return NativeCapture(
         participants=tuple(participants),
         identity=NativeIdentity(
