@@ -204,3 +204,36 @@ def test_an_unreadable_store_is_kept_as_it_was(tmp_path: Path) -> None:
     consolidate_db(source / "opencode.db", dest)
     assert sorted(p.name for p in dest.parent.iterdir()) == ["opencode.db", "opencode.db-wal"]
     assert "not a consolidated copy" in read_store(dest).problems[0]
+
+
+def test_custom_agents_are_served_through_the_proxy(tmp_path: Path) -> None:
+    agents = {
+        "roller-restricted": {
+            "mode": "subagent",
+            "model": "mock-small",
+            "permission": {"*": "deny"},
+        },
+        "helper": {"mode": "subagent", "model": "roller/mock-tiny"},
+        "elsewhere": {"mode": "subagent", "model": "anthropic/claude-x"},
+        "same": {"mode": "subagent"},
+    }
+    config = _config(_plan(tmp_path, model="mock-model", options={"agents": json.dumps(agents)}))
+    agent = config["agent"]
+    assert agent["roller-restricted"] == {  # type: ignore[index]
+        "mode": "subagent",
+        "model": "roller/mock-small",
+        "permission": {"*": "deny"},
+    }
+    assert agent["helper"]["model"] == "roller/mock-tiny"  # type: ignore[index]
+    assert agent["elsewhere"]["model"] == "anthropic/claude-x"  # type: ignore[index]
+    models = config["provider"]["roller"]["models"]  # type: ignore[index]
+    assert sorted(models) == ["mock-model", "mock-small", "mock-tiny"]
+
+
+@pytest.mark.parametrize(
+    "options",
+    [{"agents": "{not json"}, {"agents": "[1]"}, {"agents": '{"a": 1}'}, {"bogus": "1"}],
+)
+def test_bad_options_are_usage_errors(tmp_path: Path, options: dict[str, str]) -> None:
+    with pytest.raises(UsageError):
+        _plan(tmp_path, options=options)

@@ -25,6 +25,10 @@ Launch (a plan as data; `roller.collect` runs it):
   background `npm install @opencode-ai/plugin` into its config dir; pointed at a closed
   loopback port it fails at once instead of reaching registry.npmjs.org (OpenCode logs
   `background dependency install failed` and carries on).
+- Option `agents` (`--option agents=JSON`): OpenCode's own `agent` config entries
+  (custom subagents with their own prompt, permissions and model), merged into the
+  config; a bare model name (or `roller/<name>`) becomes `roller/<name>` and is
+  registered with the provider, so the subagent's calls go through the proxy too.
 - Command: `opencode run --model roller/<model> --format json --print-logs --log-level
   INFO`, the prompt on **stdin**: OpenCode reads a non-TTY stdin as the message, byte
   for byte. (Argv is worse: an argument with spaces is wrapped in literal quotes, and
@@ -51,6 +55,7 @@ import sqlite3
 import tempfile
 from contextlib import closing
 from pathlib import Path
+from typing import Any
 
 from roller.capture.models import OutputCoverage, SubtaskCapability
 from roller.errors import HarnessError, UsageError
@@ -86,6 +91,11 @@ QUIET_ENV: dict[str, str] = {
     "npm_config_registry": DEAD_REGISTRY,
 }
 RUN_FLAGS = ("--format", "json", "--print-logs", "--log-level", "INFO")
+# Launch options (`roller collect --option KEY=VALUE`).
+OPTIONS: dict[str, str] = {
+    "agents": "JSON: OpenCode `agent` config entries (custom subagents with their own "
+    "prompt, permissions and model; a bare model name is served through the proxy)",
+}
 
 
 def data_dir(home: Path) -> Path:
@@ -96,13 +106,49 @@ def config_path(home: Path) -> Path:
     return home / ".config" / "opencode" / "opencode.json"
 
 
+def parse_agents(raw: str) -> dict[str, dict[str, Any]]:
+    """The `agents` launch option: OpenCode's own `agent` config map, as JSON.
+
+    A model given as a bare name (or `roller/<name>`) is served through the proxy: it
+    becomes `roller/<name>` and is registered with the provider.
+    """
+    try:
+        agents = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise UsageError(f"--option agents=…: not JSON ({exc})") from exc
+    if not isinstance(agents, dict) or not all(isinstance(v, dict) for v in agents.values()):
+        raise UsageError("--option agents=…: expected a JSON object of agent objects")
+    return agents
+
+
+def _agent_models(agents: dict[str, dict[str, Any]]) -> list[str]:
+    """Rewrite proxy-served agent models to `roller/<name>`; return those names."""
+    names: list[str] = []
+    for agent in agents.values():
+        model = agent.get("model")
+        if not isinstance(model, str):
+            continue
+        name = model.removeprefix(f"{PROVIDER}/")
+        if "/" in name:
+            continue  # another provider: the user's choice, left alone
+        agent["model"] = f"{PROVIDER}/{name}"
+        names.append(name)
+    return names
+
+
 def opencode_config(
-    base_url: str, model: str, capture_calls: bool, with_key: bool
+    base_url: str,
+    model: str,
+    capture_calls: bool,
+    with_key: bool,
+    agents: dict[str, dict[str, Any]] | None = None,
 ) -> dict[str, object]:
     """The whole OpenCode config roller writes (no secret: the key is an env reference)."""
     options: dict[str, str] = {"baseURL": base_url}
     if with_key:
         options["apiKey"] = "{env:" + KEY_ENV + "}"
+    agents = {k: dict(v) for k, v in (agents or {}).items()}
+    models = {m: {"name": m, "tool_call": True} for m in [model, *_agent_models(agents)]}
     config: dict[str, object] = {
         "$schema": "https://opencode.ai/config.json",
         "provider": {
@@ -110,7 +156,7 @@ def opencode_config(
                 "npm": "@ai-sdk/openai-compatible",
                 "name": "roller proxy",
                 "options": options,
-                "models": {model: {"name": model, "tool_call": True}},
+                "models": models,
             }
         },
         "enabled_providers": [PROVIDER],
@@ -119,6 +165,8 @@ def opencode_config(
         "autoupdate": False,
         "share": "disabled",
     }
+    if agents:
+        config["agent"] = agents
     if not capture_calls:
         config["permission"] = {"task": "deny"}
     return config
@@ -138,8 +186,18 @@ class OpenCodeAdapter:
             raise HarnessError("opencode is not installed (run `roller harness install opencode`)")
         model = request.model or DEFAULT_MODEL
         key = request.credentials.get(KEY_ENV)
+        unknown = sorted(set(request.options) - set(OPTIONS))
+        if unknown:
+            raise UsageError(
+                f"unknown opencode option(s) {', '.join(unknown)} (known: {', '.join(OPTIONS)})"
+            )
+        agents = parse_agents(request.options["agents"]) if "agents" in request.options else None
         config = opencode_config(
-            request.base_urls["openai"], model, request.capture_calls, with_key=key is not None
+            request.base_urls["openai"],
+            model,
+            request.capture_calls,
+            with_key=key is not None,
+            agents=agents,
         )
         env = base_env(request.dirs, os.environ.get("PATH") or DEFAULT_PATH)
         env.update(QUIET_ENV)
