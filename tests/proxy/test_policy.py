@@ -9,6 +9,7 @@ from pathlib import Path
 
 import aiohttp
 from aiohttp import web
+from yarl import URL
 
 from roller.proxy import ExchangeEnd, PolicyDecision, Rejection, RequestHead
 from tests.proxy.conftest import ProxyFactory
@@ -136,6 +137,78 @@ def test_end_hook_runs_for_failures_and_its_errors_are_counted(
     relay = proxy.server.relay
     assert relay is not None and relay.hook_errors == 1
     assert json.loads(json.dumps(proxy.only_exchange().end))["outcome"] == end.outcome
+
+
+class BodyPolicy:
+    """Decides from the body (a gateway keys sessions on body-level conversation ids) and
+    drops a gateway token sent as `?key=` before forwarding."""
+
+    def __init__(self) -> None:
+        self.bodies: list[bytes] = []
+
+    async def decide(self, head: RequestHead) -> PolicyDecision:
+        self.bodies.append(head.body)
+        conversation = json.loads(head.body).get("prompt_cache_key")
+        return PolicyDecision(remove_query=("KEY",), annotations={"conversation": conversation})
+
+
+def test_policy_sees_the_body_and_removes_query_parameters(
+    bg_loop: BackgroundLoop, start_proxy: ProxyFactory
+) -> None:
+    targets: list[str] = []
+
+    async def handler(request: web.Request) -> web.Response:
+        targets.append(request.raw_path)
+        return web.json_response({})
+
+    app = web.Application()
+    app.router.add_route("*", "/{tail:.*}", handler)
+    policy = BodyPolicy()
+    proxy = start_proxy(bg_loop.serve(app), policy=policy)
+
+    async def call() -> int:
+        url = proxy.url + "/v1beta/models/m:generateContent?alt=sse&key=gw-token&x=%2F1"
+        async with (
+            aiohttp.ClientSession() as session,
+            session.post(URL(url, encoded=True), json={"prompt_cache_key": "conv-1"}) as response,
+        ):
+            return response.status
+
+    assert bg_loop.run(call()) == 200
+    assert policy.bodies == [b'{"prompt_cache_key": "conv-1"}']
+    # The named parameter is gone upstream; the rest of the target is byte-exact.
+    assert targets == ["/v1beta/models/m:generateContent?alt=sse&x=%2F1"]
+    exchange = proxy.only_exchange()
+    assert exchange.request["annotations"] == {"conversation": "conv-1"}
+    assert exchange.request_body == b'{"prompt_cache_key": "conv-1"}'
+    assert ["alt", "sse"] in exchange.request["query"]
+    assert exchange.request["redacted"]["query"] == ["key"]
+
+
+def test_a_body_that_never_arrives_whole_is_recorded_with_its_head(
+    bg_loop: BackgroundLoop, start_proxy: ProxyFactory
+) -> None:
+    policy = BodyPolicy()
+    proxy = start_proxy("http://127.0.0.1:9", policy=policy, max_request_body=10)
+
+    async def call() -> int:
+        async with (
+            aiohttp.ClientSession() as session,
+            session.post(
+                proxy.url + "/v1/messages?key=secret",
+                data=b"x" * 100,
+                headers={"x-api-key": "gw", "x-custom": "kept"},
+            ) as response,
+        ):
+            return response.status
+
+    assert bg_loop.run(call()) == 413
+    assert policy.bodies == []  # the policy never decided on a partial body
+    exchange = proxy.only_exchange()
+    assert ["x-custom", "kept"] in exchange.request["headers"]
+    assert exchange.request["redacted"] == {"headers": ["x-api-key"], "query": ["key"]}
+    assert exchange.request["annotations"] == {}
+    assert exchange.outcome == "rejected"
 
 
 def test_end_hook_runs_once_even_when_the_client_leaves_while_it_runs(

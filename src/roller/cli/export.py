@@ -20,7 +20,14 @@ def command() -> None:
 
 
 @command.command("calls")
-@click.argument("path", type=click.Path(path_type=Path))
+@click.argument("path", type=click.Path(path_type=Path), required=False)
+@click.option(
+    "--gateway",
+    "gateway_db",
+    metavar="DB",
+    help="Export a gateway's calls instead: its session store (SQLite file or URL).",
+)
+@click.option("--account", help="With --gateway: only this account's calls.")
 @click.option(
     "--out",
     "out",
@@ -32,12 +39,25 @@ def command() -> None:
     is_flag=True,
     help="Also export blocked calls (each says why in export_blocked_by).",
 )
-def calls(path: Path, out: Path | None, include_blocked: bool) -> None:
-    """Export the calls of every capture under PATH (run, sample or attempt).
+def calls(
+    path: Path | None,
+    gateway_db: str | None,
+    account: str | None,
+    out: Path | None,
+    include_blocked: bool,
+) -> None:
+    """Export the calls of every capture under PATH (run, sample or attempt), or of a
+    gateway (--gateway DB: each call decoded from the tape exchange the database names).
 
     Each capture is validated first; an invalid capture is refused, never half-exported.
     Only `exportable` calls are written unless --include-blocked.
     """
+    if (path is None) == (gateway_db is None):
+        raise UsageError("give either a capture PATH or --gateway DB")
+    if gateway_db is not None:
+        _export_gateway(gateway_db, account, out, include_blocked)
+        return
+    assert path is not None
     attempts = find_attempts(path)
     if not attempts:
         raise UsageError(f"no capture found under {path}")
@@ -52,4 +72,22 @@ def calls(path: Path, out: Path | None, include_blocked: bool) -> None:
     else:
         with open(out, "w", encoding="utf-8") as fh:
             n = write_jsonl(records, fh)
+    click.echo(f"exported {n} call(s)", err=True)
+
+
+def _export_gateway(db: str, account: str | None, out: Path | None, include_blocked: bool) -> None:
+    from roller.gateway.config import resolve_db
+    from roller.gateway.export import gateway_records
+    from roller.gateway.store import SessionStore, open_engine
+
+    store = SessionStore(open_engine(resolve_db(db, Path.cwd())))
+    try:
+        records = gateway_records(store, account=account, include_blocked=include_blocked)
+        if out is None:
+            n = write_jsonl(records, sys.stdout)
+        else:
+            with open(out, "w", encoding="utf-8") as fh:
+                n = write_jsonl(records, fh)
+    finally:
+        store.engine.dispose()
     click.echo(f"exported {n} call(s)", err=True)

@@ -22,8 +22,10 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "collect": ("roller.cli.collect", "command", "Run a harness behind the recording proxy."),
     "export": ("roller.cli.export", "command", "Export exportable calls as JSONL."),
     "finalize": ("roller.cli.finalize", "command", "Rebuild a capture's formal files from raw/."),
+    "gateway": ("roller.cli.gateway", "command", "Run the recording gateway; manage its tokens."),
     "harness": ("roller.cli.harness", "command", "Install and list pinned harness binaries."),
     "validate": ("roller.cli.validate", "command", "Check a capture's integrity."),
+    "sessions": ("roller.cli.sessions", "command", "Inspect the gateway's session store."),
     "view": ("roller.cli.view", "command", "Show a capture's call tree by agent."),
     "mock-model": ("roller.cli.mock_model", "command", "Run the scripted mock model server."),
     "proxy": (

@@ -134,20 +134,25 @@ def bind_native(
             if source is None:
                 established = False
                 notes.append(why or "no emitting call")
-        elif rel.type in ("result_delivered", "result_in_context") and rel.target_response_id:
-            found = index.by_response_id(rel.target_response_id)
-            if len(found) != 1:
-                established = False
-                notes.append(f"{len(found)} calls carry response id {rel.target_response_id}")
-            else:
-                target = found[0]
-                if rel.delivered_text is not None and not text_in_request(
-                    index.calls[target], rel.delivered_text
-                ):
-                    established = False
-                    notes.append("the delivered text is not in that call's actual request")
+        elif rel.type in ("result_delivered", "result_in_context"):
             if rel.type == "result_delivered":
                 source, _, _ = _find_emitting_call(index, rel)
+            if rel.target_response_id:
+                found = index.by_response_id(rel.target_response_id)
+                if len(found) != 1:
+                    established = False
+                    notes.append(f"{len(found)} calls carry response id {rel.target_response_id}")
+                else:
+                    target = found[0]
+                    if rel.delivered_text is not None and not text_in_request(
+                        index.calls[target], rel.delivered_text
+                    ):
+                        established = False
+                        notes.append("the delivered text is not in that call's actual request")
+            elif rel.delivered_text is not None:
+                # A notification proves delivery only with the response that answered it.
+                established = False
+                notes.append("the native log names no response answering the notification")
         ev = _evidence(rel.evidence, index.raw_retained)
         for i in (source, target):
             if i is not None:
@@ -168,24 +173,41 @@ def bind_native(
                 note="; ".join(notes) or None,
             )
         )
-        # A notification-delivered result enters exactly the bound call.
+        # A notification-delivered result enters the bound call, and every later call of
+        # the same participant whose actual request still carries the notification text.
         if rel.type == "result_delivered" and target is not None and established:
-            out.append(
-                RelationRecord(
-                    schema_="roller.relation/v1",
-                    relation_id=new_id(),
-                    type="result_in_context",
-                    status="established",
-                    parent_participant_id=parent,
-                    child_participant_id=child,
-                    source_call_id=index.call_ids[source] if source is not None else None,
-                    target_call_id=index.call_ids[target],
-                    tool_call_id=rel.tool_call_id,
-                    model_tool_ref=model_ref,
-                    evidence=ev,
-                    note="delivered by notification; bound by response id and request text",
+            entered = [target]
+            if rel.delivered_text is not None and rel.parent_key is not None:
+                entered += [
+                    j
+                    for j in index.of_participant(rel.parent_key)
+                    if j > target and text_in_request(index.calls[j], rel.delivered_text)
+                ]
+            for j in entered:
+                out.append(
+                    RelationRecord(
+                        schema_="roller.relation/v1",
+                        relation_id=new_id(),
+                        type="result_in_context",
+                        status="established",
+                        parent_participant_id=parent,
+                        child_participant_id=child,
+                        source_call_id=index.call_ids[source] if source is not None else None,
+                        target_call_id=index.call_ids[j],
+                        tool_call_id=rel.tool_call_id,
+                        model_tool_ref=model_ref,
+                        evidence=[
+                            *ev,
+                            _call_evidence(index.call_ids[j], index.calls[j].response_id),
+                        ]
+                        if j != target
+                        else ev,
+                        note="delivered by notification; bound by response id and request text"
+                        if j == target
+                        else "the notification text, bound to an earlier response, is in this "
+                        "call's actual request",
+                    )
                 )
-            )
     return out
 
 

@@ -5,10 +5,15 @@ from __future__ import annotations
 
 from roller.errors import UsageError
 from roller.harnesses.base import HarnessAdapter
+from roller.harnesses.claude_code import ClaudeCodeAdapter
 from roller.harnesses.generic import GenericAdapter
 from roller.harnesses.opencode import OpenCodeAdapter
 
-HARNESSES: tuple[HarnessAdapter, ...] = (GenericAdapter(), OpenCodeAdapter())
+HARNESSES: tuple[HarnessAdapter, ...] = (
+    GenericAdapter(),
+    ClaudeCodeAdapter(),
+    OpenCodeAdapter(),
+)
 
 
 def adapter_for(name: str) -> HarnessAdapter:

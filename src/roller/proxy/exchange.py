@@ -7,6 +7,10 @@ Rules this module keeps:
   soon as it arrives (`readany`), never gathered. The request body is read whole before
   forwarding (model requests are small next to their answer; it lets the upstream get an
   exact `content-length`), and forwarded byte for byte.
+- The request policy decides once the body is whole (a gateway keys sessions on body-level
+  conversation ids too), so the `req` frame, which carries its annotations, is written
+  after the body arrived and before anything is forwarded; a request that fails before
+  then is still recorded with its full redacted head.
 - Every exchange ends with exactly one `end` frame naming its outcome, whatever happened:
   upstream unreachable, an upstream error status (relayed verbatim, outcome `ok`),
   upstream dying mid-body (the client's connection is then closed without a terminating
@@ -34,7 +38,7 @@ from roller.capture.tape import Outcome
 from roller.proxy.headers import client_response_headers, upstream_request_headers
 from roller.proxy.policy import ExchangeEnd, ExchangeError, PolicyDecision, RequestHead
 from roller.proxy.redaction import redact_headers, redact_query, roller_evidence
-from roller.proxy.routing import upstream_url
+from roller.proxy.routing import upstream_url, without_query_params
 from roller.proxy.upstream import UpstreamFailure, classify
 
 if TYPE_CHECKING:
@@ -62,6 +66,7 @@ class Exchange:
         self.x = relay.tape.begin()
         self.ended = False
         self.recorded_request = False
+        self.pending_head: tuple[str, list[tuple[str, str]], list[tuple[str, str]]] | None = None
         self.roller: dict[str, str] = {}
         self.annotations: JSONObject = {}
         self.upstream_status: int | None = None
@@ -114,12 +119,20 @@ class Exchange:
         headers = list(request.headers.items())
         query = [(k, v) for k, v in request.query.items()]
         self.roller = roller_evidence(headers)
+        path = target.split("?", 1)[0]
+        # Kept so a request that fails while its body is still arriving is recorded with
+        # its full (redacted) head even though no policy decided on it.
+        self.pending_head = (path, headers, query)
+        body = await self._read_body()
+        if body is None:
+            return self._response_or_empty()
         head = RequestHead(
             method=request.method,
-            path=target.split("?", 1)[0],
+            path=path,
             query=tuple(query),
             headers=request.headers,
             client=self._peer(),
+            body=body,
         )
         decision = PolicyDecision()
         policy_error: ExchangeError | None = None
@@ -131,11 +144,8 @@ class Exchange:
                 policy_error = ExchangeError("policy_error", f"{type(exc).__name__}: {exc}")
         self.annotations = dict(decision.annotations)
         base = decision.upstream or self.relay.upstreams.for_path(head.path)
-        self._record_request(head, headers, query, base)
-
-        body = await self._read_body()
-        if body is None:
-            return self._response_or_empty()
+        self._record_request(head.method, head.path, headers, query, base)
+        self._record_body()
 
         if policy_error is not None:
             payload = _json_error("roller_policy_error", policy_error.message)
@@ -158,7 +168,7 @@ class Exchange:
                 502, _json_error("roller_no_upstream", message), "no_upstream", error
             )
 
-        url = upstream_url(base, target)
+        url = upstream_url(base, without_query_params(target, decision.remove_query))
         out_headers = upstream_request_headers(
             headers,
             set_headers=decision.set_headers.items(),
@@ -184,7 +194,8 @@ class Exchange:
 
     def _record_request(
         self,
-        head: RequestHead,
+        method: str,
+        path: str,
         headers: list[tuple[str, str]],
         query: list[tuple[str, str]],
         base: str | None,
@@ -193,14 +204,14 @@ class Exchange:
         kept_query = redact_query(query)
         version = self.request.version
         meta: JSONObject = {
-            "method": head.method,
-            "path": head.path,
+            "method": method,
+            "path": path,
             "query": kept_query.kept,
             "headers": kept_headers.kept,
             "redacted": {"headers": kept_headers.removed, "query": kept_query.removed},
             "roller": self.roller,
             "upstream": base,
-            "client": head.client,
+            "client": self._peer(),
             "http_version": f"{version.major}.{version.minor}",
             "annotations": self.annotations,
         }
@@ -208,7 +219,8 @@ class Exchange:
         self.recorded_request = True
 
     async def _read_body(self) -> bytes | None:
-        """The whole request body, or None when the exchange already ended."""
+        """The whole request body (not yet recorded: the `req` frame comes first), or None
+        when the exchange already ended."""
         parts = self.body_parts
         try:
             while True:
@@ -230,7 +242,7 @@ class Exchange:
             self._end("client_disconnected", ExchangeError("client_disconnected", str(exc)))
             await self._notify()
             return None
-        return self._record_body()
+        return b"".join(parts)
 
     def _record_body(self) -> bytes:
         """Write the `body` frame once, with whatever arrived (all of it, normally)."""
@@ -358,8 +370,13 @@ class Exchange:
         return response
 
     def _record_minimal_request(self) -> None:
-        # Only reached when the failure happened before the head was recorded (a bug in
-        # the head path): the exchange still gets a `req` frame with what is safe to keep.
+        # Reached when the exchange ends before a policy decided on it (the body never
+        # arrived whole): record the head as received, redacted, without annotations.
+        if self.pending_head is not None:
+            path, headers, query = self.pending_head
+            base = self.relay.upstreams.for_path(path)
+            self._record_request(self.request.method, path, headers, query, base)
+            return
         self.tape.request(
             self.x,
             {"method": self.request.method, "path": self.request.raw_path.split("?", 1)[0]},

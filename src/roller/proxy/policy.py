@@ -1,12 +1,13 @@
 """The extension points a gateway plugs into the proxy: a request policy and an end hook.
 
-`RequestPolicy.decide(head)` runs once per request, after the head arrived and before
-anything is forwarded. It sees the request exactly as received (authentication and
-`x-roller-*` headers included: it may authenticate the caller) and returns a
-`PolicyDecision` that can
+`RequestPolicy.decide(head)` runs once per request, after the whole body arrived and before
+anything is recorded or forwarded. It sees the request exactly as received (authentication
+and `x-roller-*` headers included: it may authenticate the caller; the body, so it may read
+body-level identity) and returns a `PolicyDecision` that can
 - reject the request with a status and a JSON body (recorded, outcome `rejected`);
 - set or remove outgoing upstream headers (e.g. swap a gateway token for the real API
   key): these changes are never recorded;
+- remove query parameters from the forwarded URL (a gateway token sent as `?key=`);
 - choose the upstream base URL for this request;
 - attach `annotations`, a small JSON object recorded in the `req` frame's meta.
 
@@ -37,6 +38,7 @@ class RequestHead:
     query: tuple[tuple[str, str], ...]
     headers: CIMultiDictProxy[str]
     client: str | None
+    body: bytes = b""
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,6 +52,7 @@ class PolicyDecision:
     reject: Rejection | None = None
     set_headers: Mapping[str, str] = field(default_factory=dict)
     remove_headers: tuple[str, ...] = ()
+    remove_query: tuple[str, ...] = ()  # parameter names, matched case-insensitively
     upstream: str | None = None
     annotations: JSONObject = field(default_factory=dict)
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Literal
+from urllib.parse import unquote_plus
 
 from yarl import URL
 
@@ -102,3 +103,19 @@ class Upstreams:
 def upstream_url(base: str, target: str) -> URL:
     """The URL for a request target (`/path?query`, as received) on an upstream base."""
     return URL(base.rstrip("/") + target, encoded=True)
+
+
+def without_query_params(target: str, names: tuple[str, ...] | frozenset[str]) -> str:
+    """`target` (`/path?query`, as received) without the query parameters named in
+    `names` (case-insensitive, compared after percent-decoding). Every other byte of the
+    target is kept as the client sent it."""
+    if not names or "?" not in target:
+        return target
+    path, query = target.split("?", 1)
+    dropped = {n.lower() for n in names}
+    kept = [
+        part
+        for part in query.split("&")
+        if unquote_plus(part.split("=", 1)[0]).lower() not in dropped
+    ]
+    return f"{path}?{'&'.join(kept)}" if kept else path

@@ -1,0 +1,129 @@
+"""Per-call export of gateway calls: the capture export's record shape, from the tape.
+
+The gateway database says which tape exchange each call is and whose session it is; the
+tape holds the bytes. Each call is decoded with `roller.finalize.decode.decode_exchange`
+(the same decoder a capture is finalized with) under its session's declared harness, and
+its export status comes from `roller.capture.statuses` (the same rules, so "exportable"
+means one thing everywhere). The participant of a gateway call is its session row.
+
+Rules kept: a call whose tape exchange is missing, or whose participant is unknown
+(source-keyed, or its own id was rejected), is never exportable; blocked calls leave only
+when asked for, each saying why.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from roller.capture.statuses import StatusInputs, export_status
+from roller.capture.tape import TapeExchange, read_tape
+from roller.export.calls import EXPORT_SCHEMA
+from roller.finalize.decode import decode_exchange
+from roller.gateway.store import Call, RuntimeSession, SessionStore
+
+
+def _participant(row: RuntimeSession | None) -> dict[str, Any] | None:
+    if row is None:
+        return None
+    return {
+        "participant_id": row.id,
+        "role": row.role,
+        "parent_participant_id": row.parent_session_id,
+        "depth": None,
+        "name": f"{row.source_type}:{row.source_id}",
+    }
+
+
+def gateway_records(
+    store: SessionStore, *, account: str | None = None, include_blocked: bool = False
+) -> Iterator[dict[str, Any]]:
+    sessions = {row.id: row for row in store.sessions(account)}
+    tapes: dict[str, dict[str, TapeExchange]] = {}
+    for sequence, call in enumerate(store.calls()):
+        if account is not None and call.account != account:
+            continue
+        if call.tape_dir not in tapes:
+            tapes[call.tape_dir] = read_tape(call.tape_dir).by_id()
+        record = _record(sequence, call, sessions.get(call.session_id or ""), tapes[call.tape_dir])
+        if record["export_status"] == "exportable" or include_blocked:
+            yield record
+
+
+def _record(
+    sequence: int, call: Call, row: RuntimeSession | None, exchanges: dict[str, TapeExchange]
+) -> dict[str, Any]:
+    source = {
+        "gateway_tape": call.tape_dir,
+        "exchange_id": call.exchange_id,
+        "account": call.account,
+        "principal": call.principal,
+        "harness": None if row is None else row.harness,
+    }
+    base = {
+        "schema": EXPORT_SCHEMA,
+        "call_id": call.id,
+        "source": source,
+        "participant": _participant(row),
+    }
+    exchange = exchanges.get(call.exchange_id)
+    if exchange is None:
+        return {
+            **base,
+            "protocol": call.protocol,
+            "model": call.model,
+            "response_model": None,
+            "request": None,
+            "response": None,
+            "usage": None,
+            "tool_calls": [],
+            "export_status": "blocked",
+            "export_blocked_by": ["tape_exchange_missing"],
+        }
+    decoded = decode_exchange(sequence, exchange, "generic" if row is None else row.harness)
+    attributed = row is not None and not call.participant_unknown
+    status, blocked = export_status(
+        StatusInputs(
+            kind=decoded.kind,
+            execution_status=decoded.execution_status,
+            response_capture_status=decoded.response_capture_status,
+            context_parsed=decoded.context_ok,
+            output_complete=bool(decoded.reassembly and decoded.reassembly.complete),
+            tool_call_without_identity=decoded.tool_call_without_identity,
+            identity_status="attributed" if attributed else "unattributed",
+            model=decoded.model,
+            response_model=decoded.response_model,
+            error_count=len(decoded.errors),
+        )
+    )
+    usage = decoded.usage
+    return {
+        **base,
+        "protocol": decoded.protocol,
+        "model": decoded.model,
+        "response_model": decoded.response_model,
+        "request": decoded.context,
+        "response": decoded.reassembly.output if decoded.reassembly else None,
+        "usage": None
+        if usage is None
+        else {
+            "input_tokens": usage.input_tokens,
+            "output_tokens": usage.output_tokens,
+            "cache_read_tokens": usage.cache_read_tokens,
+            "cache_write_tokens": usage.cache_write_tokens,
+            "total_tokens": usage.total_tokens,
+        },
+        "tool_calls": [
+            {
+                "id": t.id,
+                "name": t.name,
+                "item_id": t.item_id,
+                "namespace": t.namespace,
+                "ref": t.ref,
+            }
+            for t in decoded.emitted
+        ],
+        "execution_status": decoded.execution_status,
+        "export_status": status,
+        "export_blocked_by": list(blocked),
+    }

@@ -1,0 +1,29 @@
+"""The gateway's session store: SQLAlchemy models, alembic-migrated engines, repository.
+
+`open_engine(url)` (SQLite file or PostgreSQL URL, migrated to head), `SessionStore`
+(resolve a request's `SessionPlan` to rows, record calls and notes, lineage walks).
+"""
+
+from __future__ import annotations
+
+from roller.gateway.store.engine import StoreError, open_engine, safe_url
+from roller.gateway.store.models import Call, Note, RuntimeSession
+from roller.gateway.store.repository import (
+    MAX_ANCESTORS,
+    CallFacts,
+    Resolution,
+    SessionStore,
+)
+
+__all__ = [
+    "MAX_ANCESTORS",
+    "Call",
+    "CallFacts",
+    "Note",
+    "Resolution",
+    "RuntimeSession",
+    "SessionStore",
+    "StoreError",
+    "open_engine",
+    "safe_url",
+]

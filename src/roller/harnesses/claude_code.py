@@ -1,0 +1,141 @@
+"""The Claude Code adapter: pin, headless launch plan, native log copy and reader.
+
+Checked against Claude Code **2.1.332** (npm `@anthropic-ai/claude-code`, a stub plus the
+native `@anthropic-ai/claude-code-linux-x64` binary), on 2026-11-29, with every field
+this module relies on seen in real runs against `roller mock-model`. The pin is exact:
+`npm install @anthropic-ai/claude-code` without a version on Node 20 silently resolves
+2.1.197 (the newest whose `engines` allows node 18), which behaves differently
+(subagents synchronous by default, `HEAD /` at startup, depth 5).
+
+Launch (data, DESIGN.md rule 5): `claude -p --output-format stream-json --verbose`,
+the prompt on stdin (a prompt starting with `-` cannot be taken for a flag), cwd = the
+scratch work dir, HOME/TMPDIR = scratch, `ANTHROPIC_BASE_URL` = the proxy, the user's
+`ANTHROPIC_API_KEY` / `ANTHROPIC_AUTH_TOKEN` passed through (placeholders for `mock:`),
+and the variables that stop every request that is not a model call (measured: with them
+the only connection is to the base URL; without them `HEAD /api/hello`, an MCP registry
+fetch and event logging to api.anthropic.com). Tool permissions: `--allowedTools
+Bash,Read,Write,Edit` (works as root, unlike `--dangerously-skip-permissions`, and
+leaves the offered tool list unchanged; `--allowedTools` naming Glob/Grep would add
+them). Without `--capture-calls`, `--disallowedTools Agent` removes the delegation tool
+from every request. `--option` keys: `allowed-tools`, `permission-mode`, `agents` (JSON
+for `--agents`, e.g. a subagent with its own tool set), `max-turns`.
+
+Native logs: `~/.claude/projects/` is copied to `raw/native/projects/`; the reader and
+the log shape are in `roller.harnesses.claude_code_logs`. Identity: a call's provider
+response id (`msg_…`) equals an assistant `message.id` in exactly one transcript
+(coverage is checked per message id); the wire's `x-claude-code-session-id` /
+`x-claude-code-agent-id` are cross-checked through `wire_aliases` (`S` → main,
+`S:A` → A), never used alone.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Mapping
+from pathlib import Path
+
+from roller.capture.models import OutputCoverage, SubtaskCapability
+from roller.errors import HarnessError, UsageError
+from roller.harnesses.base import (
+    LaunchPlan,
+    LaunchRequest,
+    NativeCapture,
+    Pin,
+    ScratchDirs,
+    base_env,
+)
+from roller.harnesses.claude_code_logs import read_claude_code_logs
+
+# Everything that is not a model call, off (see the module docstring).
+QUIET_ENV: Mapping[str, str] = {
+    "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+    "DISABLE_AUTOUPDATER": "1",
+    "DISABLE_TELEMETRY": "1",
+    "DISABLE_ERROR_REPORTING": "1",
+    "CLAUDE_CODE_ENABLE_TELEMETRY": "0",
+}
+HEADLESS_ARGS: tuple[str, ...] = ("-p", "--output-format", "stream-json", "--verbose")
+CREDENTIAL_ENV: tuple[str, ...] = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
+DELEGATION_TOOL = "Agent"
+DEFAULT_ALLOWED_TOOLS = "Bash,Read,Write,Edit"
+
+# --option KEY -> the flag it becomes (the value passed as the flag's argument).
+OPTION_FLAGS: Mapping[str, str] = {
+    "allowed-tools": "--allowedTools",
+    "permission-mode": "--permission-mode",
+    "agents": "--agents",
+    "max-turns": "--max-turns",
+}
+OPTION_DEFAULTS: Mapping[str, str] = {"allowed-tools": DEFAULT_ALLOWED_TOOLS}
+# Claude Code refuses to bypass permissions as root unless told it is sandboxed; the
+# scratch HOME/work dir is roller's sandbox for the run.
+PERMISSION_MODE_ENV: Mapping[str, Mapping[str, str]] = {
+    "bypassPermissions": {"IS_SANDBOX": "1"},
+}
+
+
+def _links(directory: str, names: list[str]) -> list[str]:
+    return [n for n in names if (Path(directory) / n).is_symlink()]
+
+
+class ClaudeCodeAdapter:
+    name = "claude-code"
+    profile = "cli-print"
+    pin = Pin(registry="npm", package="@anthropic-ai/claude-code", version="2.1.332", bin="claude")
+    subtasks: SubtaskCapability = "supported"
+    coverage_basis: OutputCoverage = "per_message_id"
+
+    def launch_plan(self, request: LaunchRequest) -> LaunchPlan:
+        if request.install_dir is None:
+            raise HarnessError(
+                "claude-code is not installed: run `roller harness install claude-code`"
+            )
+        if not request.prompt:
+            raise UsageError("claude-code needs a prompt")
+        unknown = sorted(set(request.options) - set(OPTION_FLAGS))
+        if unknown:
+            raise UsageError(
+                f"unknown claude-code option(s) {', '.join(unknown)} "
+                f"(known: {', '.join(OPTION_FLAGS)})"
+            )
+        binary = request.install_dir / "node_modules" / ".bin" / self.pin.bin
+        argv = [str(binary), *HEADLESS_ARGS]
+        options = {**OPTION_DEFAULTS, **request.options}
+        for key, flag in OPTION_FLAGS.items():
+            value = options.get(key)
+            if value:  # an empty value drops a default flag
+                argv += [flag, value]
+        if not request.capture_calls:
+            argv += ["--disallowedTools", DELEGATION_TOOL]
+        if request.model:
+            argv += ["--model", request.model]
+
+        path = os.pathsep.join([str(binary.parent), os.environ.get("PATH", "/usr/bin:/bin")])
+        env = base_env(request.dirs, path)
+        env.update(QUIET_ENV)
+        env.update(PERMISSION_MODE_ENV.get(options.get("permission-mode", ""), {}))
+        env["ANTHROPIC_BASE_URL"] = request.base_urls["anthropic"]
+        secrets = {k: v for k, v in request.credentials.items() if k in CREDENTIAL_ENV and v}
+        env.update(secrets)
+        return LaunchPlan(
+            argv=tuple(argv),
+            env=env,
+            cwd=request.dirs.work,
+            timeout_s=request.timeout_s,
+            secret_env=frozenset(secrets),
+            stdin=request.prompt.encode(),
+        )
+
+    def collect_native(self, dirs: ScratchDirs, dest: Path) -> None:
+        """Copy `~/.claude/projects/` (transcripts, subagent transcripts, meta.json).
+
+        Not copied: `$TMPDIR/claude-<uid>/…/tasks/<agentId>.output` (symlinks to the
+        subagent transcripts) and `~/.claude.json` (install ids, no evidence)."""
+        source = dirs.home / ".claude" / "projects"
+        if source.is_dir():
+            # Symlinks are never followed nor kept: a copy must not reach outside the HOME.
+            shutil.copytree(source, dest / "projects", ignore=_links, dirs_exist_ok=True)
+
+    def read_native(self, native_dir: Path) -> NativeCapture | None:
+        return read_claude_code_logs(native_dir)
