@@ -7,10 +7,11 @@ One module per harness, listed once in `PROFILES` (the same shape as
 from __future__ import annotations
 
 from roller.acceptance.profiles.claude_code import PROFILE as CLAUDE_CODE
+from roller.acceptance.profiles.opencode import PROFILE as OPENCODE
 from roller.acceptance.spec import HarnessProfile
 from roller.errors import UsageError
 
-PROFILES: tuple[HarnessProfile, ...] = (CLAUDE_CODE,)
+PROFILES: tuple[HarnessProfile, ...] = (CLAUDE_CODE, OPENCODE)
 
 
 def profile_for(harness: str) -> HarnessProfile:
