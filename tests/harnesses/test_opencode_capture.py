@@ -207,3 +207,22 @@ def test_a_call_whose_session_is_not_in_the_store_is_unattributed(tmp_path: Path
     assert lost[0].participant_id is None
     assert capture.manifest.capture_status == "partial"
     assert "unattributed_calls" in {e.code for e in capture.manifest.capture_errors}
+
+
+def test_a_child_rejected_by_the_provider(tmp_path: Path) -> None:
+    capture = _finalize(attempt_dir("child-api-error", tmp_path))
+    m = capture.manifest
+    _check_owners(capture)
+    child = next(p for p in m.participants if p.role == "child")
+    assert child.state == "failed"
+    (failed,) = [c for c in capture.calls if c.participant_id == child.participant_id]
+    assert failed.response.status == 400 and failed.execution_status == "failed"
+    assert failed.identity_status == "attributed"  # failed, but still the child's call
+    assert failed.export_status == "blocked"
+    kinds = Counter(r.type for r in capture.relations)
+    assert kinds == {"spawn": 1, "child_failed": 1, "result_in_context": 1}
+    assert all(r.status == "established" for r in capture.relations)
+    # A failed call makes the capture partial; the count check still holds.
+    assert m.capture_status == "partial" and m.coverage.ok
+    assert m.lifecycle is not None and m.lifecycle.status == "complete"
+    assert m.raw_retained

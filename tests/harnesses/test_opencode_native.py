@@ -229,3 +229,16 @@ def test_an_unreadable_store_is_unknown(tmp_path: Path) -> None:
     assert native is not None
     assert native.participants == () and native.lifecycle.status == "unknown"
     assert native.problems and "not found" in native.problems[0]
+
+
+def test_a_child_rejected_by_the_provider_failed(tmp_path: Path) -> None:
+    native = _read("child-api-error", tmp_path)
+    root, child = native.participants
+    assert child.state == "failed" and root.state == "completed"
+    assert _by_type(native) == {"spawn": 1, "child_failed": 1}
+    note = _one(native, "child_failed").note
+    assert note is not None and note.startswith(f"Subagent failed (task_id: {child.key})")
+    assert "roller test: child request refused" in note
+    # The failed response is no output: the child has none, the root its two and a title.
+    assert dict(native.coverage.counts) == {root.key: 3, child.key: 0}
+    assert native.lifecycle.status == "complete"

@@ -10,6 +10,11 @@ ships, `--capture-debug full`. Kept per fixture:
 - `attempt.json` and `tape/tape-*.rtape.gz`: the attempt inputs and the proxy's
   recording, gzipped, so finalize runs on the real pair in tests.
 
+`child-api-error` is `spawn-one` through a small upstream in front of the mock that
+answers the child's request (its first user message carries the mock's depth=1 marker)
+with HTTP 400, as a provider rejecting a request would: OpenCode then fails the child's
+turn and the `task` call.
+
 `background` cannot come from `roller collect`: the bundled task tool has no background
 parameter. It is the same launch plan with OpenCode's experimental switch
 `OPENCODE_EXPERIMENTAL_BACKGROUND_SUBAGENTS=true` added, run straight against the mock
@@ -22,6 +27,8 @@ from __future__ import annotations
 
 import asyncio
 import gzip
+import json
+import os
 import shutil
 import subprocess
 import sys
@@ -60,13 +67,83 @@ def regenerate(name: str) -> None:
         ]  # fmt: skip
         done = subprocess.run(argv, capture_output=True, check=False)
         print(f"{name}: roller collect exited {done.returncode}")
-        (attempt,) = run.glob("samples/*/capture/attempt-*")
-        out = HERE / name
-        shutil.rmtree(out, ignore_errors=True)
-        _gz(attempt / "raw" / "native" / "opencode.db", out / "native" / "opencode.db.gz")
-        shutil.copyfile(attempt / "raw" / "attempt.json", out / "attempt.json")
-        for seg in sorted((attempt / "raw" / "tape").iterdir()):
-            _gz(seg, out / "tape" / f"{seg.name}.gz")
+        _keep(run, HERE / name)
+
+
+def _keep(run: Path, out: Path) -> None:
+    """The store, the attempt inputs and the tape of the run's one attempt, gzipped."""
+    (attempt,) = run.glob("samples/*/capture/attempt-*")
+    shutil.rmtree(out, ignore_errors=True)
+    _gz(attempt / "raw" / "native" / "opencode.db", out / "native" / "opencode.db.gz")
+    shutil.copyfile(attempt / "raw" / "attempt.json", out / "attempt.json")
+    for seg in sorted((attempt / "raw" / "tape").iterdir()):
+        _gz(seg, out / "tape" / f"{seg.name}.gz")
+
+
+def _first_user_text(body: bytes) -> str:
+    try:
+        request = json.loads(body)
+        first = next(m for m in request["messages"] if m["role"] == "user")
+    except (ValueError, KeyError, TypeError, StopIteration):
+        return ""
+    content = first["content"]
+    if isinstance(content, list):
+        return " ".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
+    return str(content)
+
+
+async def _child_api_error() -> None:
+    """spawn-one through an upstream that answers the child's request with HTTP 400."""
+    from aiohttp import ClientSession, web
+
+    from roller.mock.scenario_files import load_scenario
+    from roller.mock.server import MockModel
+
+    mock = await MockModel(load_scenario("spawn-one")).serve()
+    client = ClientSession()
+
+    async def handle(request: web.Request) -> web.StreamResponse:
+        body = await request.read()
+        if _first_user_text(body).startswith("ROLLER-SUBTASK depth=1"):
+            error = {
+                "message": "roller test: child request refused",
+                "type": "invalid_request_error",
+            }
+            return web.json_response({"error": error}, status=400)
+        async with client.post(
+            mock.url + request.path_qs, data=body, headers={"content-type": "application/json"}
+        ) as up:
+            response = web.StreamResponse(
+                status=up.status, headers={"content-type": up.headers["content-type"]}
+            )
+            await response.prepare(request)
+            async for chunk in up.content.iter_any():
+                await response.write(chunk)
+            await response.write_eof()
+            return response
+
+    app = web.Application()
+    app.router.add_post("/{tail:.*}", handle)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    port = runner.addresses[0][1]
+    with tempfile.TemporaryDirectory(prefix="roller-fixture-") as tmp:
+        run = Path(tmp) / "run"
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "roller", "collect", "--harness", "opencode",
+            "--api-base", f"http://127.0.0.1:{port}", "--capture-calls",
+            "--capture-debug", "full", "--prompt", PROMPT, "--run-dir", str(run),
+            "--timeout", "300", "--json",
+            env={**os.environ, "OPENAI_API_KEY": "sk-roller-fixture-placeholder"},
+            stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL,
+        )  # fmt: skip
+        print(f"child-api-error: roller collect exited {await proc.wait()}")
+        await runner.cleanup()
+        await client.close()
+        await mock.close()
+        _keep(run, HERE / "child-api-error")
 
 
 async def _background() -> None:
@@ -106,8 +183,10 @@ async def _background() -> None:
 
 
 if __name__ == "__main__":
-    for fixture in sys.argv[1:] or [*FIXTURES, "background"]:
+    for fixture in sys.argv[1:] or [*FIXTURES, "child-api-error", "background"]:
         if fixture == "background":
             asyncio.run(_background())
+        elif fixture == "child-api-error":
+            asyncio.run(_child_api_error())
         else:
             regenerate(fixture)
