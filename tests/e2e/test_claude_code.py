@@ -77,6 +77,10 @@ def test_readme_command_ends_with_the_call_tree(claude_code: Installed, tmp_path
     shown = " ".join(done.stdout.split())  # the tree is wrapped to the terminal width
     assert "root" in shown and "child" in shown and "Agent(toolu_" in shown
     assert "capture complete" in shown and "lifecycle complete" in shown
+    # Default retention cleaned raw/; the formal files still validate on their own.
+    assert not list((tmp_path / "demo").glob("samples/*/capture/*/raw"))
+    checked = _roller("validate", str(tmp_path / "demo"))
+    assert checked.returncode == 0, checked.stdout + checked.stderr
 
 
 def test_without_capture_calls_the_agent_tool_is_not_offered(

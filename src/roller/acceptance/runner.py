@@ -8,8 +8,9 @@ concurrently (`jobs`); each harness run is a few seconds.
 
 Credentials: against the mock, each variable the profile names gets a fresh random
 value (so the on-disk search means something); every other provider key of the
-caller's environment is removed, so a real key can never reach the mock. Against a
-real provider (`api_base`), only the variables the caller names are passed.
+caller's environment (`*_API_KEY`, `*_AUTH_TOKEN`, roller's credential list) is removed,
+so a real key can never reach the mock. Against a real provider (`api_base`), only the
+variables the caller names are passed.
 """
 
 from __future__ import annotations
@@ -36,6 +37,8 @@ from roller.mock.scenario_files import load_scenario
 from roller.mock.server import MockModel
 
 Verdict = Literal["PASS", "FAIL", "NOT_APPLICABLE"]
+# Any provider key of the caller's environment, whatever the provider, stays out.
+_SECRET_SUFFIXES = ("_API_KEY", "_AUTH_TOKEN")
 
 
 @dataclass(frozen=True)
@@ -61,10 +64,12 @@ class Plan:
     jobs: int = 4
 
 
-def _collect_env(plan: Plan, profile: HarnessProfile) -> tuple[dict[str, str], tuple[str, ...]]:
+def collect_env(plan: Plan, profile: HarnessProfile) -> tuple[dict[str, str], tuple[str, ...]]:
     """The environment for `roller collect`, and the credential values in it."""
     names = set(CREDENTIAL_ENV) | set(profile.credential_env) | set(plan.credential_env)
-    env = {k: v for k, v in os.environ.items() if k not in names}
+    env = {
+        k: v for k, v in os.environ.items() if k not in names and not k.endswith(_SECRET_SUFFIXES)
+    }
     if plan.api_base is None:
         given = {k: f"sk-roller-acceptance-{secrets.token_hex(12)}" for k in profile.credential_env}
     else:
@@ -161,7 +166,7 @@ async def run_plan_async(
 ) -> list[Outcome]:
     profile = profile_for(plan.harness)
     chosen = [scenario(n) for n in plan.scenarios] if plan.scenarios else list(SCENARIOS)
-    env, creds = _collect_env(plan, profile)
+    env, creds = collect_env(plan, profile)
     gate = asyncio.Semaphore(max(1, plan.jobs))
 
     async def one(base: Scenario) -> Outcome:

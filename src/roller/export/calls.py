@@ -19,20 +19,49 @@ from roller.capture.reader import Capture
 EXPORT_SCHEMA = "roller.export.call/v1"
 
 
+def build_record(
+    *,
+    call_id: str,
+    source: dict[str, Any],
+    participant: dict[str, Any] | None,
+    protocol: str | None,
+    model: str | None,
+    response_model: str | None,
+    request: Any,
+    response: Any,
+    usage: dict[str, Any] | None,
+    tool_calls: list[dict[str, Any]],
+    export_status: str,
+    export_blocked_by: list[str],
+) -> dict[str, Any]:
+    """The one shape of an exported call, whichever store it comes from (capture, gateway)."""
+    return {
+        "schema": EXPORT_SCHEMA,
+        "call_id": call_id,
+        "source": source,
+        "protocol": protocol,
+        "model": model,
+        "response_model": response_model,
+        "participant": participant,
+        "request": request,
+        "response": response,
+        "usage": usage,
+        "tool_calls": tool_calls,
+        "export_status": export_status,
+        "export_blocked_by": export_blocked_by,
+    }
+
+
 def export_record(
     call: CallRecord,
     participant: ParticipantRecord | None,
     source: dict[str, Any],
 ) -> dict[str, Any]:
-    """One exported call. `source` says where it came from (capture path, sample, tape)."""
-    return {
-        "schema": EXPORT_SCHEMA,
-        "call_id": call.call_id,
-        "source": source,
-        "protocol": call.protocol,
-        "model": call.model,
-        "response_model": call.response_model,
-        "participant": None
+    """One exported call of a capture."""
+    return build_record(
+        call_id=call.call_id,
+        source=source,
+        participant=None
         if participant is None
         else {
             "participant_id": participant.participant_id,
@@ -41,13 +70,16 @@ def export_record(
             "depth": participant.depth,
             "name": participant.name,
         },
-        "request": call.context,
-        "response": call.output,
-        "usage": call.usage.model_dump() if call.usage else None,
-        "tool_calls": [t.model_dump() for t in call.tool_refs.emitted],
-        "export_status": call.export_status,
-        "export_blocked_by": list(call.export_blocked_by),
-    }
+        protocol=call.protocol,
+        model=call.model,
+        response_model=call.response_model,
+        request=call.context,
+        response=call.output,
+        usage=call.usage.model_dump() if call.usage else None,
+        tool_calls=[t.model_dump() for t in call.tool_refs.emitted],
+        export_status=call.export_status,
+        export_blocked_by=list(call.export_blocked_by),
+    )
 
 
 def capture_records(capture: Capture, include_blocked: bool = False) -> Iterator[dict[str, Any]]:

@@ -18,7 +18,7 @@ from typing import Any
 
 from roller.capture.statuses import StatusInputs, export_status
 from roller.capture.tape import TapeExchange, read_tape
-from roller.export.calls import EXPORT_SCHEMA
+from roller.export.calls import build_record
 from roller.finalize.decode import decode_exchange
 from roller.gateway.store import Call, RuntimeSession, SessionStore
 
@@ -60,26 +60,23 @@ def _record(
         "principal": call.principal,
         "harness": None if row is None else row.harness,
     }
-    base = {
-        "schema": EXPORT_SCHEMA,
-        "call_id": call.id,
-        "source": source,
-        "participant": _participant(row),
-    }
+    participant = _participant(row)
     exchange = exchanges.get(call.exchange_id)
     if exchange is None:
-        return {
-            **base,
-            "protocol": call.protocol,
-            "model": call.model,
-            "response_model": None,
-            "request": None,
-            "response": None,
-            "usage": None,
-            "tool_calls": [],
-            "export_status": "blocked",
-            "export_blocked_by": ["tape_exchange_missing"],
-        }
+        return build_record(
+            call_id=call.id,
+            source=source,
+            participant=participant,
+            protocol=call.protocol,
+            model=call.model,
+            response_model=None,
+            request=None,
+            response=None,
+            usage=None,
+            tool_calls=[],
+            export_status="blocked",
+            export_blocked_by=["tape_exchange_missing"],
+        )
     decoded = decode_exchange(sequence, exchange, "generic" if row is None else row.harness)
     attributed = row is not None and not call.participant_unknown
     status, blocked = export_status(
@@ -97,14 +94,16 @@ def _record(
         )
     )
     usage = decoded.usage
-    return {
-        **base,
-        "protocol": decoded.protocol,
-        "model": decoded.model,
-        "response_model": decoded.response_model,
-        "request": decoded.context,
-        "response": decoded.reassembly.output if decoded.reassembly else None,
-        "usage": None
+    record = build_record(
+        call_id=call.id,
+        source=source,
+        participant=participant,
+        protocol=decoded.protocol,
+        model=decoded.model,
+        response_model=decoded.response_model,
+        request=decoded.context,
+        response=decoded.reassembly.output if decoded.reassembly else None,
+        usage=None
         if usage is None
         else {
             "input_tokens": usage.input_tokens,
@@ -113,7 +112,7 @@ def _record(
             "cache_write_tokens": usage.cache_write_tokens,
             "total_tokens": usage.total_tokens,
         },
-        "tool_calls": [
+        tool_calls=[
             {
                 "id": t.id,
                 "name": t.name,
@@ -123,7 +122,8 @@ def _record(
             }
             for t in decoded.emitted
         ],
-        "execution_status": decoded.execution_status,
-        "export_status": status,
-        "export_blocked_by": list(blocked),
-    }
+        export_status=status,
+        export_blocked_by=list(blocked),
+    )
+    record["execution_status"] = decoded.execution_status
+    return record

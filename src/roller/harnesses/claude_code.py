@@ -20,8 +20,9 @@ them). Without `--capture-calls`, `--disallowedTools Agent` removes the delegati
 from every request. `--option` keys: `allowed-tools`, `permission-mode`, `agents` (JSON
 for `--agents`, e.g. a subagent with its own tool set), `max-turns`.
 
-Native logs: `~/.claude/projects/` is copied to `raw/native/projects/`; the reader and
-the log shape are in `roller.harnesses.claude_code_logs`. Identity: a call's provider
+Native logs: `~/.claude/projects/` is copied to `raw/native/projects/`; their location
+and shape are in `roller.harnesses.claude_code_transcripts` (parsing), the facts drawn
+from them in `roller.harnesses.claude_code_logs` (the reader). Identity: a call's provider
 response id (`msg_…`) equals an assistant `message.id` in exactly one transcript
 (coverage is checked per message id); the wire's `x-claude-code-session-id` /
 `x-claude-code-agent-id` are cross-checked through `wire_aliases` (`S` → main,
