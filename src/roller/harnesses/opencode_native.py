@@ -187,7 +187,7 @@ def _task_relations(
         if p.tool == "invalid" and p.input.get("tool") == "task":
             notes.append(
                 f"session {p.session_id}: task call {p.call_id} was refused by OpenCode "
-                "(tool `invalid`: task is not offered at this depth); no session was created"
+                "(tool `invalid`: this session is not offered task); no session was created"
             )
             continue
         if p.tool != "task":
