@@ -55,6 +55,9 @@ class Expect:
     # every child call's offered tools / model differ from every root call's
     child_tools_differ: bool = False
     child_model_differs: bool = False
+    # substrings each of which some `capabilities.notes` entry must contain (a native
+    # fact the adapter reports, e.g. a spawn the harness refused)
+    capability_notes: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

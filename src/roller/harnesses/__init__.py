@@ -8,11 +8,13 @@ from roller.harnesses.base import HarnessAdapter
 from roller.harnesses.claude_code import ClaudeCodeAdapter
 from roller.harnesses.gemini_cli import GeminiCliAdapter
 from roller.harnesses.generic import GenericAdapter
+from roller.harnesses.opencode import OpenCodeAdapter
 from roller.harnesses.pi import PiAdapter
 
 HARNESSES: tuple[HarnessAdapter, ...] = (
     GenericAdapter(),
     ClaudeCodeAdapter(),
+    OpenCodeAdapter(),
     GeminiCliAdapter(),
     PiAdapter(),
 )
