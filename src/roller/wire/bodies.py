@@ -157,4 +157,3 @@ def _error_body(body: bytes, *, status: int) -> Reassembly:
         what = describe_error(error) if error is not None else text_snippet(body)
         return Reassembly(None, False, f"HTTP {status}: {what}", error=error)
     return Reassembly(None, False, f"HTTP {status} with a non-JSON body: {text_snippet(body)!r}")
-
