@@ -25,6 +25,7 @@ the SDK side when roller has no such key. Nothing else is normalized.
 from __future__ import annotations
 
 import multiprocessing
+import os
 import warnings
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
@@ -102,7 +103,7 @@ def drop_sdk_nulls(sdk: Any, ours: Any, keys: frozenset[str]) -> Any:
     return sdk
 
 
-def _dump(model: Any) -> dict[str, Any]:
+def sdk_dict(model: Any) -> dict[str, Any]:
     with warnings.catch_warnings():
         # Unknown block types are constructed into the nearest model; pydantic warns.
         warnings.simplefilter("ignore")
@@ -142,7 +143,7 @@ def anthropic_oracle(chunks: Iterable[bytes]) -> AnthropicSDKResult:
             json_bufs=json_bufs,
             request_headers=httpx2.Headers(),
         )
-    message = None if snapshot is None else _dump(snapshot)
+    message = None if snapshot is None else sdk_dict(snapshot)
     return AnthropicSDKResult(message, names, open_blocks)
 
 
@@ -168,7 +169,7 @@ def chat_oracle(chunks: Iterable[bytes]) -> ChatSDKResult:
         seen = True
     # get_final_completion() only adds parsing on top of this snapshot, and raises for
     # finish_reason `length` / `content_filter`.
-    completion = _dump(state.current_completion_snapshot) if seen else None
+    completion = sdk_dict(state.current_completion_snapshot) if seen else None
     return ChatSDKResult(completion, saw_done)
 
 
@@ -208,27 +209,31 @@ def responses_oracle(chunks: Iterable[bytes]) -> ResponsesSDKResult:
     """
     state, created, fired = _responses_state(chunks)
     if state._completed_response is not None:
-        return ResponsesSDKResult(_dump(state._completed_response), None)
+        return ResponsesSDKResult(sdk_dict(state._completed_response), None)
     if fired and fired[-1].type == "response.incomplete":
-        return ResponsesSDKResult(_dump(fired[-1].response), None)
+        return ResponsesSDKResult(sdk_dict(fired[-1].response), None)
     if not created:
         return ResponsesSDKResult(None, None)
     bare = {k: v for k, v in created.items() if k != "output"}
     synthetic = {"type": "response.incomplete", "sequence_number": 10**9, "response": bare}
     event: Any = openai_construct(type_=ResponseStreamEvent, value=synthetic)
     last: Any = state.handle_event(event)[-1]
-    return ResponsesSDKResult(None, [_dump(item) for item in last.response.output])
+    return ResponsesSDKResult(None, [sdk_dict(item) for item in last.response.output])
 
 
 def run_oracles(oracle: Callable[[list[bytes]], T], inputs: list[list[bytes]]) -> Iterator[T]:
-    """Start `oracle` over every input in worker processes; iterate to collect results.
+    """Run `oracle` over every input; iterate to collect the results.
 
-    The SDK accumulators cost milliseconds a stream (pydantic construction of every
-    event); running them in two forked workers while roller runs here is what keeps
-    10,000 streams per protocol near two minutes on an idle two-core machine. The
-    workers are forked after the oracle ran once here, so they start with the SDK's
-    lazily built pydantic schemas and run the very same SDK modules.
+    With `ROLLER_WIRE_ORACLE_WORKERS=N` (N > 0) the work starts at once in N forked
+    worker processes, so roller's side runs while the SDK's does: the SDK accumulators
+    cost milliseconds a stream (pydantic construction of every event), and an idle core
+    can take them. The default is 0, in this process: on a machine already saturated by
+    other work (where this was measured) the hand-offs cost more than they save. Workers
+    are forked after the oracle ran once here, so they start with the SDK's lazily built
+    pydantic schemas and run the very same SDK modules.
     """
+    if _WORKERS == 0:
+        return map(oracle, inputs)
     pool = _POOLS.get(oracle)
     if pool is None:
         for other in _POOLS.values():  # one set of workers at a time
@@ -236,8 +241,9 @@ def run_oracles(oracle: Callable[[list[bytes]], T], inputs: list[list[bytes]]) -
         _POOLS.clear()
         oracle(inputs[0])
         context = multiprocessing.get_context("fork")
-        pool = _POOLS[oracle] = ProcessPoolExecutor(max_workers=2, mp_context=context)
+        pool = _POOLS[oracle] = ProcessPoolExecutor(max_workers=_WORKERS, mp_context=context)
     return pool.map(oracle, inputs)
 
 
+_WORKERS = int(os.environ.get("ROLLER_WIRE_ORACLE_WORKERS", "0"))
 _POOLS: dict[Callable[..., Any], ProcessPoolExecutor] = {}

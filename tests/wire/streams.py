@@ -24,6 +24,7 @@ from __future__ import annotations
 import json
 import random
 import string
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -141,7 +142,26 @@ def finish(
     return GeneratedStream(events=events, body=body, chunks=split_body(fed, points), cut=cut)
 
 
-seeds = st.randoms(use_true_random=True)
+def _from_seed(
+    build: Callable[..., GeneratedStream], may_cut: bool
+) -> st.SearchStrategy[GeneratedStream]:
+    return st.randoms(use_true_random=True).map(lambda rng: build(rng, may_cut=may_cut))
+
+
+def anthropic_streams(*, may_cut: bool = True) -> st.SearchStrategy[GeneratedStream]:
+    return _from_seed(anthropic_stream, may_cut)
+
+
+def chat_streams(*, may_cut: bool = True) -> st.SearchStrategy[GeneratedStream]:
+    return _from_seed(chat_stream, may_cut)
+
+
+def responses_streams(*, may_cut: bool = True) -> st.SearchStrategy[GeneratedStream]:
+    return _from_seed(responses_stream, may_cut)
+
+
+def gemini_streams(*, may_cut: bool = True) -> st.SearchStrategy[GeneratedStream]:
+    return _from_seed(gemini_stream, may_cut)
 
 
 # ---------------------------------------------------------------- Anthropic Messages
@@ -198,9 +218,7 @@ def _anthropic_block(rng: random.Random, index: int) -> list[dict[str, Any]]:
     return events
 
 
-@st.composite
-def anthropic_streams(draw: st.DrawFn, *, may_cut: bool = True) -> GeneratedStream:
-    rng = draw(seeds)
+def anthropic_stream(rng: random.Random, *, may_cut: bool = True) -> GeneratedStream:
     usage: dict[str, Any] = {"input_tokens": rng.randint(0, 9999), "output_tokens": 1}
     for key in ("cache_creation_input_tokens", "cache_read_input_tokens"):
         if rng.random() < 0.5:
@@ -294,9 +312,7 @@ def _chat_choice(rng: random.Random, index: int, logprobs: bool) -> list[dict[st
     return entries
 
 
-@st.composite
-def chat_streams(draw: st.DrawFn, *, may_cut: bool = True) -> GeneratedStream:
-    rng = draw(seeds)
+def chat_stream(rng: random.Random, *, may_cut: bool = True) -> GeneratedStream:
     n = 2 if rng.random() < 0.2 else 1
     logprobs = rng.random() < 0.3
     per_choice = [_chat_choice(rng, i, logprobs) for i in range(n)]
@@ -444,9 +460,7 @@ def _responses_item(
     return events, done
 
 
-@st.composite
-def responses_streams(draw: st.DrawFn, *, may_cut: bool = True) -> GeneratedStream:
-    rng = draw(seeds)
+def responses_stream(rng: random.Random, *, may_cut: bool = True) -> GeneratedStream:
     rich = rng.random() < 0.5
     response: dict[str, Any] = {
         "id": ident(rng, "resp_"),
@@ -507,10 +521,8 @@ def responses_streams(draw: st.DrawFn, *, may_cut: bool = True) -> GeneratedStre
 # ---------------------------------------------------------------- Gemini
 
 
-@st.composite
-def gemini_streams(draw: st.DrawFn, *, may_cut: bool = True) -> GeneratedStream:
+def gemini_stream(rng: random.Random, *, may_cut: bool = True) -> GeneratedStream:
     """GenerateContentResponse chunks of one candidate, the last with a finishReason."""
-    rng = draw(seeds)
     chunks: list[dict[str, Any]] = []
     count = rng.randint(1, 6)
     response_id = ident(rng)

@@ -10,12 +10,13 @@ from typing import Any
 
 import pytest
 from hypothesis import given
+from hypothesis import strategies as st
 
 from roller.wire.gemini import CODEC
 from roller.wire.jsonvalues import parse_json
 from roller.wire.sse import SSEDecoder
 from roller.wire.types import ToolCall, ToolResult, Usage
-from tests.wire.settings import ORACLE, TIMEOUT
+from tests.wire.settings import BATCH, ORACLE_BATCHES, TIMEOUT
 from tests.wire.streams import GeneratedStream, gemini_streams, run_roller
 
 
@@ -223,9 +224,17 @@ def _parts(chunks: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 @pytest.mark.timeout(TIMEOUT)
-@ORACLE
-@given(gemini_streams())
-def test_merge_properties(stream: GeneratedStream) -> None:
+@ORACLE_BATCHES
+@given(st.lists(gemini_streams(), min_size=BATCH, max_size=BATCH))
+def test_merge_properties(batch: list[GeneratedStream]) -> None:
+    for i, stream in enumerate(batch):
+        try:
+            check_merge(stream)
+        except AssertionError as err:
+            raise AssertionError(f"stream {i} of the batch: {stream!r}") from err
+
+
+def check_merge(stream: GeneratedStream) -> None:
     result = run_roller(CODEC, stream.chunks)
     sent = _delivered(stream)
     assert result.events == len(sent)

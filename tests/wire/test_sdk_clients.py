@@ -8,8 +8,6 @@ helpers, and their final objects must equal the drivers' results, and roller's.
 
 from __future__ import annotations
 
-from typing import Any
-
 import anthropic
 import openai
 from aiohttp import web
@@ -23,11 +21,11 @@ from tests.wire.oracles import (
     ANTHROPIC_SDK_NULLS,
     CHAT_SDK_NULLS,
     RESPONSES_SDK_NULLS,
-    _dump,
     anthropic_oracle,
     chat_oracle,
     drop_sdk_nulls,
     responses_oracle,
+    sdk_dict,
 )
 from tests.wire.streams import (
     GeneratedStream,
@@ -64,10 +62,6 @@ class Served:
         return response
 
 
-def _quiet(model: Any) -> dict[str, Any]:
-    return _dump(model)
-
-
 @CLIENT_SETTINGS
 @given(st.lists(anthropic_streams(may_cut=False), min_size=PER_PROTOCOL, max_size=PER_PROTOCOL))
 def test_anthropic_client(bg_loop: BackgroundLoop, batch: list[GeneratedStream]) -> None:
@@ -78,7 +72,7 @@ def test_anthropic_client(bg_loop: BackgroundLoop, batch: list[GeneratedStream])
         with client.beta.messages.stream(
             model="m", max_tokens=1, messages=[{"role": "user", "content": "hi"}]
         ) as response:
-            final = _quiet(response.get_final_message())
+            final = sdk_dict(response.get_final_message())
         assert final == anthropic_oracle(stream.chunks).message
         ours = run_roller(anthropic_codec.CODEC, stream.chunks).output
         assert ours == drop_sdk_nulls(final, ours, ANTHROPIC_SDK_NULLS)
@@ -95,7 +89,7 @@ def test_openai_chat_client(bg_loop: BackgroundLoop, batch: list[GeneratedStream
             model="m", messages=[{"role": "user", "content": "hi"}]
         ) as response:
             response.until_done()
-            final = _quiet(response.current_completion_snapshot)
+            final = sdk_dict(response.current_completion_snapshot)
         assert final == chat_oracle(stream.chunks).completion
         ours = run_roller(openai_chat.CODEC, stream.chunks).output
         assert ours == drop_sdk_nulls(final, ours, CHAT_SDK_NULLS)
@@ -114,10 +108,10 @@ def test_openai_responses_client(bg_loop: BackgroundLoop, batch: list[GeneratedS
                 last = event
             assert last is not None
             if last.type == "response.completed":
-                final = _quiet(response.get_final_response())
+                final = sdk_dict(response.get_final_response())
             else:  # get_final_response() raises for response.incomplete
                 assert last.type == "response.incomplete"
-                final = _quiet(last.response)
+                final = sdk_dict(last.response)
         assert final == responses_oracle(stream.chunks).final
         ours = run_roller(openai_responses.CODEC, stream.chunks).output
         assert ours == drop_sdk_nulls(final, ours, RESPONSES_SDK_NULLS)
