@@ -41,9 +41,18 @@ def main() -> int:
     parser.add_argument("--harness-version", help="run this version instead of the pin")
     parser.add_argument("--model", help="model name to ask the harness for")
     parser.add_argument("--jobs", type=int, default=4, help="scenarios run at once")
+    parser.add_argument(
+        "--option",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="harness launch option for every scenario (e.g. pi's api=anthropic-messages)",
+    )
     args = parser.parse_args()
     if args.credential_env and not args.api_base:
         parser.error("--credential-env goes with --api-base (the mock gets test values)")
+    if any("=" not in o for o in args.option):
+        parser.error("--option takes KEY=VALUE")
     if args.keep is not None and args.keep.exists():
         parser.error(f"--keep {args.keep}: already exists")
 
@@ -57,6 +66,7 @@ def main() -> int:
         harness_version=args.harness_version,
         model=args.model,
         jobs=args.jobs,
+        options=dict(o.split("=", 1) for o in args.option),
     )
     try:
         outcomes = run_acceptance(

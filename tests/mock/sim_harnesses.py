@@ -308,6 +308,8 @@ class Simulation:
     results: list[tuple[str, Call, str]] = field(default_factory=list)
     spawned: list[tuple[str, str]] = field(default_factory=list)  # (parent, child) labels
     aborted: list[str] = field(default_factory=list)
+    # calls to a tool the agent was not offered, refused by the harness (agent label, call)
+    rejected: list[tuple[str, Call]] = field(default_factory=list)
     side_requests: list[tuple[str, str]] = field(default_factory=list)
 
     def run(self, prompt: str = "Use a subagent to say hi") -> str:
@@ -345,6 +347,15 @@ class Simulation:
                 return reply.text
             extra: list[Msg] = []
             for call in reply.calls:
+                if not any(
+                    (t.name, t.namespace) == (call.name, call.namespace) for t in agent.tools
+                ):
+                    # As the real harnesses do (OpenCode turns it into tool `invalid`): the
+                    # call is refused with an error result and the agent carries on.
+                    self.rejected.append((agent.label, call))
+                    output = f"Model tried to call unavailable tool '{call.name}'."
+                    agent.history.append(Msg("tool", output, call_id=call.id, name=call.name))
+                    continue
                 self._check_call(agent, call)
                 self.calls.append((agent.label, call))
                 if call.name == "complete_task":

@@ -44,6 +44,16 @@ def test_every_scenario_terminates_on_every_harness(
         assert not spawn_calls
     if scenario != "spawn-no-wait":
         assert sim.aborted == []
+    # Only the forced scenario makes a call to a tool the agent was not offered: the
+    # child's first-turn `task` (no harness simulated here offers `task` to a child; a
+    # Codex v2 warm-forked child starts past turn 0, so it just replies).
+    rejected = [(label, c.name) for label, c in sim.rejected]
+    if scenario == "spawn-forced-grandchild" and harness == "opencode":
+        assert rejected == [("root/1", "task")]
+    elif scenario == "spawn-forced-grandchild":
+        assert set(rejected) <= {("root/1", "task")}
+    else:
+        assert rejected == []
 
 
 @pytest.mark.parametrize("harness", sorted(HARNESSES))

@@ -267,3 +267,55 @@ def test_roles_classify_context_calls() -> None:
     assert role_of("Agent") == "spawn" and role_of("subagent_fork") == "spawn"
     assert role_of("exec_command") == "shell" and role_of("complete_task") == "complete"
     assert role_of("Edit") is None
+
+
+def test_a_forced_tool_call_is_made_even_when_the_tool_is_not_offered() -> None:
+    view = responses_with(fn("bash", {"command": S}, ["command"]))
+    args = {"description": "d", "prompt": "p", "subagent_type": "general"}
+    assert resolve_call(CallSpec(tool="task", arguments=args), view) is None
+    forced = resolve_call(CallSpec(tool="task", arguments=args, force=True), view)
+    assert forced is not None
+    assert (forced.name, forced.namespace, forced.arguments) == ("task", None, args)
+    # An offered tool is still filled from its schema, forced or not.
+    offered = resolve_call(CallSpec(tool="bash", force=True), view)
+    assert offered is not None and offered == resolve_call(CallSpec(tool="bash"), view)
+
+
+def test_a_resuming_spawn_names_the_child_the_earlier_result_reported() -> None:
+    task = {
+        "name": "task",
+        "description": "d",
+        "input_schema": {
+            "type": "object",
+            "properties": {"description": S, "prompt": S, "subagent_type": S, "task_id": S},
+            "required": ["description", "prompt", "subagent_type"],
+        },
+    }
+    first = views.anthropic([{"role": "user", "content": "go"}], tools=[task])
+    _, fresh = resolve(first, "spawn", prompt="p", resume=True)
+    assert "task_id" not in fresh  # nothing to resume yet
+    later = views.anthropic(
+        [
+            {"role": "user", "content": "go"},
+            {
+                "role": "assistant",
+                "content": [{"type": "tool_use", "id": "t1", "name": "task", "input": {}}],
+            },
+            {
+                "role": "user",
+                "content": [
+                    {
+                        "type": "tool_result",
+                        "tool_use_id": "t1",
+                        "content": '<task id="ses_child1" state="completed">\n<task_result>\n'
+                        "done\n</task_result>\n</task>",
+                    }
+                ],
+            },
+        ],
+        tools=[task],
+    )
+    _, resumed = resolve(later, "spawn", prompt="p", resume=True)
+    assert resumed["task_id"] == "ses_child1"
+    _, plain = resolve(later, "spawn", prompt="p")
+    assert "task_id" not in plain

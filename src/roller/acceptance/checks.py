@@ -105,6 +105,9 @@ def _manifest(capture: Capture, expect: Expect) -> list[str]:
         out.append(f"lifecycle {status}, expected {expect.lifecycle}")
     if m.coverage.checked and not m.coverage.ok:
         out.append("coverage: " + "; ".join(m.coverage.problems))
+    for needle in expect.capability_notes:
+        if not any(needle in note for note in m.capabilities.notes):
+            out.append(f"no capabilities note says {needle!r}")
     return out
 
 

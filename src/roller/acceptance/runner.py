@@ -21,7 +21,7 @@ import secrets
 import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
@@ -62,6 +62,8 @@ class Plan:
     harness_version: str | None = None
     model: str | None = None
     jobs: int = 4
+    # launch options for every scenario (e.g. Pi's `api`); a scenario's own options win
+    options: Mapping[str, str] = field(default_factory=dict)
 
 
 def collect_env(plan: Plan, profile: HarnessProfile) -> tuple[dict[str, str], tuple[str, ...]]:
@@ -102,7 +104,7 @@ def _argv(
     model = plan.model or (profile.mock_model if plan.api_base is None else None)
     if model:
         argv += ["--model", model]
-    for key, value in sorted(sc.options.items()):
+    for key, value in sorted({**plan.options, **sc.options}.items()):
         argv += ["--option", f"{key}={value}"]
     return argv
 

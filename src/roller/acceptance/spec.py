@@ -58,6 +58,9 @@ class Expect:
     # the child started from a copy of its parent's history (a fork): its first call
     # carries the root's first prompt, and is still the child's call
     child_forked_from_root: bool = False
+    # substrings each of which some `capabilities.notes` entry must contain (a native
+    # fact the adapter reports, e.g. a spawn the harness refused)
+    capability_notes: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -150,7 +150,10 @@ class EmittedToolRef(_Record):
     name: str | None = Field(description="Tool name.")
     item_id: str | None = Field(description="Responses function_call item id (`fc_…`).")
     namespace: str | None = Field(description="Responses namespace of the tool, if any.")
-    ref: str | None = Field(description="Native reference: `call_id|item_id` or the id.")
+    ref: str | None = Field(
+        description="Native reference: `call_id|item_id`, or the id; when the output carries "
+        "no id (Gemini), the id the harness assigned to this tool call (native log)."
+    )
 
 
 class ResultToolRef(_Record):
@@ -234,6 +237,14 @@ class CallRecord(_Record):
     )
     output_incomplete_reason: str | None = Field(
         description="Why the output is incomplete (e.g. stream ended before message_stop)."
+    )
+    output_problems: list[str] = Field(
+        description="Non-fatal findings of reassembly (e.g. tool input that is not JSON; "
+        "the raw string is kept in `output`)."
+    )
+    output_unmerged: list[Any] = Field(
+        description="Stream events that could not be folded into `output`, verbatim, so "
+        "nothing the provider sent is dropped."
     )
     provider_error: Any = Field(description="A provider error object (error event or body).")
     response: ResponseInfo = Field(description="HTTP response facts and the raw body file.")

@@ -48,7 +48,13 @@ from roller.finalize.attribute import (
 )
 from roller.finalize.coverage import check_coverage, lifecycle
 from roller.finalize.decode import DecodedCall, decode_exchange
-from roller.finalize.relations import CallIndex, bind_native, derive_in_context
+from roller.finalize.relations import (
+    CallIndex,
+    ToolIds,
+    bind_native,
+    derive_in_context,
+    tool_refs_of,
+)
 from roller.harnesses.base import NativeCapture
 
 
@@ -113,6 +119,10 @@ def build_capture(
         capture_errors += [
             CaptureErrorRecord(code="native_log_problem", message=p) for p in native.problems
         ]
+    tool_ids, tool_id_problems = tool_refs_of(decoded, native)
+    capture_errors += [
+        CaptureErrorRecord(code="native_log_problem", message=p) for p in tool_id_problems
+    ]
 
     # Per-call statuses first: retention depends on them, records depend on retention.
     per_call = []
@@ -167,13 +177,13 @@ def build_capture(
         partial = calls_partial or bool(capture_errors) or lifecycle_open or relations_unknown
         return execution != "completed" or partial or call_failed or child_failed
 
-    index = CallIndex(decoded, call_ids, owners, pids, raw_retained=True)
+    index = CallIndex(decoded, call_ids, owners, pids, raw_retained=True, tool_ids=tool_ids)
     probe = bind_native(index, native, new_relation_id) if native is not None else []
     relations_unknown = any(r.status == "unknown" for r in probe)
     retained = decide_retention(relations_unknown)
 
     relation_counter = count(1)
-    index = CallIndex(decoded, call_ids, owners, pids, raw_retained=retained)
+    index = CallIndex(decoded, call_ids, owners, pids, raw_retained=retained, tool_ids=tool_ids)
     relations = bind_native(index, native, new_relation_id) if native is not None else []
     relations += derive_in_context(index, native, new_relation_id, relations)
     if relations_unknown:
@@ -187,10 +197,12 @@ def build_capture(
 
     records: list[CallRecord] = []
     bodies: dict[str, bytes] = {}
-    for call, cid, attr, (cap, exp, blocked, errors) in zip(
-        decoded, call_ids, attributed.calls, per_call, strict=True
+    for call, cid, attr, (cap, exp, blocked, errors), ids in zip(
+        decoded, call_ids, attributed.calls, per_call, tool_ids, strict=True
     ):
-        records.append(_call_record(call, cid, pids, attr, cap, exp, blocked, errors, retained))
+        records.append(
+            _call_record(call, cid, pids, attr, cap, exp, blocked, errors, retained, ids)
+        )
         if retained and call.exchange.response is not None:
             bodies[cid] = call.exchange.body
 
@@ -278,6 +290,7 @@ def _call_record(
     blocked: list[ExportBlock],
     errors: list[CaptureErrorRecord],
     retained: bool,
+    tool_ids: ToolIds,
 ) -> CallRecord:
     ex = call.exchange
     meta = ex.request
@@ -308,6 +321,8 @@ def _call_record(
         output=call.reassembly.output if call.reassembly else None,
         output_complete=bool(call.reassembly and call.reassembly.complete),
         output_incomplete_reason=call.reassembly.incomplete_reason if call.reassembly else None,
+        output_problems=list(call.reassembly.problems) if call.reassembly else [],
+        output_unmerged=list(call.reassembly.unmerged) if call.reassembly else [],
         provider_error=call.reassembly.error if call.reassembly else None,
         response=ResponseInfo(
             status=int(resp["status"])
@@ -342,9 +357,14 @@ def _call_record(
         tool_refs=ToolRefs(
             emitted=[
                 EmittedToolRef(
-                    id=t.id, name=t.name, item_id=t.item_id, namespace=t.namespace, ref=t.ref
+                    id=t.id,
+                    name=t.name,
+                    item_id=t.item_id,
+                    namespace=t.namespace,
+                    # the harness-assigned id stands in when the output carries none
+                    ref=t.ref if t.ref is not None else tid,
                 )
-                for t in call.emitted
+                for t, tid in zip(call.emitted, tool_ids, strict=True)
             ],
             results=[
                 ResultToolRef(

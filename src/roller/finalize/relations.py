@@ -13,6 +13,10 @@ Rules kept (`docs/protocol.md`, "Relation"):
   call launched a background child, what enters later inputs is the launch
   acknowledgement, so those relations are `launch_ack_in_context` instead; completion
   comes only from a native `child_completed` / notification.
+- A tool call's id is the one its HTTP output carries. Where the output carries none
+  (Gemini), the id the harness assigned to that position of that output, as its native
+  log records it under the output's response id, stands in — only when the native list
+  names the same tools in the same order as the output (`tool_refs_of`).
 """
 
 from __future__ import annotations
@@ -23,6 +27,10 @@ from dataclasses import dataclass
 from roller.capture.models import Evidence, ModelToolRef, RelationRecord, RelationType
 from roller.finalize.decode import DecodedCall
 from roller.harnesses.base import NativeCapture, NativeEvidence, NativeRelation
+from roller.wire.types import ToolCall
+
+# per emitted tool call of one call: the id its results carry (None: no id known)
+ToolIds = tuple[str | None, ...]
 
 
 @dataclass(frozen=True)
@@ -34,12 +42,59 @@ class CallIndex:
     owners: Sequence[str | None]  # participant key per call (None when not attributed)
     participant_ids: Mapping[str, str]  # participant key -> participant id
     raw_retained: bool
+    tool_ids: Sequence[ToolIds] = ()  # per call (`tool_refs_of`); empty: the wire's own ids
+
+    def emitted(self, i: int) -> list[tuple[ToolCall, str | None]]:
+        """Call i's emitted tool calls, each with the id its results carry."""
+        calls = self.calls[i].emitted
+        ids = self.tool_ids[i] if self.tool_ids else tuple(t.id for t in calls)
+        return list(zip(calls, ids, strict=True))
+
+    def emits(self, i: int, tool_call_id: str) -> bool:
+        return any(tool_call_id in (t.ref, t.id, tid) for t, tid in self.emitted(i))
 
     def of_participant(self, key: str) -> list[int]:
         return [i for i, owner in enumerate(self.owners) if owner == key]
 
     def by_response_id(self, response_id: str) -> list[int]:
         return [i for i, c in enumerate(self.calls) if c.response_id == response_id]
+
+
+def tool_refs_of(
+    calls: Sequence[DecodedCall], native: NativeCapture | None
+) -> tuple[list[ToolIds], list[str]]:
+    """Per call, per emitted tool call, the id its results carry; and the problems found.
+
+    The output's own id when it has one. Otherwise the id the harness assigned to the
+    tool call at that position of this output (`NativeCapture.assigned_tool_ids`, keyed
+    by the call's response id) — used only when the native list names exactly the
+    output's tools in the output's order; a list that does not fit assigns nothing and
+    is reported. Position inside one output is its structure, not request order.
+    """
+    assigned = native.assigned_tool_ids if native is not None else {}
+    out: list[ToolIds] = []
+    problems: list[str] = []
+    for call in calls:
+        own: ToolIds = tuple(t.id for t in call.emitted)
+        listed = assigned.get(call.response_id) if call.response_id is not None else None
+        if listed is None:
+            out.append(own)
+            continue
+        names = [t.name for t in call.emitted]
+        if names != [a.name for a in listed]:
+            problems.append(
+                f"response {call.response_id}: the native log assigns tool-call ids to "
+                f"{[a.name for a in listed]}, but the output calls {names}"
+            )
+            out.append(own)
+            continue
+        out.append(
+            tuple(
+                t.id if t.id is not None else a.id
+                for t, a in zip(call.emitted, listed, strict=True)
+            )
+        )
+    return out, problems
 
 
 def _norm(text: str) -> str:
@@ -97,11 +152,7 @@ def _find_emitting_call(
 
     if rel.tool_call_id is None:
         return None, None, "the native relation names no tool call"
-    emitting = [
-        i
-        for i in candidates
-        if any(rel.tool_call_id in (t.ref, t.id) for t in index.calls[i].emitted)
-    ]
+    emitting = [i for i in candidates if index.emits(i, rel.tool_call_id)]
     if len(emitting) == 1:
         return emitting[0], None, None
     return None, None, f"{len(emitting)} parent calls emit tool call {rel.tool_call_id}"
@@ -247,18 +298,18 @@ def derive_in_context(
         if owner is None or not call.emitted:
             continue
         later = [j for j in index.of_participant(owner) if j > i]
-        for tool in call.emitted:
-            if tool.id is None:
+        for tool, tool_id in index.emitted(i):
+            if tool_id is None:
                 continue
-            ref = tool.ref or tool.id
-            child_key = spawned.get(ref, spawned.get(tool.id))
+            ref = tool.ref or tool_id
+            child_key = spawned.get(ref, spawned.get(tool_id))
             kind: RelationType = (
                 "launch_ack_in_context"
-                if (ref in background or tool.id in background)
+                if (ref in background or tool_id in background)
                 else "result_in_context"
             )
             for j in later:
-                if not any(r.id == tool.id for r in index.calls[j].results):
+                if not any(r.id == tool_id for r in index.calls[j].results):
                     continue
                 if (kind, ref, index.call_ids[j]) in done:
                     continue
@@ -276,7 +327,7 @@ def derive_in_context(
                         model_tool_ref=None,
                         evidence=[
                             _call_evidence(index.call_ids[i], ref),
-                            _call_evidence(index.call_ids[j], tool.id),
+                            _call_evidence(index.call_ids[j], tool_id),
                         ],
                         note=None,
                     )

@@ -7,11 +7,17 @@ from roller.errors import UsageError
 from roller.harnesses.base import HarnessAdapter
 from roller.harnesses.claude_code import ClaudeCodeAdapter
 from roller.harnesses.codex import CodexAdapter
+from roller.harnesses.gemini_cli import GeminiCliAdapter
 from roller.harnesses.generic import GenericAdapter
+from roller.harnesses.opencode import OpenCodeAdapter
+from roller.harnesses.pi import PiAdapter
 
 HARNESSES: tuple[HarnessAdapter, ...] = (
     GenericAdapter(),
     ClaudeCodeAdapter(),
+    OpenCodeAdapter(),
+    GeminiCliAdapter(),
+    PiAdapter(),
     CodexAdapter(),
 )
 

@@ -117,6 +117,20 @@ class NativeLifecycle:
 
 
 @dataclass(frozen=True)
+class AssignedToolId:
+    """A tool-call id the harness gave one tool call of an output that carried none.
+
+    Gemini's API usually sends `functionCall` without an `id`; Gemini CLI then mints one
+    and sends it back in later requests (the replayed `functionCall.id` and the
+    `functionResponse.id`). `id` is that id as it appears on the wire; `name` is the tool
+    the output called at that position (finalize uses the id only where the names agree).
+    """
+
+    name: str
+    id: str
+
+
+@dataclass(frozen=True)
 class NativeCapture:
     """Everything an adapter read from the native logs of one attempt."""
 
@@ -130,6 +144,10 @@ class NativeCapture:
     # Optional cross-check: wire participant key -> native participant key, used to
     # compare what the headers say with what the native log says (never to attribute).
     wire_aliases: Mapping[str, str] = field(default_factory=dict)
+    # Provider response id -> the ids the harness assigned to that output's tool calls,
+    # in output order, when the HTTP output names none (Gemini). Finalize binds native
+    # relations and derives `result_in_context` through them; never used to attribute.
+    assigned_tool_ids: Mapping[str, tuple[AssignedToolId, ...]] = field(default_factory=dict)
     # Why the sample's main trajectory (root participant only) may not be exported,
     # per-call export unaffected: e.g. the root loaded tool definitions dynamically
     # (Codex `tool_search_output`), so no static tool list describes its requests.

@@ -71,6 +71,7 @@ ROLE_PARAMS: dict[Role, dict[str, tuple[type, ...]]] = {
         "background": (bool,),
         "fork": (bool,),
         "name": (str,),
+        "resume": (bool,),
     },
     "shell": {"command": (str,)},
     "write": {"path": (str,), "content": (str,)},
@@ -106,6 +107,9 @@ class CallSpec:
     tool: str | None = None
     params: Mapping[str, Any] = field(default_factory=dict)
     arguments: Mapping[str, Any] = field(default_factory=dict)
+    # `tool` calls only: make the call even when the request does not offer the tool (a
+    # model calling a tool it was not given, to exercise a harness's rejection path).
+    force: bool = False
 
 
 def role_of(name: str) -> Role | None:
@@ -131,7 +135,10 @@ def resolve_call(spec: CallSpec, view: RequestView) -> ToolCallOut | None:
     if spec.tool is not None:
         tool = view.offered(spec.tool)
         if tool is None:
-            return None
+            if not spec.force:
+                return None
+            # Not offered: no schema to fill from, so exactly the scenario's arguments.
+            return ToolCallOut(name=spec.tool, arguments=dict(spec.arguments))
         arguments = fill(tool.schema)
     else:
         assert spec.role is not None
@@ -192,6 +199,10 @@ def _role_arguments(
             args[name] = value
     if role == "spawn":
         _spawn_arguments(args, schema, params)
+        if params.get("resume") and _has(schema, "task_id"):
+            resumed = spawned_task_ids(view)
+            if resumed:
+                args["task_id"] = resumed[0]
     elif role == "shell":
         _put(args, schema, _COMMAND_PROPS, params["command"])
         if _has(schema, "description"):
@@ -234,6 +245,21 @@ def _put(args: dict[str, Any], schema: JSONObject, candidates: tuple[str, ...], 
         args[name] = ["bash", "-lc", value]
     else:
         args[name] = value
+
+
+_TASK_ID = re.compile(r'<task id="([^"]+)"')
+
+
+def spawned_task_ids(view: RequestView) -> list[str]:
+    """Child session ids the spawn results in this context report (OpenCode:
+    `<task id="ses_…" state="…">`), in context order."""
+    ids: list[str] = []
+    for call in calls_of(view, frozenset({"spawn"})):
+        result = view.result_for(call)
+        match = _TASK_ID.search(result.text) if result is not None else None
+        if match is not None and match[1] not in ids:
+            ids.append(match[1])
+    return ids
 
 
 def spawned_agent_ids(view: RequestView) -> list[str]:

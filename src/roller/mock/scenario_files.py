@@ -167,8 +167,11 @@ def _call(where: _Where, index: int, raw: Mapping[str, Any]) -> CallSpec:
     if tool is not None:
         if not isinstance(tool, str) or not tool:
             raise where.error(f"{at}: `tool` must be a tool name")
-        where.no_unknown_keys(raw, {"tool", "arguments"}, at)
-        return CallSpec(tool=tool, arguments=arguments)
+        where.no_unknown_keys(raw, {"tool", "arguments", "force"}, at)
+        force = raw.get("force", False)
+        if not isinstance(force, bool):
+            raise where.error(f"{at}: `force` must be true or false")
+        return CallSpec(tool=tool, arguments=arguments, force=force)
     if role not in ROLES:
         raise where.error(f"{at}: unknown role {role!r} ({', '.join(ROLES)})")
     known: Role = role

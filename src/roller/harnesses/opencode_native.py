@@ -1,0 +1,278 @@
+"""OpenCode's native facts: participants, identity, relations, coverage and lifecycle,
+derived purely from its store (`opencode_store.Store`).
+
+Checked against OpenCode 1.18.33, with every field below seen in real runs:
+- **Participants.** One per session row. A subagent is its own session whose `parent_id`
+  is its caller; `opencode run` makes one root. Depth is the length of the `parent_id`
+  chain. Nothing else creates a participant: a `task` call that the harness rejected
+  (depth limit: the child's forced `task` becomes tool `invalid`, or a `task` part in
+  state `error` without `metadata.sessionId`) names no session, so no grandchild exists.
+- **Identity** (`wire_participant`): every request carries its own `x-session-id`, which
+  roller.identity turns into the participant key; a call belongs to the session whose
+  id it is. There is no "current session": concurrent children each name themselves.
+- **Relations**, per `task` tool part (`callID` = the provider's tool-call id):
+  `spawn` (parent = the part's session, child = `state.metadata.sessionId`, which must
+  be a session whose `parent_id` is that parent); `result_delivered` and
+  `child_completed` when the part completed with output `<task id="CHILD"
+  state="completed">…`; `child_failed` when it ended in `error`. A delegation that
+  resumes a child (`task_id`) is a new part with a new `callID`, judged by that part only.
+- **Coverage** (`per_session_assistant_count`): per session, the assistant messages that
+  completed a model response (`time.completed` set, a `step-finish` part, no `error`),
+  plus, for a root session whose title is no longer OpenCode's default, the one title
+  generation request (small model, no tools) that produced that title: OpenCode stores
+  no message for it, the title itself is its native output.
+- **Lifecycle**: `complete` only when every session and every `task` part has finished;
+  unfinished ones are `pending`; a background task (`metadata.background`, which the
+  bundled profile cannot start) or an unreadable store is `unknown`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+
+from roller.capture.models import RelationType
+from roller.harnesses.base import (
+    NativeCapture,
+    NativeCoverage,
+    NativeEvidence,
+    NativeIdentity,
+    NativeLifecycle,
+    NativeParticipant,
+    NativeRelation,
+    ParticipantState,
+)
+from roller.harnesses.opencode_store import DB_NAME, Store, StoredMessage, StoredPart, StoredSession
+
+# OpenCode's own placeholder titles (`Session.isDefaultTitle` in 1.18.33).
+_DEFAULT_TITLE = re.compile(
+    r"^(New session - |Child session - )\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$"
+)
+_TASK_HEAD = re.compile(r'^<task id="([^"]*)" state="([^"]*)">')
+_OPEN_FINISHES = frozenset({"tool-calls", "unknown"})
+_FINAL_TOOL_STATES = frozenset({"completed", "error"})
+
+
+def _ev(ref: str) -> NativeEvidence:
+    return NativeEvidence(path=DB_NAME, ref=ref)
+
+
+def is_default_title(title: str) -> bool:
+    return bool(_DEFAULT_TITLE.match(title))
+
+
+def _depth(session: StoredSession, by_id: Mapping[str, StoredSession]) -> int:
+    depth, seen, cur = 0, {session.id}, session
+    while cur.parent_id is not None:
+        depth += 1
+        parent = by_id.get(cur.parent_id)
+        if parent is None or parent.id in seen:
+            break
+        seen.add(parent.id)
+        cur = parent
+    return depth
+
+
+def _session_state(
+    messages: Sequence[StoredMessage], open_tools: bool
+) -> tuple[ParticipantState, StoredMessage | None]:
+    """A session's state from its own assistant messages, and its final one.
+
+    "Final" is the last assistant message in OpenCode's own id order (its ids ascend);
+    it decides completed vs failed only once nothing is left running.
+    """
+    assistant = [m for m in messages if m.role == "assistant"]
+    if not assistant:
+        return "unknown", None
+    final = assistant[-1]
+    if open_tools or any(not m.completed for m in assistant):
+        return "running", final
+    if final.error is not None:
+        return "failed", final
+    if final.finish is not None and final.finish not in _OPEN_FINISHES:
+        return "completed", final
+    return "unknown", final
+
+
+def _completed_outputs(messages: Iterable[StoredMessage], finished: set[str]) -> int:
+    return sum(
+        1
+        for m in messages
+        if m.role == "assistant" and m.completed and m.error is None and m.id in finished
+    )
+
+
+def native_capture(store: Store) -> NativeCapture:
+    problems = list(store.problems)
+    by_id = {s.id: s for s in store.sessions}
+    messages: dict[str, list[StoredMessage]] = {s.id: [] for s in store.sessions}
+    for m in store.messages:
+        messages.setdefault(m.session_id, []).append(m)
+    parts: dict[str, list[StoredPart]] = {s.id: [] for s in store.sessions}
+    for p in store.parts:
+        parts.setdefault(p.session_id, []).append(p)
+    finished = {p.message_id for p in store.parts if p.type == "step-finish"}
+    for sid in sorted(set(messages) - set(by_id)):
+        problems.append(f"messages name session {sid}, which has no session row")
+
+    relations, notes, background, open_children = _task_relations(store, by_id, problems)
+
+    participants: list[NativeParticipant] = []
+    states: dict[str, ParticipantState] = {}
+    counts: dict[str, int] = {}
+    for s in store.sessions:
+        if s.parent_id is not None and s.parent_id not in by_id:
+            problems.append(f"session {s.id} names parent {s.parent_id}, which has no row")
+        open_tools = any(
+            p.type == "tool" and p.status not in _FINAL_TOOL_STATES for p in parts[s.id]
+        )
+        state, final = _session_state(messages[s.id], open_tools)
+        states[s.id] = state
+        count = _completed_outputs(messages[s.id], finished)
+        if s.parent_id is None and not is_default_title(s.title):
+            count += 1
+            notes.append(
+                f"session {s.id}: 1 title generation counted (its stored title is no longer "
+                "OpenCode's default; the title request has no message of its own)"
+            )
+        counts[s.id] = count
+        native_ids = {"session_id": s.id}
+        if s.parent_id is not None:
+            native_ids["parent_session_id"] = s.parent_id
+        evidence = [_ev(f"session:{s.id}")]
+        if final is not None:
+            evidence.append(_ev(f"message:{final.id}"))
+        participants.append(
+            NativeParticipant(
+                key=s.id,
+                role="root" if s.parent_id is None else "child",
+                parent_key=s.parent_id,
+                depth=_depth(s, by_id),
+                native_ids=native_ids,
+                name=s.agent,
+                state=state,
+                evidence=tuple(evidence),
+            )
+        )
+
+    # Roots first, then by depth (OpenCode's session ids descend with time, so id order
+    # alone would list children before their parents).
+    participants.sort(key=lambda p: (p.depth, p.key))
+    return NativeCapture(
+        participants=tuple(participants),
+        identity=NativeIdentity(
+            basis="wire_participant", keys={s.id: (s.id,) for s in store.sessions}
+        ),
+        relations=tuple(relations),
+        coverage=NativeCoverage(
+            basis="per_session_assistant_count", counts=counts, notes=tuple(notes)
+        ),
+        lifecycle=_lifecycle(store, states, open_children, background, problems),
+        subtasks="supported",
+        problems=tuple(problems),
+    )
+
+
+def _task_relations(
+    store: Store, by_id: Mapping[str, StoredSession], problems: list[str]
+) -> tuple[list[NativeRelation], list[str], list[str], set[str]]:
+    """Relations from `task` parts; notes on rejected spawns; background and open children."""
+    relations: list[NativeRelation] = []
+    notes: list[str] = []
+    background: list[str] = []
+    open_children: set[str] = set()
+    for p in store.parts:
+        if p.type != "tool":
+            continue
+        if p.tool == "invalid" and p.input.get("tool") == "task":
+            notes.append(
+                f"session {p.session_id}: task call {p.call_id} was refused by OpenCode "
+                "(tool `invalid`: this session is not offered task); no session was created"
+            )
+            continue
+        if p.tool != "task":
+            continue
+        child = p.metadata.get("sessionId")
+        if not isinstance(child, str):
+            if p.status in _FINAL_TOOL_STATES:
+                notes.append(
+                    f"session {p.session_id}: task call {p.call_id} ended {p.status} without "
+                    f"creating a session ({p.error or 'no error given'})"
+                )
+            else:
+                problems.append(
+                    f"task call {p.call_id} in session {p.session_id} is {p.status} and "
+                    "names no child session yet"
+                )
+            continue
+        if p.call_id is None:
+            problems.append(f"task part {p.id} has no callID")
+        session = by_id.get(child)
+        if session is None:
+            problems.append(f"task call {p.call_id} names child {child}, which has no row")
+        elif session.parent_id != p.session_id:
+            problems.append(
+                f"task call {p.call_id} in session {p.session_id} names child {child}, "
+                f"whose parent is {session.parent_id}"
+            )
+        if p.metadata.get("background") is True:
+            background.append(child)
+        evidence = (_ev(f"part:{p.id}"), _ev(f"session:{child}"))
+        relations.append(_relation("spawn", p, child, evidence))
+        if p.status == "completed":
+            head = _TASK_HEAD.match(p.output or "")
+            if head is None or head[1] != child or head[2] != "completed":
+                problems.append(
+                    f"task call {p.call_id} completed but its output does not report child "
+                    f"{child} as completed"
+                )
+                open_children.add(child)
+                continue
+            relations.append(_relation("result_delivered", p, child, (_ev(f"part:{p.id}"),)))
+            relations.append(_relation("child_completed", p, child, evidence))
+        elif p.status == "error":
+            relations.append(_relation("child_failed", p, child, evidence, note=p.error))
+        else:
+            open_children.add(child)
+    return relations, notes, background, open_children
+
+
+def _relation(
+    kind: RelationType,
+    part: StoredPart,
+    child: str,
+    evidence: tuple[NativeEvidence, ...],
+    note: str | None = None,
+) -> NativeRelation:
+    return NativeRelation(
+        type=kind,
+        parent_key=part.session_id,
+        child_key=child,
+        tool_call_id=part.call_id,
+        evidence=evidence,
+        note=note,
+    )
+
+
+def _lifecycle(
+    store: Store,
+    states: Mapping[str, ParticipantState],
+    open_children: set[str],
+    background: Sequence[str],
+    problems: list[str],
+) -> NativeLifecycle:
+    if background:
+        problems.append(
+            "background task(s) "
+            + ", ".join(sorted(set(background)))
+            + ": roller has no drain for OpenCode background subagents"
+        )
+    roots = [s for s in store.sessions if s.parent_id is None]
+    if store.problems or not roots or background:
+        return NativeLifecycle(status="unknown")
+    pending = sorted({key for key, state in states.items() if state == "running"} | open_children)
+    if pending:
+        return NativeLifecycle(status="pending", pending_keys=tuple(pending))
+    if any(state == "unknown" for state in states.values()):
+        return NativeLifecycle(status="unknown")
+    return NativeLifecycle(status="complete")
