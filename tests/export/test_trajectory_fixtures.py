@@ -307,6 +307,36 @@ def test_a_blocked_root_call_blocks_the_trajectory(cc_parallel: Capture) -> None
     assert problem.call_id == target and "model_mismatch" in problem.message
 
 
+def test_an_incomplete_output_is_not_history(cc_parallel: Capture) -> None:
+    """A cut-off response never became history: the next call's input is compared without
+    it, and whatever of it the next input does carry is that input's own item."""
+    root_ids = _root(cc_parallel).call_ids
+    calls = [
+        c.model_copy(
+            update={
+                "output_complete": False,
+                "export_status": "blocked",
+                "export_blocked_by": ["output_incomplete"],
+            }
+        )
+        if c.call_id == root_ids[1]
+        else c
+        for c in cc_parallel.calls
+    ]
+    record = build_trajectory(replace(cc_parallel, calls=calls))
+    segment = _only_segment(record)
+    assert [(m.source, m.position) for m in segment.messages if m.call_id == root_ids[1]] == [
+        ("input", 3)
+    ]
+    carried = next(m for m in segment.messages if m.call_id == root_ids[2])
+    assert (carried.source, carried.position, carried.message["role"]) == (
+        "input",
+        4,
+        "assistant",
+    )
+    assert record.export_blocked_by == ["root_call_blocked"]
+
+
 def test_an_unattributed_call_withholds_the_trajectory(cc_parallel: Capture) -> None:
     """The call may be a root turn: a trajectory without it would be stitched over a gap."""
     target = _root(cc_parallel).call_ids[1]

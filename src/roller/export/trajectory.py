@@ -15,8 +15,10 @@
    differs, starts a new segment whose `start` says why and where it diverged. Segments
    are never stitched together.
 3. Verbatim. Items are the protocol's own, exactly as sent (input) or received (output,
-   as the protocol's history item); no cross-protocol conversion. Configuration is the
-   request body minus its items and `tools`; tools are recorded as sent, per snapshot.
+   as the protocol's history item); no cross-protocol conversion. An output that did
+   not complete is not an item (its call is blocked anyway, and a retry resends the
+   same input, so it continues the segment). Configuration is the request body minus
+   its items and `tools`; tools are recorded as sent, per snapshot.
 4. Injected input (`roller.export.injections`) stays the input item it was, tagged
    `injected` with the harness wrapper and the relations that bind it.
 5. Dynamic tools: tools that change between calls of a segment, tool-loading items in
@@ -307,7 +309,9 @@ def _add_call(ctx: _Context, segments: list[_Segment], call: CallRecord, history
             )
         )
         _note_tool_loading(ctx, protocol, item, call.call_id)
-    produced = output_items(protocol, call.output)
+    # An output that did not complete never became history (a retry resends the same
+    # input): it is not an item, and the next call's input is compared without it.
+    produced = output_items(protocol, call.output) if call.output_complete else []
     for position, item in enumerate(produced):
         segment.messages.append(
             TrajectoryMessage(
