@@ -32,15 +32,12 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import Any, get_args
 
 from roller.capture.models import CallRecord, ParticipantRecord
 from roller.capture.reader import Capture
 from roller.capture.trajectory_record import (
-    SegmentStart,
-    ToolSnapshot,
     TrajectoryBlock,
     TrajectoryMessage,
     TrajectoryProblem,
@@ -54,13 +51,13 @@ from roller.export.history import (
     SUPPORTED,
     History,
     Key,
-    describe_key,
     history_of,
     item_key,
     loads_tools,
     output_items,
 )
 from roller.export.injections import injections_of
+from roller.export.segments import Segment, start_of
 
 NATIVE_BAR_PREFIX = "main_trajectory_export_blocked:"
 _BLOCK_ORDER: tuple[TrajectoryBlock, ...] = get_args(TrajectoryBlock)
@@ -73,59 +70,6 @@ _UNAVAILABLE = frozenset(
         "unreadable_request",
     }
 )
-
-
-def _canon(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-
-
-@dataclass
-class _Segment:
-    """A segment under construction."""
-
-    index: int
-    protocol: str
-    model: str | None
-    system: Key
-    start: SegmentStart
-    state: list[Key] = field(default_factory=list)  # keys of the history so far
-    last_call_id: str = ""
-    configs: list[Any] = field(default_factory=list)
-    config_keys: list[str] = field(default_factory=list)
-    snapshots: list[tuple[str, Any, list[str]]] = field(default_factory=list)
-    requests: list[TrajectoryRequest] = field(default_factory=list)
-    messages: list[TrajectoryMessage] = field(default_factory=list)
-
-    def config_index(self, config: dict[str, Any]) -> int:
-        key = _canon(config)
-        if key not in self.config_keys:
-            self.config_keys.append(key)
-            self.configs.append(config)
-        return self.config_keys.index(key)
-
-    def tools_index(self, tools: Any, call_id: str) -> int:
-        key = _canon(tools)
-        for n, (k, _, ids) in enumerate(self.snapshots):
-            if k == key:
-                ids.append(call_id)
-                return n
-        self.snapshots.append((key, tools, [call_id]))
-        return len(self.snapshots) - 1
-
-    def extended_by(self, keys: list[Key]) -> bool:
-        return len(self.state) <= len(keys) and keys[: len(self.state)] == self.state
-
-    def freeze(self) -> TrajectorySegment:
-        return TrajectorySegment(
-            index=self.index,
-            protocol=self.protocol,
-            model=self.model,
-            start=self.start,
-            configs=self.configs,
-            tool_snapshots=[ToolSnapshot(tools=t, call_ids=ids) for _, t, ids in self.snapshots],
-            requests=self.requests,
-            messages=self.messages,
-        )
 
 
 @dataclass
@@ -221,7 +165,7 @@ def build_trajectory(capture: Capture) -> TrajectoryRecord:
     if any(p.code in _UNAVAILABLE for p in ctx.problems):
         return _record(capture, root.participant_id, calls, ctx.problems, [])
 
-    segments: list[_Segment] = []
+    segments: list[Segment] = []
     for call, history in zip(calls, histories, strict=True):
         assert history is not None  # _readable recorded a problem otherwise
         _add_call(ctx, segments, call, history)
@@ -269,7 +213,7 @@ def _keyed(protocol: str, items: list[Any]) -> list[tuple[int, Key]]:
     return [(i, k) for i, k in keyed if k is not None]
 
 
-def _add_call(ctx: _Context, segments: list[_Segment], call: CallRecord, history: History) -> None:
+def _add_call(ctx: _Context, segments: list[Segment], call: CallRecord, history: History) -> None:
     protocol = str(call.protocol)
     keyed = _keyed(protocol, history.items)
     keys = [k for _, k in keyed]
@@ -283,12 +227,12 @@ def _add_call(ctx: _Context, segments: list[_Segment], call: CallRecord, history
         matched = len(segment.state)
         first_new = keyed[matched - 1][0] + 1 if matched else 0
     else:
-        segment = _Segment(
+        segment = Segment(
             index=len(segments),
             protocol=protocol,
             model=call.model,
             system=history.system,
-            start=_start(segments, protocol, history.system, keyed),
+            start=start_of(segments, protocol, history.system, keyed),
         )
         segments.append(segment)
         first_new = 0
@@ -341,48 +285,6 @@ def _add_call(ctx: _Context, segments: list[_Segment], call: CallRecord, history
     )
 
 
-def _start(
-    segments: list[_Segment], protocol: str, system: Key, keyed: list[tuple[int, Key]]
-) -> SegmentStart:
-    if not segments:
-        return SegmentStart(reason="first_call", previous_segment=None, detail=None)
-    keys = [k for _, k in keyed]
-    latest = segments[-1]
-    if latest.protocol != protocol:
-        return SegmentStart(
-            reason="protocol_changed",
-            previous_segment=latest.index,
-            detail=f"segment {latest.index} uses {latest.protocol}, this call {protocol}",
-        )
-    for s in reversed(segments):
-        if s.protocol == protocol and s.system != system and s.extended_by(keys):
-            return SegmentStart(
-                reason="system_changed",
-                previous_segment=s.index,
-                detail=f"the messages extend segment {s.index} (through call "
-                f"{s.last_call_id}) but the system prompt differs",
-            )
-    return SegmentStart(
-        reason="not_a_continuation",
-        previous_segment=latest.index,
-        detail=_divergence(latest, keyed),
-    )
-
-
-def _divergence(segment: _Segment, keyed: list[tuple[int, Key]]) -> str:
-    state = segment.state
-    against = f"the history of segment {segment.index} through call {segment.last_call_id}"
-    for j, (position, key) in enumerate(keyed):
-        if j >= len(state):
-            break
-        if key != state[j]:
-            return f"input item {position} ({describe_key(key)}) differs from item {j} of {against}"
-    return (
-        f"the input has {len(keyed)} compared items, {against} has {len(state)}: "
-        "the input is a truncation of it"
-    )
-
-
 def _note_tool_loading(ctx: _Context, protocol: str, item: Any, call_id: str) -> None:
     kind = loads_tools(protocol, item)
     if kind is not None:
@@ -394,7 +296,7 @@ def _note_tool_loading(ctx: _Context, protocol: str, item: Any, call_id: str) ->
         )
 
 
-def _check_blocks(ctx: _Context, calls: list[CallRecord], segments: list[_Segment]) -> None:
+def _check_blocks(ctx: _Context, calls: list[CallRecord], segments: list[Segment]) -> None:
     for segment in segments:
         previous: int | None = None
         for request in segment.requests:
