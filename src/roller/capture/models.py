@@ -238,6 +238,14 @@ class CallRecord(_Record):
     output_incomplete_reason: str | None = Field(
         description="Why the output is incomplete (e.g. stream ended before message_stop)."
     )
+    output_problems: list[str] = Field(
+        description="Non-fatal findings of reassembly (e.g. tool input that is not JSON; "
+        "the raw string is kept in `output`)."
+    )
+    output_unmerged: list[Any] = Field(
+        description="Stream events that could not be folded into `output`, verbatim, so "
+        "nothing the provider sent is dropped."
+    )
     provider_error: Any = Field(description="A provider error object (error event or body).")
     response: ResponseInfo = Field(description="HTTP response facts and the raw body file.")
     model: str | None = Field(description="The model the request asked for.")

@@ -313,6 +313,8 @@ def _call_record(
         output=call.reassembly.output if call.reassembly else None,
         output_complete=bool(call.reassembly and call.reassembly.complete),
         output_incomplete_reason=call.reassembly.incomplete_reason if call.reassembly else None,
+        output_problems=list(call.reassembly.problems) if call.reassembly else [],
+        output_unmerged=list(call.reassembly.unmerged) if call.reassembly else [],
         provider_error=call.reassembly.error if call.reassembly else None,
         response=ResponseInfo(
             status=int(resp["status"])

@@ -5,10 +5,11 @@ A stream carries typed events (`response.created`, `response.output_item.added`,
 `response.incomplete` or `response.failed`, each carrying the whole `response` object.
 
 - When a terminal event arrives, its `response` is the output, verbatim. If it has no
-  `output` (some servers send it bare), the output items are recovered from
-  `response.output_item.done` events, falling back to the items reassembled from deltas;
-  the official SDK's `ResponseStreamState` does the same (differential test:
-  tests/wire/test_openai_responses_oracle.py).
+  `output` (some servers send it bare), the output items are the
+  `response.output_item.done` items in index order, as the official SDK's
+  `ResponseStreamState` recovers them (differential test:
+  tests/wire/test_openai_responses_oracle.py); items that never finished are left out
+  and `problems` says so.
 - When the stream is cut, the output is the last lifecycle `response` (`created`,
   `queued`, `in_progress`) with `output` rebuilt as far as the stream got: per output
   index the `output_item.done` item if it arrived, else the `output_item.added` item with

@@ -3,7 +3,8 @@
 These are frozen dataclasses: values in flight, never persisted directly (the persisted
 records live in `roller.capture.models`). Each protocol module (`anthropic`, `openai_chat`,
 `openai_responses`, `gemini`) exposes one `Codec` object that produces these values;
-protocol modules never import each other, only this module and `roller.wire.sse`.
+protocol modules never import each other, only this module and the shared
+`roller.wire.sse`, `roller.wire.jsonvalues` and `roller.wire.bodies`.
 """
 
 from __future__ import annotations
