@@ -19,6 +19,9 @@ import pytest
 from tests.support.captures import REPO, only_attempt, roller, summarize
 
 from roller.capture.integrity import validate_attempt
+from roller.capture.layout import SamplePaths
+from roller.export.trajectory import build_trajectory
+from roller.export.trajectory_file import read_trajectory
 
 GOLDEN = REPO / "tests" / "golden" / "generic"
 
@@ -69,6 +72,21 @@ def test_untrusted_harness_headers_leave_the_call_unattributed(golden_run: Path)
     assert impostor.identity_status == "unattributed"
     assert impostor.participant_id is None
     assert impostor.export_blocked_by == ["identity_unattributed"]
+
+
+def test_no_main_trajectory_while_a_call_is_unattributed(golden_run: Path) -> None:
+    """The impostor call may be a root turn: the root's trajectory is withheld, saying why."""
+    capture = only_attempt(golden_run)
+    stored = read_trajectory(SamplePaths(golden_run / "samples" / "sample-0001").trajectory_file(1))
+    assert stored == build_trajectory(capture)
+    assert (stored.built, stored.segments, stored.export_blocked_by) == (
+        False,
+        [],
+        ["unattributed_calls"],
+    )
+    assert [p.call_id for p in stored.problems] == [capture.calls[-1].call_id]
+    (root,) = [p for p in capture.manifest.participants if p.role == "root"]
+    assert (stored.root_participant_id, stored.call_ids) == (root.participant_id, root.call_ids)
 
 
 def test_explicit_headers_declare_nested_children(golden_run: Path) -> None:

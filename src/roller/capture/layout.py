@@ -6,7 +6,7 @@ RUN_DIR/
   samples/SAMPLE_ID/
     sample.json
     capture/attempt-NNNN/   manifest.json calls.jsonl relations.jsonl [raw/]
-    trajectory/
+    trajectory/attempt-NNNN.json   the attempt's main trajectory (derived, regenerable)
 ```
 Inside `raw/` (debug material, removed per retention): `tape/` (the proxy's segments),
 `native/` (the harness's native logs, copied), `harness/` (stdout, stderr, launch plan),
@@ -111,6 +111,10 @@ class SamplePaths:
     @property
     def trajectory(self) -> Path:
         return self.root / "trajectory"
+
+    def trajectory_file(self, number: int) -> Path:
+        """The main trajectory derived from attempt `number` (derived data, regenerable)."""
+        return self.trajectory / f"attempt-{number:04d}.json"
 
     def attempt(self, number: int) -> AttemptPaths:
         return AttemptPaths(self.capture / f"attempt-{number:04d}")

@@ -20,6 +20,7 @@ from roller.capture.models import (
     RunConfig,
     SampleInfo,
 )
+from roller.capture.trajectory_record import TrajectoryRecord
 
 SCHEMAS: dict[str, type[BaseModel]] = {
     "roller.call.v1.json": CallRecord,
@@ -28,6 +29,7 @@ SCHEMAS: dict[str, type[BaseModel]] = {
     "roller.run.v1.json": RunConfig,
     "roller.sample.v1.json": SampleInfo,
     "roller.attempt.v1.json": AttemptInputs,
+    "roller.trajectory.v1.json": TrajectoryRecord,
 }
 
 

@@ -150,6 +150,11 @@ def command(
         render_tree(tree, Console(highlight=False))
     if result.scratch is not None:
         err.print(f"scratch kept at {result.scratch}")
+    t = result.trajectory
+    err.print(
+        f"main trajectory: {len(t.segments)} segment(s), {t.export_status}"
+        + (f" ({', '.join(t.export_blocked_by)})" if t.export_blocked_by else "")
+    )
     m = result.manifest
     ok = m.execution_status == "completed" and m.capture_status == "complete"
     sys.stdout.flush()

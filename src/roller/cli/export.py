@@ -1,4 +1,5 @@
-"""`roller export calls`: exportable calls as JSONL training records."""
+"""`roller export calls` / `roller export trajectory`: exportable calls, or the main
+trajectory of each attempt, as JSONL."""
 
 from __future__ import annotations
 
@@ -8,10 +9,12 @@ from pathlib import Path
 import click
 
 from roller.capture.integrity import validate_attempt
-from roller.capture.layout import find_attempts
+from roller.capture.layout import AttemptPaths, find_attempts
 from roller.capture.reader import read_attempt
 from roller.errors import IntegrityError, UsageError
 from roller.export.calls import capture_records, write_jsonl
+from roller.export.trajectory import build_trajectory
+from roller.export.trajectory_file import serialize
 
 
 @click.group("export")
@@ -58,14 +61,7 @@ def calls(
         _export_gateway(gateway_db, account, out, include_blocked)
         return
     assert path is not None
-    attempts = find_attempts(path)
-    if not attempts:
-        raise UsageError(f"no capture found under {path}")
-    for a in attempts:
-        report = validate_attempt(a)
-        if not report.ok:
-            first = report.problems[0] if report.problems else "unreadable"
-            raise IntegrityError(f"{a.root} does not validate ({first}); run `roller validate`")
+    attempts = _valid_attempts(path)
     records = (r for a in attempts for r in capture_records(read_attempt(a), include_blocked))
     if out is None:
         n = write_jsonl(records, sys.stdout)
@@ -91,3 +87,52 @@ def _export_gateway(db: str, account: str | None, out: Path | None, include_bloc
     finally:
         store.engine.dispose()
     click.echo(f"exported {n} call(s)", err=True)
+
+
+def _valid_attempts(path: Path) -> list[AttemptPaths]:
+    """Every attempt under `path`, each validated: an invalid one is refused, not skipped."""
+    attempts = find_attempts(path)
+    if not attempts:
+        raise UsageError(f"no capture found under {path}")
+    for a in attempts:
+        report = validate_attempt(a)
+        if not report.ok:
+            first = report.problems[0] if report.problems else "unreadable"
+            raise IntegrityError(f"{a.root} does not validate ({first}); run `roller validate`")
+    return attempts
+
+
+@command.command("trajectory")
+@click.argument("path", type=click.Path(path_type=Path))
+@click.option(
+    "--out",
+    "out",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="Output JSONL file (default: stdout).",
+)
+@click.option(
+    "--include-blocked",
+    is_flag=True,
+    help="Also export blocked trajectories (each says why in export_blocked_by).",
+)
+def trajectory(path: Path, out: Path | None, include_blocked: bool) -> None:
+    """Export the main trajectory (root participant only) of every attempt under PATH
+    (run, sample or attempt): one `roller.trajectory/v1` record per attempt and line.
+
+    Rebuilt from each capture, which is validated first (an invalid capture is refused);
+    the result is the same record `roller collect` stored under the sample's
+    trajectory/. Only exportable trajectories are written unless --include-blocked.
+    """
+    records = [build_trajectory(read_attempt(a)) for a in _valid_attempts(path)]
+    chosen = [r for r in records if include_blocked or r.export_status == "exportable"]
+    lines = "".join(serialize(r) + "\n" for r in chosen)
+    if out is None:
+        sys.stdout.write(lines)
+    else:
+        out.write_text(lines, encoding="utf-8")
+    skipped = len(records) - len(chosen)
+    click.echo(
+        f"exported {len(chosen)} trajectory(ies)"
+        + (f", skipped {skipped} blocked (--include-blocked to include)" if skipped else ""),
+        err=True,
+    )

@@ -1,4 +1,5 @@
-"""`roller finalize ATTEMPT_DIR`: rebuild the formal files from raw/ (tape + native logs)."""
+"""`roller finalize ATTEMPT_DIR`: rebuild the formal files from raw/ (tape + native logs),
+then the attempt's stored main trajectory (inside a run layout)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from pathlib import Path
 import click
 
 from roller.capture.layout import AttemptPaths
+from roller.export.trajectory_file import write_trajectory
 from roller.finalize.attempt import finalize_attempt
 
 
@@ -17,9 +19,14 @@ def command(attempt_dir: Path) -> None:
 
     The result is byte-identical to the first finalization when raw/ is unchanged.
     Needs raw/ (kept with --capture-debug full, or on error under the default policy).
+    Inside a run directory the attempt's main trajectory is rewritten as well.
     """
-    manifest = finalize_attempt(AttemptPaths(attempt_dir))
+    paths = AttemptPaths(attempt_dir)
+    manifest = finalize_attempt(paths)
     click.echo(
         f"finalized {attempt_dir}: {manifest.counts.calls} calls, "
         f"{manifest.counts.relations} relations, capture {manifest.capture_status}"
     )
+    trajectory, stored = write_trajectory(paths)
+    if stored is not None:
+        click.echo(f"main trajectory ({trajectory.export_status}) written to {stored}")

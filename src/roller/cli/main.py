@@ -20,7 +20,7 @@ from roller.errors import RollerError
 # name -> (module, attribute, one-line help shown in `roller --help`)
 COMMANDS: dict[str, tuple[str, str, str]] = {
     "collect": ("roller.cli.collect", "command", "Run a harness behind the recording proxy."),
-    "export": ("roller.cli.export", "command", "Export exportable calls as JSONL."),
+    "export": ("roller.cli.export", "command", "Export calls or main trajectories as JSONL."),
     "finalize": ("roller.cli.finalize", "command", "Rebuild a capture's formal files from raw/."),
     "gateway": ("roller.cli.gateway", "command", "Run the recording gateway; manage its tokens."),
     "harness": ("roller.cli.harness", "command", "Install and list pinned harness binaries."),

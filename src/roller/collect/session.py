@@ -9,7 +9,9 @@ Order, and why:
    127.0.0.1:0; the harness gets the proxy's URLs and nothing else of the network.
 4. After the harness exits, the proxy is drained (exchanges in flight end and are
    recorded) before it stops; then the adapter copies the native logs into raw/native/.
-5. Finalize runs on what is on disk, exactly as `roller finalize` would.
+5. Finalize runs on what is on disk, exactly as `roller finalize` would; then the
+   attempt's main trajectory is derived from the published capture and stored under
+   `samples/<id>/trajectory/` (derived data, never one of the capture's formal files).
 """
 
 from __future__ import annotations
@@ -28,9 +30,11 @@ from roller.capture.files import atomic_write
 from roller.capture.layout import AttemptPaths, RunPaths
 from roller.capture.models import AttemptInputs, HarnessInfo, Manifest, Retention
 from roller.capture.reader import dump_json
+from roller.capture.trajectory_record import TrajectoryRecord
 from roller.collect.launcher import LaunchResult, run_plan
 from roller.collect.runs import RunSpec, now_rfc3339, open_run, open_sample
 from roller.errors import UsageError
+from roller.export.trajectory_file import write_trajectory
 from roller.finalize.assemble import rfc3339
 from roller.finalize.attempt import finalize_attempt
 from roller.harnesses import adapter_for
@@ -77,6 +81,7 @@ class CollectResult:
     manifest: Manifest
     launch: LaunchResult
     scratch: Path | None
+    trajectory: TrajectoryRecord
 
 
 def credentials_for(api_base: str, environ: Mapping[str, str]) -> dict[str, str]:
@@ -187,9 +192,12 @@ async def collect(
     atomic_write(attempt.attempt_inputs, dump_json(inputs))
     progress("finalizing the capture…")
     manifest = finalize_attempt(attempt)
+    trajectory, _ = write_trajectory(attempt)
     if not request.keep_scratch:
         shutil.rmtree(scratch, ignore_errors=True)
-    return CollectResult(attempt, manifest, launch, scratch if request.keep_scratch else None)
+    return CollectResult(
+        attempt, manifest, launch, scratch if request.keep_scratch else None, trajectory
+    )
 
 
 async def _run_with_progress(

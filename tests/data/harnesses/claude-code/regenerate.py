@@ -36,7 +36,7 @@ FIXTURES: dict[str, tuple[str, float]] = {
     "midturn-notification": (str(HERE / "scenarios" / "midturn-notification.toml"), 120),
     "killed-child": (str(HERE / "scenarios" / "slow-child.toml"), 12),
 }
-TAPED = {"parallel", "nested-background", "killed-child"}
+TAPED = {"parallel", "nested-background", "killed-child", "midturn-notification"}
 DROPPED_TYPES = {"api-request-shape", "api-request-blob"}
 DROPPED_ATTACHMENTS = {
     "prompt_snapshot",

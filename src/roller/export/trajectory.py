@@ -1,0 +1,331 @@
+"""The main trajectory (the seed's ACTF): the root participant's conversation, from its calls.
+
+`build_trajectory(capture) -> TrajectoryRecord` is pure over a `Capture`. Rules kept
+(`docs/protocol.md`, "Main trajectory"):
+1. Root only. The trajectory is built from the root participant's own generation calls;
+   a subtask's messages never appear (they live in its own calls). No single root in
+   the manifest, or any generation call of the capture that is unattributed or
+   ambiguous (it may be a missing root turn, which would be stitched over silently),
+   yields no trajectory (`built: false`) with the reason.
+2. Prefix property. Each root call's input must extend the history (input + output) of
+   an earlier root call, item by item, under `roller.export.history`'s definition of
+   "the same message"; it then continues that call's segment, contributing only the
+   items it added. A call that extends no earlier history (compaction, a side request
+   such as title generation, rewritten history), or whose system prompt or protocol
+   differs, starts a new segment whose `start` says why and where it diverged. Segments
+   are never stitched together.
+3. Verbatim. Items are the protocol's own, exactly as sent (input) or received (output,
+   as the protocol's history item); no cross-protocol conversion. An output that did
+   not complete is not an item (its call is blocked anyway, and a retry resends the
+   same input, so it continues the segment). Configuration is the request body minus
+   its items and `tools`; tools are recorded as sent, per snapshot.
+4. Injected input (`roller.export.injections`) stays the input item it was, tagged
+   `injected` with the harness wrapper and the relations that bind it.
+5. Dynamic tools: tools that change between calls of a segment, tool-loading items in
+   the root's history (`history.loads_tools`), or an adapter's
+   `main_trajectory_export_blocked: dynamic_tools…` note block export (`dynamic_tools`);
+   per-call export is not affected.
+6. Only exportable root calls may back an exportable trajectory (`root_call_blocked`);
+   a failed coverage check (`coverage_mismatch`) or another adapter bar (`native_bar`)
+   blocks it too.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, get_args
+
+from roller.capture.models import CallRecord, ParticipantRecord
+from roller.capture.reader import Capture
+from roller.capture.trajectory_record import (
+    TrajectoryBlock,
+    TrajectoryMessage,
+    TrajectoryProblem,
+    TrajectoryRecord,
+    TrajectoryRequest,
+    TrajectorySegment,
+    TrajectorySource,
+)
+from roller.export.history import (
+    SERVER_STATE_FIELDS,
+    SUPPORTED,
+    History,
+    Key,
+    history_of,
+    item_key,
+    loads_tools,
+    output_items,
+)
+from roller.export.injections import injections_of
+from roller.export.segments import Segment, start_of
+
+NATIVE_BAR_PREFIX = "main_trajectory_export_blocked:"
+_BLOCK_ORDER: tuple[TrajectoryBlock, ...] = get_args(TrajectoryBlock)
+_UNAVAILABLE = frozenset(
+    {
+        "root_unknown",
+        "unattributed_calls",
+        "no_root_calls",
+        "history_not_in_request",
+        "unreadable_request",
+    }
+)
+
+
+@dataclass
+class _Context:
+    """What building needs besides the calls: who is root, relations, the harness."""
+
+    harness: str
+    root_id: str
+    capture: Capture
+    participants: dict[str, ParticipantRecord]
+    problems: list[TrajectoryProblem] = field(default_factory=list)
+
+    def problem(self, code: TrajectoryBlock, message: str, call_id: str | None = None) -> None:
+        self.problems.append(TrajectoryProblem(code=code, message=message, call_id=call_id))
+
+
+def _source(capture: Capture) -> TrajectorySource:
+    m = capture.manifest
+    calls_file = m.files.get("calls.jsonl")
+    return TrajectorySource(
+        sample_id=m.sample_id,
+        attempt=m.attempt,
+        attempt_dir=f"capture/attempt-{m.attempt:04d}",
+        capture_scope=m.capture_scope,
+        harness=m.harness,
+        calls_sha256=calls_file.sha256 if calls_file else None,
+        capture_status=m.capture_status,
+        execution_status=m.execution_status,
+    )
+
+
+def _record(
+    capture: Capture,
+    root_id: str | None,
+    calls: list[CallRecord],
+    problems: list[TrajectoryProblem],
+    segments: list[TrajectorySegment],
+) -> TrajectoryRecord:
+    codes = {p.code for p in problems}
+    blocked = [c for c in _BLOCK_ORDER if c in codes]
+    built = not (codes & _UNAVAILABLE)
+    return TrajectoryRecord(
+        schema_="roller.trajectory/v1",
+        source=_source(capture),
+        root_participant_id=root_id,
+        built=built,
+        export_status="blocked" if blocked else "exportable",
+        export_blocked_by=blocked,
+        problems=problems,
+        call_ids=[c.call_id for c in calls],
+        segments=segments if built else [],
+    )
+
+
+def build_trajectory(capture: Capture) -> TrajectoryRecord:
+    """The root participant's main trajectory of one attempt (rules: module docstring)."""
+    m = capture.manifest
+    roots = [p for p in m.participants if p.role == "root"]
+    if len(roots) != 1:
+        problem = TrajectoryProblem(
+            code="root_unknown",
+            message=f"the manifest names {len(roots)} root participants; the main "
+            "trajectory needs exactly one",
+            call_id=None,
+        )
+        return _record(capture, None, [], [problem], [])
+    root = roots[0]
+    ctx = _Context(
+        harness=m.harness.name,
+        root_id=root.participant_id,
+        capture=capture,
+        participants={p.participant_id: p for p in m.participants},
+    )
+    calls = sorted(
+        (
+            c
+            for c in capture.calls
+            if c.participant_id == root.participant_id and c.kind == "generation"
+        ),
+        key=lambda c: c.sequence,
+    )
+    for c in capture.calls:
+        if c.kind == "generation" and c.identity_status != "attributed":
+            ctx.problem(
+                "unattributed_calls",
+                f"generation call {c.call_id} is {c.identity_status}: it may be a root turn "
+                "the trajectory would silently miss",
+                c.call_id,
+            )
+    if not calls:
+        ctx.problem("no_root_calls", "the root participant made no generation call")
+    histories = [_readable(ctx, c) for c in calls]
+    if any(p.code in _UNAVAILABLE for p in ctx.problems):
+        return _record(capture, root.participant_id, calls, ctx.problems, [])
+
+    segments: list[Segment] = []
+    for call, history in zip(calls, histories, strict=True):
+        assert history is not None  # _readable recorded a problem otherwise
+        _add_call(ctx, segments, call, history)
+
+    _check_blocks(ctx, calls, segments)
+    return _record(
+        capture, root.participant_id, calls, ctx.problems, [s.freeze() for s in segments]
+    )
+
+
+def _readable(ctx: _Context, call: CallRecord) -> History | None:
+    protocol = call.protocol
+    if protocol not in SUPPORTED:
+        ctx.problem(
+            "unreadable_request",
+            f"protocol {protocol!r} has no known history layout",
+            call.call_id,
+        )
+        return None
+    assert protocol is not None
+    history = history_of(protocol, call.context)
+    if history is None:
+        ctx.problem(
+            "unreadable_request",
+            "the request body holds no readable message list",
+            call.call_id,
+        )
+        return None
+    held = [
+        f for f in SERVER_STATE_FIELDS if isinstance(call.context, dict) and call.context.get(f)
+    ]
+    if held:
+        ctx.problem(
+            "history_not_in_request",
+            f"the request continues server-side state ({', '.join(held)}): its history "
+            "is not in the request",
+            call.call_id,
+        )
+        return None
+    return history
+
+
+def _keyed(protocol: str, items: list[Any]) -> list[tuple[int, Key]]:
+    keyed = ((i, item_key(protocol, it)) for i, it in enumerate(items))
+    return [(i, k) for i, k in keyed if k is not None]
+
+
+def _add_call(ctx: _Context, segments: list[Segment], call: CallRecord, history: History) -> None:
+    protocol = str(call.protocol)
+    keyed = _keyed(protocol, history.items)
+    keys = [k for _, k in keyed]
+    candidates = [
+        s
+        for s in segments
+        if s.protocol == protocol and s.system == history.system and s.extended_by(keys)
+    ]
+    if candidates:
+        segment = max(candidates, key=lambda s: (len(s.state), s.index))
+        matched = len(segment.state)
+        first_new = keyed[matched - 1][0] + 1 if matched else 0
+    else:
+        segment = Segment(
+            index=len(segments),
+            protocol=protocol,
+            model=call.model,
+            system=history.system,
+            start=start_of(segments, protocol, history.system, keyed),
+        )
+        segments.append(segment)
+        first_new = 0
+
+    for position in range(first_new, len(history.items)):
+        item = history.items[position]
+        injected, injections = injections_of(
+            ctx.harness, item, call.call_id, ctx.root_id, ctx.capture.relations, ctx.participants
+        )
+        segment.messages.append(
+            TrajectoryMessage(
+                call_id=call.call_id,
+                source="input",
+                position=position,
+                message=item,
+                injected=injected,
+                injections=injections,
+            )
+        )
+        _note_tool_loading(ctx, protocol, item, call.call_id)
+    # An output that did not complete never became history (a retry resends the same
+    # input): it is not an item, and the next call's input is compared without it.
+    produced = output_items(protocol, call.output) if call.output_complete else []
+    for position, item in enumerate(produced):
+        segment.messages.append(
+            TrajectoryMessage(
+                call_id=call.call_id,
+                source="output",
+                position=position,
+                message=item,
+                injected=False,
+                injections=[],
+            )
+        )
+        _note_tool_loading(ctx, protocol, item, call.call_id)
+
+    segment.state = keys + [k for _, k in _keyed(protocol, produced)]
+    segment.last_call_id = call.call_id
+    segment.requests.append(
+        TrajectoryRequest(
+            call_id=call.call_id,
+            sequence=call.sequence,
+            config=segment.config_index(history.config),
+            tools=segment.tools_index(history.tools, call.call_id),
+            response_id=call.response_id,
+            finish_reason=call.finish_reason,
+            export_status=call.export_status,
+            export_blocked_by=list(call.export_blocked_by),
+        )
+    )
+
+
+def _note_tool_loading(ctx: _Context, protocol: str, item: Any, call_id: str) -> None:
+    kind = loads_tools(protocol, item)
+    if kind is not None:
+        ctx.problem(
+            "dynamic_tools",
+            f"the root's history carries `{kind}`: tools were loaded at run time, so no "
+            "static tool list describes its requests",
+            call_id,
+        )
+
+
+def _check_blocks(ctx: _Context, calls: list[CallRecord], segments: list[Segment]) -> None:
+    for segment in segments:
+        previous: int | None = None
+        for request in segment.requests:
+            if previous is not None and request.tools != previous:
+                ctx.problem(
+                    "dynamic_tools",
+                    f"segment {segment.index}: the tools changed at this call (snapshot "
+                    f"{previous} -> {request.tools})",
+                    request.call_id,
+                )
+            previous = request.tools
+    for note in ctx.capture.manifest.capabilities.notes:
+        if note.startswith(NATIVE_BAR_PREFIX):
+            body = note.removeprefix(NATIVE_BAR_PREFIX).strip()
+            code: TrajectoryBlock = (
+                "dynamic_tools" if body.startswith("dynamic_tools") else "native_bar"
+            )
+            ctx.problem(code, f"the harness adapter bars the main trajectory: {body}")
+    coverage = ctx.capture.manifest.coverage
+    if coverage.checked and not coverage.ok:
+        ctx.problem(
+            "coverage_mismatch",
+            f"the native output coverage check failed ({coverage.found}/{coverage.expected}): "
+            "a root turn may be missing",
+        )
+    for call in calls:
+        if call.export_status != "exportable":
+            ctx.problem(
+                "root_call_blocked",
+                f"root call is blocked from export ({', '.join(call.export_blocked_by)})",
+                call.call_id,
+            )
