@@ -375,7 +375,7 @@ def print_report(results: list[dict[str, Any]], settings: dict[str, Any]) -> Non
         f"({settings['stream_requests']} for paced streams) in {settings['rounds']} "
         f"interleaved rounds; request body {settings['body_kb']} KiB; stream pacing "
         f"{settings['delay_ms']} ms; {os.cpu_count()} CPUs shared by load generator, mock and "
-        f"proxy; load average {settings['load_before']:.1f} before, "
+        f"proxy; nice {settings['nice']}; load average {settings['load_before']:.1f} before, "
         f"{settings['load_after']:.1f} after"
     )
     print("Latency, ms (+ = through minus direct):")
@@ -557,6 +557,7 @@ def main(argv: list[str] | None = None) -> None:
     settings: dict[str, Any] = {name: getattr(args, name) for name in names}
     settings["concurrency"] = list(args.concurrency)
     settings["cpus"] = os.cpu_count()
+    settings["nice"] = os.getpriority(os.PRIO_PROCESS, 0)
     settings["load_before"] = load_before
     settings["load_after"] = os.getloadavg()[0]
     print_report(results, settings)
