@@ -1,8 +1,11 @@
 """What `roller proxy` adds to a model call: latency, time-to-first-byte, throughput, CPU.
 
-Run from the repository root (about a minute; `--quick` about 15 s):
+Run from the repository root (about 4 minutes; `--quick` about 1; docs/benchmarks.md):
 
     .venv/bin/python benchmarks/proxy_overhead.py [--quick] [--requests N] [--json FILE]
+
+On a machine other work is using, `nice -n -10` in front gives the measured processes
+(which inherit it) some priority; the report prints the niceness and the load average.
 
 Set-up, each part its own process on 127.0.0.1:
 - `roller mock-model` twice: one pacing its streamed events (`--delay-ms`, default 2 ms,
@@ -12,14 +15,15 @@ Set-up, each part its own process on 127.0.0.1:
   directory, and `bare_proxy.py`, an aiohttp pass-through that records nothing.
 - The load generator in this process (`loadgen.py`): raw keep-alive HTTP/1.1 connections,
   one request in flight per connection, concurrency 1, 16 and 64, Anthropic Messages
-  requests with a `--body-kb` user message, non-streamed (`json`), streamed from the
-  paced mock (`stream`) and from the bursting mock (`burst`).
+  requests of `--body-kb` KiB, non-streamed (`json`), streamed from the paced mock
+  (`stream`) and from the bursting mock (`burst`).
 
 For every mode and concurrency the three targets — direct, roller, bare — take turns in
 `--rounds` interleaved batches (the order rotates each round), so drift in the machine's
 state hits all three alike; every figure is a ratio or a difference against the direct
-run measured in the same rows, never an absolute time compared across runs. Proxy CPU
-per request is read from /proc for the proxy process during its own batches.
+run measured in the same rows, never an absolute time compared across runs. CPU per
+request is read from /proc for the proxy, the mock and this process during each batch.
+At the end every roller tape is read back: every exchange sent must be on it, `ok`.
 
 The machine this was written on has 2 cores: the load generator, the mock and the proxy
 compete for them, so absolute latencies include queueing for a core, and at concurrency
@@ -375,7 +379,7 @@ def print_report(results: list[dict[str, Any]], settings: dict[str, Any]) -> Non
         f"({settings['stream_requests']} for paced streams) in {settings['rounds']} "
         f"interleaved rounds; request body {settings['body_kb']} KiB; stream pacing "
         f"{settings['delay_ms']} ms; {os.cpu_count()} CPUs shared by load generator, mock and "
-        f"proxy; load average {settings['load_before']:.1f} before, "
+        f"proxy; nice {settings['nice']}; load average {settings['load_before']:.1f} before, "
         f"{settings['load_after']:.1f} after"
     )
     print("Latency, ms (+ = through minus direct):")
@@ -407,6 +411,8 @@ def print_report(results: list[dict[str, Any]], settings: dict[str, Any]) -> Non
     for problem in problems:
         print(f"PROBLEM: {problem}")
     print("Issue 2 targets at concurrency 16 (reported, not asserted):")
+    if not any(r["concurrency"] == 16 for r in results):
+        print("  (no concurrency-16 row in this run)")
     for r in results:
         if r["concurrency"] != 16:
             continue
@@ -557,6 +563,7 @@ def main(argv: list[str] | None = None) -> None:
     settings: dict[str, Any] = {name: getattr(args, name) for name in names}
     settings["concurrency"] = list(args.concurrency)
     settings["cpus"] = os.cpu_count()
+    settings["nice"] = os.getpriority(os.PRIO_PROCESS, 0)
     settings["load_before"] = load_before
     settings["load_after"] = os.getloadavg()[0]
     print_report(results, settings)
