@@ -52,9 +52,30 @@ def call_label(c: dict[str, Any]) -> str:
     return "  ".join(parts)
 
 
+_LINK_LABEL = {
+    "launch_acknowledged": "launch ack",
+    "launch_ack_in_context": "ack in",
+    "result_delivered": "result delivered",
+    "result_in_context": "result in",
+    "child_completed": "completed",
+    "child_failed": "failed",
+}
+
+
+def _links(links: list[dict[str, Any]]) -> str:
+    parts = []
+    for link in links:
+        label = _LINK_LABEL.get(link["type"], link["type"])
+        where = f" #{link['target_sequence']}" if link["target_sequence"] is not None else ""
+        text = f"{label}{where}"
+        parts.append(text if link["status"] == "established" else f"[magenta]{text}?[/]")
+    return ("  [dim]" + ", ".join(parts) + "[/]") if parts else ""
+
+
 def participant_label(p: dict[str, Any]) -> str:
     name = f" ({escape(p['name'])})" if p["name"] else ""
-    return f"[bold]{p['role']}[/] {escape(p['participant_id'])}{name}  {_styled(p['state'])}"
+    state = _styled(p["state"])
+    return f"[bold]{p['role']}[/] {escape(p['participant_id'])}{name}  {state}{_links(p['links'])}"
 
 
 def _add_participant(tree: Tree, p: dict[str, Any]) -> None:

@@ -15,6 +15,16 @@ from typing import Any
 from roller.capture.models import CallRecord, ParticipantRecord
 from roller.capture.reader import Capture
 
+# The order a child's life unfolds in, for a readable label.
+_LINK_ORDER = (
+    "launch_acknowledged",
+    "launch_ack_in_context",
+    "child_completed",
+    "child_failed",
+    "result_delivered",
+    "result_in_context",
+)
+
 
 def call_summary(call: CallRecord) -> dict[str, Any]:
     usage = call.usage
@@ -52,6 +62,18 @@ def build_tree(capture: Capture) -> dict[str, Any]:
             and rel.source_call_id in calls
         ):
             spawned_by.setdefault(rel.child_participant_id, rel.source_call_id or "")
+    # How each child is linked to its parent's calls, for the child's label.
+    links: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for rel in capture.relations:
+        if rel.child_participant_id and rel.type != "spawn":
+            target = calls.get(rel.target_call_id or "")
+            links[rel.child_participant_id].append(
+                {
+                    "type": rel.type,
+                    "status": rel.status,
+                    "target_sequence": target.sequence if target else None,
+                }
+            )
     children_of: dict[str | None, list[ParticipantRecord]] = defaultdict(list)
     for p in m.participants:
         parent = p.parent_participant_id if p.parent_participant_id in participants else None
@@ -76,6 +98,13 @@ def build_tree(capture: Capture) -> dict[str, Any]:
             "depth": p.depth,
             "state": p.state,
             "native_ids": dict(p.native_ids),
+            "links": sorted(
+                links.get(p.participant_id, []),
+                key=lambda link: (
+                    _LINK_ORDER.index(link["type"]) if link["type"] in _LINK_ORDER else 99,
+                    link["target_sequence"] if link["target_sequence"] is not None else -1,
+                ),
+            ),
             "calls": list(call_nodes.values()),
             "unknown": unknown,
         }
