@@ -10,6 +10,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 from rich.tree import Tree
+from sqlalchemy import make_url
 
 from roller.errors import UsageError
 from roller.gateway.config import resolve_db
@@ -22,7 +23,16 @@ _ACCOUNT = click.option("--account", help="Only this account's sessions.")
 
 
 def _store(db: str) -> SessionStore:
-    return SessionStore(open_engine(resolve_db(db, Path.cwd())))
+    """Open an existing store; inspection never creates a database by accident."""
+    url = resolve_db(db, Path.cwd())
+    parsed = make_url(url)
+    if (
+        parsed.get_backend_name() == "sqlite"
+        and parsed.database
+        and not Path(parsed.database).exists()
+    ):
+        raise UsageError(f"no session database at {parsed.database} (is --db right?)")
+    return SessionStore(open_engine(url))
 
 
 def _emit(value: Any) -> None:

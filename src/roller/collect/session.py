@@ -101,6 +101,12 @@ async def collect(
     adapter = adapter_for(request.harness)
     if request.capture_calls and not request.api_base:
         raise UsageError("--capture-calls requires an explicit --api-base")
+    # Everything that can be refused is checked before anything is written.
+    scenario = (
+        load_scenario(request.api_base.removeprefix("mock:"))
+        if request.api_base.startswith("mock:")
+        else None
+    )
     install_dir = None
     version = request.harness_version or (adapter.pin.version or None)
     if adapter.pin.registry != "none":
@@ -146,8 +152,7 @@ async def collect(
         d.mkdir()
 
     mock: RunningMock | None = None
-    if request.api_base.startswith("mock:"):
-        scenario = load_scenario(request.api_base.removeprefix("mock:"))
+    if scenario is not None:
         mock = await MockModel(scenario).serve()
         upstream = mock.url
     else:
