@@ -17,12 +17,17 @@ Rules kept (`docs/protocol.md`, Boundaries; seed 000 "Identity evidence"):
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from roller.capture.models import Attribution, IdentityStatus
 from roller.finalize.decode import DecodedCall
-from roller.harnesses.base import NativeCapture, NativeEvidence, NativeParticipant
+from roller.harnesses.base import (
+    NativeCapture,
+    NativeEvidence,
+    NativeParticipant,
+    ParticipantState,
+)
 
 
 @dataclass(frozen=True)
@@ -37,12 +42,12 @@ class ParticipantDraft:
     """A participant before ids are assigned: keyed by its native or wire key."""
 
     key: str
-    role: str
+    role: Literal["root", "child"]
     parent_key: str | None
     depth: int
     native_ids: dict[str, str]
     name: str | None
-    state: str
+    state: ParticipantState
     evidence: tuple[NativeEvidence, ...] = ()
     call_evidence: tuple[int, ...] = field(default=())
 
@@ -245,17 +250,5 @@ def _with_depths(participants: list[ParticipantDraft]) -> list[ParticipantDraft]
             cur = by_key[cur.parent_key]
         if p.role == "child" and depth == 0:
             depth = 1  # a child whose parent is not known still sits below some root
-        out.append(
-            ParticipantDraft(
-                key=p.key,
-                role=p.role,
-                parent_key=p.parent_key,
-                depth=depth,
-                native_ids=p.native_ids,
-                name=p.name,
-                state=p.state,
-                evidence=p.evidence,
-                call_evidence=p.call_evidence,
-            )
-        )
+        out.append(replace(p, depth=depth))
     return out
