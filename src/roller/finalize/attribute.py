@@ -88,19 +88,7 @@ def _attribute_by_native(calls: Sequence[DecodedCall], native: NativeCapture) ->
             continue
         if len(matches) > 1:
             note = f"{value} maps to several native participants: {', '.join(sorted(matches))}"
-            result.append(
-                CallAttribution(
-                    None,
-                    "ambiguous",
-                    Attribution(
-                        basis=basis,
-                        key=value,
-                        wire_participant_key=wire_key,
-                        cross_check="not_applicable",
-                        note=note,
-                    ),
-                )
-            )
+            result.append(_ambiguous(basis, value, wire_key, "not_applicable", note))
             continue
         owner = matches[0]
         cross: Literal["agree", "disagree", "absent", "not_applicable"]
@@ -115,19 +103,7 @@ def _attribute_by_native(calls: Sequence[DecodedCall], native: NativeCapture) ->
                 f"native evidence names {owner} but the wire headers name "
                 f"{native.wire_aliases[wire_key or '']}"
             )
-            result.append(
-                CallAttribution(
-                    None,
-                    "ambiguous",
-                    Attribution(
-                        basis=basis,
-                        key=value,
-                        wire_participant_key=wire_key,
-                        cross_check="disagree",
-                        note=note,
-                    ),
-                )
-            )
+            result.append(_ambiguous(basis, value, wire_key, "disagree", note))
             continue
         result.append(
             CallAttribution(
@@ -144,6 +120,22 @@ def _attribute_by_native(calls: Sequence[DecodedCall], native: NativeCapture) ->
         )
     participants = [_draft_from_native(p) for p in native.participants]
     return AttributionResult(result, participants)
+
+
+def _ambiguous(
+    basis: str,
+    key: str | None,
+    wire_key: str | None,
+    cross: Literal["disagree", "not_applicable"],
+    note: str,
+) -> CallAttribution:
+    return CallAttribution(
+        None,
+        "ambiguous",
+        Attribution(
+            basis=basis, key=key, wire_participant_key=wire_key, cross_check=cross, note=note
+        ),
+    )
 
 
 def _unattributed(basis: str, key: str | None, wire_key: str | None, note: str) -> CallAttribution:
