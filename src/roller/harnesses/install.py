@@ -41,10 +41,6 @@ class Installed:
     root: Path
     bin: Path
 
-    @property
-    def bin_dir(self) -> Path:
-        return self.bin.parent
-
 
 def install_dir(name: str, version: str) -> Path:
     return cache_root() / "harnesses" / f"{name}-{version}"
