@@ -43,9 +43,3 @@ class HarnessError(RollerError):
     """Installing, launching or reading the native logs of a harness failed."""
 
     exit_code = 1
-
-
-class UpstreamError(RollerError):
-    """A model upstream could not be reached or answered something unusable."""
-
-    exit_code = 1

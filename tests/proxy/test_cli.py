@@ -19,7 +19,7 @@ from click.testing import CliRunner
 
 from roller.capture.tape import read_tape
 from roller.cli.main import cli, main
-from roller.cli.proxy import is_loopback, parse_listen
+from roller.cli.serving import is_loopback, parse_listen
 from roller.errors import UsageError
 from tests.support.servers import BackgroundLoop
 

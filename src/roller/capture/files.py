@@ -42,9 +42,5 @@ def describe(data: bytes) -> FileEntry:
     )
 
 
-def describe_file(path: Path) -> FileEntry:
-    return describe(path.read_bytes())
-
-
 def sha256_hex(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()

@@ -19,12 +19,15 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 from roller.capture.layout import FORMAL_FILES, AttemptPaths
 from roller.capture.models import CallRecord, Evidence, Manifest, RelationRecord
 from roller.capture.reader import iter_jsonl, read_manifest
 from roller.capture.statuses import StatusInputs, capture_status, export_status
 from roller.errors import CaptureFormatError
+
+R = TypeVar("R", CallRecord, RelationRecord)
 
 
 @dataclass(frozen=True)
@@ -68,9 +71,7 @@ def validate_attempt(paths: AttemptPaths) -> ValidationReport:
     return ValidationReport(paths, problems, False)
 
 
-def _load(
-    path: Path, model: type[CallRecord] | type[RelationRecord], problems: list[Problem]
-) -> list | None:  # type: ignore[type-arg]
+def _load(path: Path, model: type[R], problems: list[Problem]) -> list[R] | None:
     if not path.exists():
         return None
     try:

@@ -5,10 +5,12 @@ from __future__ import annotations
 import asyncio
 import sys
 from pathlib import Path
+from typing import get_args
 
 import click
 from rich.console import Console
 
+from roller.capture.models import Retention
 from roller.capture.reader import read_attempt
 from roller.collect.session import CollectRequest, collect
 from roller.errors import UsageError
@@ -45,7 +47,7 @@ DEFAULT_API_BASE = "mock:plain"
 )
 @click.option(
     "--capture-debug",
-    type=click.Choice(["on-error", "full", "off"]),
+    type=click.Choice(get_args(Retention)),
     default="on-error",
     show_default=True,
     help="Keep raw/ (tape, native logs, raw responses): on error, always, or never.",
@@ -77,7 +79,7 @@ def command(
     sample_id: str,
     prompt: str | None,
     capture_calls: bool,
-    capture_debug: str,
+    capture_debug: Retention,  # click.Choice admits only these values
     timeout_s: float,
     model: str | None,
     harness_version: str | None,
@@ -122,7 +124,7 @@ def command(
         command=command,
         harness_version=harness_version,
         capture_calls=capture_calls,
-        capture_debug=capture_debug,  # type: ignore[arg-type]
+        capture_debug=capture_debug,
         timeout_s=timeout_s,
         model=model,
         keep_scratch=keep_scratch,

@@ -12,12 +12,11 @@ Rules this command keeps:
 from __future__ import annotations
 
 import asyncio
-import signal
 from pathlib import Path
 
 import click
 
-from roller.cli.proxy import parse_listen
+from roller.cli.serving import announce_and_wait, parse_listen
 from roller.errors import UsageError
 from roller.gateway.config import load_config, resolve_db
 from roller.gateway.server import Gateway
@@ -70,18 +69,15 @@ def command(
 
 async def _serve(gateway: Gateway, grace: float) -> int:
     url = await gateway.start()
-    click.echo(f"roller gateway: listening on {url}")
-    click.echo(f"roller gateway: db {safe_url(gateway.db_url)}")
-    click.echo(f"roller gateway: tape {gateway.tape_dir.resolve()}")
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for signum in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(signum, stop.set)
     try:
-        await stop.wait()
+        await announce_and_wait(
+            [
+                f"roller gateway: listening on {url}",
+                f"roller gateway: db {safe_url(gateway.db_url)}",
+                f"roller gateway: tape {gateway.tape_dir.resolve()}",
+            ]
+        )
     finally:
-        for signum in (signal.SIGINT, signal.SIGTERM):
-            loop.remove_signal_handler(signum)
         await gateway.stop(grace=grace)
     errors = gateway.tape_errors
     click.echo("roller gateway: stopped; tape closed")

@@ -7,11 +7,10 @@ unless `--quiet`, one line per request on stderr naming the rule that answered.
 from __future__ import annotations
 
 import asyncio
-import signal
 
 import click
 
-from roller.errors import UsageError
+from roller.cli.serving import announce_and_wait, parse_listen
 from roller.mock import MockModel, ServedRequest, builtin_scenarios, load_scenario
 
 
@@ -20,14 +19,6 @@ def _epilog() -> str:
     lines = ["Built-in scenarios (format: docs/mock.md):", "", "\b"]
     lines += [f"{name:<24} {text}" for name, text in builtin_scenarios().items()]
     return "\n".join(lines)
-
-
-def _parse_listen(value: str) -> tuple[str, int]:
-    host, sep, port = value.rpartition(":")
-    host = host.strip("[]")
-    if not sep or not host or not port.isdigit() or not 0 <= int(port) <= 65535:
-        raise UsageError(f"--listen must be HOST:PORT (e.g. 127.0.0.1:8765), got {value!r}")
-    return host, int(port)
 
 
 def _log_line(served: ServedRequest) -> None:
@@ -66,7 +57,7 @@ def _log_line(served: ServedRequest) -> None:
 def command(listen: str, scenario_name: str, delay_ms: int | None, quiet: bool) -> None:
     """Serve a scripted model on Anthropic Messages, OpenAI Chat Completions, OpenAI
     Responses and Gemini endpoints, streamed and not."""
-    host, port = _parse_listen(listen)
+    host, port = parse_listen(listen)
     scenario = load_scenario(scenario_name)
     mock = MockModel(scenario, delay_ms=delay_ms, on_request=None if quiet else _log_line)
     asyncio.run(_serve(mock, host, port))
@@ -74,13 +65,10 @@ def command(listen: str, scenario_name: str, delay_ms: int | None, quiet: bool) 
 
 async def _serve(mock: MockModel, host: str, port: int) -> None:
     running = await mock.serve(host, port)
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, stop.set)
-    click.echo(f"roller mock-model: scenario {mock.scenario.name!r} listening on {running.url}")
     try:
-        await stop.wait()
+        await announce_and_wait(
+            [f"roller mock-model: scenario {mock.scenario.name!r} listening on {running.url}"]
+        )
     finally:
         await running.close()
     click.echo(f"roller mock-model: stopped after {mock.requests} requests", err=True)

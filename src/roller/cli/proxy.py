@@ -14,39 +14,13 @@ Rules this command keeps:
 from __future__ import annotations
 
 import asyncio
-import ipaddress
-import signal
 from pathlib import Path
 
 import click
 
+from roller.cli.serving import announce_and_wait, is_loopback, parse_listen
 from roller.errors import UsageError
 from roller.proxy import ProxyConfig, ProxyServer, Upstreams
-
-
-def parse_listen(value: str) -> tuple[str, int]:
-    """`HOST:PORT` or `[IPV6]:PORT` -> (host, port)."""
-    host, sep, port_text = value.rpartition(":")
-    if not sep or not host:
-        raise UsageError(f"--listen {value!r}: expected HOST:PORT, e.g. 127.0.0.1:8080")
-    if host.startswith("[") and host.endswith("]"):
-        host = host[1:-1]
-    try:
-        port = int(port_text)
-    except ValueError:
-        raise UsageError(f"--listen {value!r}: port must be a number") from None
-    if not 0 <= port <= 65535:
-        raise UsageError(f"--listen {value!r}: port must be 0-65535")
-    return host, port
-
-
-def is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 @click.command("proxy")
@@ -155,17 +129,14 @@ def proxy(
 async def _serve(config: ProxyConfig, grace: float) -> int:
     server = ProxyServer(config)
     url = await server.start()
-    click.echo(f"roller proxy: listening on {url}")
-    click.echo(f"roller proxy: tape {config.tape_dir.resolve()}")
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for signum in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(signum, stop.set)
     try:
-        await stop.wait()
+        await announce_and_wait(
+            [
+                f"roller proxy: listening on {url}",
+                f"roller proxy: tape {config.tape_dir.resolve()}",
+            ]
+        )
     finally:
-        for signum in (signal.SIGINT, signal.SIGTERM):
-            loop.remove_signal_handler(signum)
         exchanges = server.exchanges
         await server.stop(grace=grace)
     click.echo(f"roller proxy: stopped after {exchanges} exchanges; tape closed")

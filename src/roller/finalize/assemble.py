@@ -24,11 +24,14 @@ from roller.capture.models import (
     CallRecord,
     Capabilities,
     CaptureErrorRecord,
+    CaptureStatus,
     Counts,
     EmittedToolRef,
     Evidence,
     ExecutionStatus,
     ExportBlock,
+    ExportStatus,
+    IdentityStatus,
     Manifest,
     ParticipantRecord,
     RelationRecord,
@@ -81,7 +84,7 @@ def _harness_execution(inputs: AttemptInputs) -> ExecutionStatus:
     return "completed"
 
 
-def _status_inputs(call: DecodedCall, identity_status: str, errors: int) -> StatusInputs:
+def _status_inputs(call: DecodedCall, identity_status: IdentityStatus, errors: int) -> StatusInputs:
     return StatusInputs(
         kind=call.kind,
         execution_status=call.execution_status,
@@ -89,7 +92,7 @@ def _status_inputs(call: DecodedCall, identity_status: str, errors: int) -> Stat
         context_parsed=call.context_ok,
         output_complete=bool(call.reassembly and call.reassembly.complete),
         tool_call_without_identity=call.tool_call_without_identity,
-        identity_status=identity_status,  # type: ignore[arg-type]
+        identity_status=identity_status,
         model=call.model,
         response_model=call.response_model,
         error_count=errors,
@@ -209,12 +212,12 @@ def build_capture(
     participants = [
         ParticipantRecord(
             participant_id=pids[d.key],
-            role=d.role,  # type: ignore[arg-type]
+            role=d.role,
             parent_participant_id=pids.get(d.parent_key) if d.parent_key else None,
             depth=d.depth,
             native_ids=d.native_ids,
             name=d.name,
-            state=d.state,  # type: ignore[arg-type]
+            state=d.state,
             call_ids=[cid for cid, owner in zip(call_ids, owners, strict=True) if owner == d.key],
             evidence=[
                 Evidence(source=f"native:{e.path}", ref=e.ref, retained=retained)
@@ -285,8 +288,8 @@ def _call_record(
     call_id: str,
     pids: dict[str, str],
     attr: CallAttribution,
-    cap: str,
-    exp: str,
+    cap: CaptureStatus,
+    exp: ExportStatus,
     blocked: list[ExportBlock],
     errors: list[CaptureErrorRecord],
     retained: bool,
@@ -380,8 +383,8 @@ def _call_record(
         execution_status=call.execution_status,
         response_capture_status=call.response_capture_status,
         identity_status=attr.status,
-        capture_status=cap,  # type: ignore[arg-type]
-        export_status=exp,  # type: ignore[arg-type]
+        capture_status=cap,
+        export_status=exp,
         export_blocked_by=blocked,
         errors=errors,
     )

@@ -17,12 +17,17 @@ Rules kept (`docs/protocol.md`, Boundaries; seed 000 "Identity evidence"):
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from roller.capture.models import Attribution, IdentityStatus
 from roller.finalize.decode import DecodedCall
-from roller.harnesses.base import NativeCapture, NativeEvidence, NativeParticipant
+from roller.harnesses.base import (
+    NativeCapture,
+    NativeEvidence,
+    NativeParticipant,
+    ParticipantState,
+)
 
 
 @dataclass(frozen=True)
@@ -37,12 +42,12 @@ class ParticipantDraft:
     """A participant before ids are assigned: keyed by its native or wire key."""
 
     key: str
-    role: str
+    role: Literal["root", "child"]
     parent_key: str | None
     depth: int
     native_ids: dict[str, str]
     name: str | None
-    state: str
+    state: ParticipantState
     evidence: tuple[NativeEvidence, ...] = ()
     call_evidence: tuple[int, ...] = field(default=())
 
@@ -83,19 +88,7 @@ def _attribute_by_native(calls: Sequence[DecodedCall], native: NativeCapture) ->
             continue
         if len(matches) > 1:
             note = f"{value} maps to several native participants: {', '.join(sorted(matches))}"
-            result.append(
-                CallAttribution(
-                    None,
-                    "ambiguous",
-                    Attribution(
-                        basis=basis,
-                        key=value,
-                        wire_participant_key=wire_key,
-                        cross_check="not_applicable",
-                        note=note,
-                    ),
-                )
-            )
+            result.append(_ambiguous(basis, value, wire_key, "not_applicable", note))
             continue
         owner = matches[0]
         cross: Literal["agree", "disagree", "absent", "not_applicable"]
@@ -110,19 +103,7 @@ def _attribute_by_native(calls: Sequence[DecodedCall], native: NativeCapture) ->
                 f"native evidence names {owner} but the wire headers name "
                 f"{native.wire_aliases[wire_key or '']}"
             )
-            result.append(
-                CallAttribution(
-                    None,
-                    "ambiguous",
-                    Attribution(
-                        basis=basis,
-                        key=value,
-                        wire_participant_key=wire_key,
-                        cross_check="disagree",
-                        note=note,
-                    ),
-                )
-            )
+            result.append(_ambiguous(basis, value, wire_key, "disagree", note))
             continue
         result.append(
             CallAttribution(
@@ -139,6 +120,22 @@ def _attribute_by_native(calls: Sequence[DecodedCall], native: NativeCapture) ->
         )
     participants = [_draft_from_native(p) for p in native.participants]
     return AttributionResult(result, participants)
+
+
+def _ambiguous(
+    basis: str,
+    key: str | None,
+    wire_key: str | None,
+    cross: Literal["disagree", "not_applicable"],
+    note: str,
+) -> CallAttribution:
+    return CallAttribution(
+        None,
+        "ambiguous",
+        Attribution(
+            basis=basis, key=key, wire_participant_key=wire_key, cross_check=cross, note=note
+        ),
+    )
 
 
 def _unattributed(basis: str, key: str | None, wire_key: str | None, note: str) -> CallAttribution:
@@ -245,17 +242,5 @@ def _with_depths(participants: list[ParticipantDraft]) -> list[ParticipantDraft]
             cur = by_key[cur.parent_key]
         if p.role == "child" and depth == 0:
             depth = 1  # a child whose parent is not known still sits below some root
-        out.append(
-            ParticipantDraft(
-                key=p.key,
-                role=p.role,
-                parent_key=p.parent_key,
-                depth=depth,
-                native_ids=p.native_ids,
-                name=p.name,
-                state=p.state,
-                evidence=p.evidence,
-                call_evidence=p.call_evidence,
-            )
-        )
+        out.append(replace(p, depth=depth))
     return out

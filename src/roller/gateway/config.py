@@ -89,12 +89,6 @@ class GatewayConfig:
     tape: Path | None = None
     inactivity_seconds: float = DEFAULT_INACTIVITY_MINUTES * 60
 
-    def client_for_hash(self, digest: str) -> Client | None:
-        for client in self.clients:
-            if client.token_sha256 == digest:
-                return client
-        return None
-
 
 def check_name(what: str, value: object) -> str:
     if not isinstance(value, str) or NAME_PATTERN.fullmatch(value) is None:

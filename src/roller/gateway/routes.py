@@ -36,6 +36,7 @@ from roller.proxy import RequestHead
 
 MAX_NOTE_BYTES: Final = 64 * 1024
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+ClientHandler = Callable[[web.Request, Client], Awaitable[web.StreamResponse]]
 
 
 def _error(status: int, kind: str, message: str) -> web.Response:
@@ -52,10 +53,15 @@ class GatewayRoutes:
         app.router.add_get("/roller/sessions/{id}/notes", self._guard(self.get_notes))
         app.router.add_get("/roller/sessions/{id}/tree", self._guard(self.get_tree))
 
-    def _guard(self, handler: Handler) -> Handler:
+    def _guard(self, handler: ClientHandler) -> Handler:
+        """Every route: a roller token first (401), a store failure as 503."""
+
         async def run(request: web.Request) -> web.StreamResponse:
             try:
-                return await handler(request)
+                client = self._client(request)
+                if client is None:
+                    return web.json_response(unauthorized("a roller token is required"), status=401)
+                return await handler(request, client)
             except StoreError as exc:
                 return _error(503, "roller_store_unavailable", str(exc))
 
@@ -82,10 +88,7 @@ class GatewayRoutes:
         row = await asyncio.to_thread(self.store.get, session_id)
         return row if row is not None and row.account == client.account else None
 
-    async def post_note(self, request: web.Request) -> web.StreamResponse:
-        client = self._client(request)
-        if client is None:
-            return web.json_response(unauthorized("a roller token is required"), status=401)
+    async def post_note(self, request: web.Request, client: Client) -> web.StreamResponse:
         raw = await request.content.read(MAX_NOTE_BYTES + 1)
         if len(raw) > MAX_NOTE_BYTES:
             return _error(413, "roller_note_too_large", f"a note is at most {MAX_NOTE_BYTES} bytes")
@@ -125,10 +128,7 @@ class GatewayRoutes:
         )
         return web.json_response({"note": note_json(note)}, status=201)
 
-    async def get_notes(self, request: web.Request) -> web.StreamResponse:
-        client = self._client(request)
-        if client is None:
-            return web.json_response(unauthorized("a roller token is required"), status=401)
+    async def get_notes(self, request: web.Request, client: Client) -> web.StreamResponse:
         target = await self._visible(client, request.match_info["id"])
         if target is None:
             return _error(404, "roller_no_such_session", "no such session")
@@ -140,10 +140,7 @@ class GatewayRoutes:
             {"session": target.id, "caller": caller, "notes": [note_json(n) for n in notes]}
         )
 
-    async def get_tree(self, request: web.Request) -> web.StreamResponse:
-        client = self._client(request)
-        if client is None:
-            return web.json_response(unauthorized("a roller token is required"), status=401)
+    async def get_tree(self, request: web.Request, client: Client) -> web.StreamResponse:
         target = await self._visible(client, request.match_info["id"])
         if target is None:
             return _error(404, "roller_no_such_session", "no such session")

@@ -231,15 +231,3 @@ class HarnessAdapter(Protocol):
     def read_native(self, native_dir: Path) -> NativeCapture | None:
         """The native facts, or None when this harness keeps no native logs (generic)."""
         ...
-
-
-def base_env(dirs: ScratchDirs, path: str) -> dict[str, str]:
-    """The environment every harness starts from: nothing of the user's but PATH."""
-    return {
-        "HOME": str(dirs.home),
-        "TMPDIR": str(dirs.tmp),
-        "PATH": path,
-        "TERM": "dumb",
-        "LANG": "C.UTF-8",
-        "NO_COLOR": "1",
-    }

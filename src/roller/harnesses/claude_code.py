@@ -31,22 +31,14 @@ response id (`msg_…`) equals an assistant `message.id` in exactly one transcri
 
 from __future__ import annotations
 
-import os
-import shutil
 from collections.abc import Mapping
 from pathlib import Path
 
 from roller.capture.models import OutputCoverage, SubtaskCapability
-from roller.errors import HarnessError, UsageError
-from roller.harnesses.base import (
-    LaunchPlan,
-    LaunchRequest,
-    NativeCapture,
-    Pin,
-    ScratchDirs,
-    base_env,
-)
+from roller.harnesses.base import LaunchPlan, LaunchRequest, NativeCapture, Pin, ScratchDirs
 from roller.harnesses.claude_code_logs import read_claude_code_logs
+from roller.harnesses.launch import checked_launch, harness_env, passed_credentials
+from roller.harnesses.native_files import copy_tree
 
 # Everything that is not a model call, off (see the module docstring).
 QUIET_ENV: Mapping[str, str] = {
@@ -76,10 +68,6 @@ PERMISSION_MODE_ENV: Mapping[str, Mapping[str, str]] = {
 }
 
 
-def _links(directory: str, names: list[str]) -> list[str]:
-    return [n for n in names if (Path(directory) / n).is_symlink()]
-
-
 class ClaudeCodeAdapter:
     name = "claude-code"
     profile = "cli-print"
@@ -88,19 +76,7 @@ class ClaudeCodeAdapter:
     coverage_basis: OutputCoverage = "per_message_id"
 
     def launch_plan(self, request: LaunchRequest) -> LaunchPlan:
-        if request.install_dir is None:
-            raise HarnessError(
-                "claude-code is not installed: run `roller harness install claude-code`"
-            )
-        if not request.prompt:
-            raise UsageError("claude-code needs a prompt")
-        unknown = sorted(set(request.options) - set(OPTION_FLAGS))
-        if unknown:
-            raise UsageError(
-                f"unknown claude-code option(s) {', '.join(unknown)} "
-                f"(known: {', '.join(OPTION_FLAGS)})"
-            )
-        binary = request.install_dir / "node_modules" / ".bin" / self.pin.bin
+        binary, prompt = checked_launch(self.name, self.pin, request, OPTION_FLAGS)
         argv = [str(binary), *HEADLESS_ARGS]
         options = {**OPTION_DEFAULTS, **request.options}
         for key, flag in OPTION_FLAGS.items():
@@ -112,12 +88,11 @@ class ClaudeCodeAdapter:
         if request.model:
             argv += ["--model", request.model]
 
-        path = os.pathsep.join([str(binary.parent), os.environ.get("PATH", "/usr/bin:/bin")])
-        env = base_env(request.dirs, path)
+        env = harness_env(request.dirs, binary)
         env.update(QUIET_ENV)
         env.update(PERMISSION_MODE_ENV.get(options.get("permission-mode", ""), {}))
         env["ANTHROPIC_BASE_URL"] = request.base_urls["anthropic"]
-        secrets = {k: v for k, v in request.credentials.items() if k in CREDENTIAL_ENV and v}
+        secrets = passed_credentials(request.credentials, CREDENTIAL_ENV)
         env.update(secrets)
         return LaunchPlan(
             argv=tuple(argv),
@@ -125,7 +100,7 @@ class ClaudeCodeAdapter:
             cwd=request.dirs.work,
             timeout_s=request.timeout_s,
             secret_env=frozenset(secrets),
-            stdin=request.prompt.encode(),
+            stdin=prompt.encode(),
         )
 
     def collect_native(self, dirs: ScratchDirs, dest: Path) -> None:
@@ -133,10 +108,7 @@ class ClaudeCodeAdapter:
 
         Not copied: `$TMPDIR/claude-<uid>/…/tasks/<agentId>.output` (symlinks to the
         subagent transcripts) and `~/.claude.json` (install ids, no evidence)."""
-        source = dirs.home / ".claude" / "projects"
-        if source.is_dir():
-            # Symlinks are never followed nor kept: a copy must not reach outside the HOME.
-            shutil.copytree(source, dest / "projects", ignore=_links, dirs_exist_ok=True)
+        copy_tree(dirs.home / ".claude" / "projects", dest / "projects")
 
     def read_native(self, native_dir: Path) -> NativeCapture | None:
         return read_claude_code_logs(native_dir)

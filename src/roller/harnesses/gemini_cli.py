@@ -33,14 +33,12 @@ the telemetry file to `raw/native/telemetry.log`; the reader and the log shapes 
 from __future__ import annotations
 
 import json
-import os
-import shutil
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from roller.capture.models import OutputCoverage, SubtaskCapability
-from roller.errors import HarnessError, UsageError
+from roller.errors import UsageError
 from roller.harnesses.base import (
     FileToWrite,
     LaunchPlan,
@@ -48,9 +46,10 @@ from roller.harnesses.base import (
     NativeCapture,
     Pin,
     ScratchDirs,
-    base_env,
 )
 from roller.harnesses.gemini_cli_logs import TELEMETRY_FILE, read_gemini_cli_logs
+from roller.harnesses.launch import checked_launch, harness_env, passed_credentials
+from roller.harnesses.native_files import copy_file, copy_tree
 
 CREDENTIAL_ENV: tuple[str, ...] = ("GEMINI_API_KEY",)
 SPAWN_TOOL = "invoke_agent"
@@ -123,25 +122,14 @@ class GeminiCliAdapter:
     coverage_basis: OutputCoverage = "per_response_id"
 
     def launch_plan(self, request: LaunchRequest) -> LaunchPlan:
-        if request.install_dir is None:
-            raise HarnessError(
-                "gemini-cli is not installed: run `roller harness install gemini-cli`"
-            )
-        if not request.prompt:
-            raise UsageError("gemini-cli needs a prompt")
-        unknown = sorted(set(request.options) - set(OPTIONS))
-        if unknown:
-            raise UsageError(
-                f"unknown gemini-cli option(s) {', '.join(unknown)} (known: {', '.join(OPTIONS)})"
-            )
+        binary, prompt = checked_launch(self.name, self.pin, request, OPTIONS)
         options = {**OPTION_DEFAULTS, **request.options}
-        binary = request.install_dir / "node_modules" / ".bin" / self.pin.bin
         argv = [str(binary), *HEADLESS_ARGS]
         if options.get("approval-mode"):  # an empty value drops the default
             argv += ["--approval-mode", options["approval-mode"]]
         if request.model:
             argv += ["--model", request.model]
-        argv.append(f"--prompt={request.prompt}")
+        argv.append(f"--prompt={prompt}")
 
         home = request.dirs.home
         gemini_dir = home / ".gemini"
@@ -155,11 +143,10 @@ class GeminiCliAdapter:
         if options.get("agents"):
             files += agent_files(home, options["agents"])
 
-        path = os.pathsep.join([str(binary.parent), os.environ.get("PATH", "/usr/bin:/bin")])
-        env = base_env(request.dirs, path)
+        env = harness_env(request.dirs, binary)
         env.update(QUIET_ENV)
         env["GOOGLE_GEMINI_BASE_URL"] = request.base_urls["gemini"]
-        secrets = {k: v for k, v in request.credentials.items() if k in CREDENTIAL_ENV and v}
+        secrets = passed_credentials(request.credentials, CREDENTIAL_ENV)
         env.update(secrets)
         return LaunchPlan(
             argv=tuple(argv),
@@ -174,13 +161,8 @@ class GeminiCliAdapter:
         """Copy every project's `chats/` tree and the telemetry file."""
         gemini_dir = dirs.home / ".gemini"
         for chats in sorted((gemini_dir / "tmp").glob("*/chats")):
-            if chats.is_dir():
-                target = dest / chats.relative_to(gemini_dir)
-                shutil.copytree(chats, target, symlinks=True, dirs_exist_ok=True)
-        telemetry = gemini_dir / TELEMETRY_FILE
-        if telemetry.is_file():
-            dest.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(telemetry, dest / TELEMETRY_FILE)
+            copy_tree(chats, dest / chats.relative_to(gemini_dir))
+        copy_file(gemini_dir / TELEMETRY_FILE, dest / TELEMETRY_FILE)
 
     def read_native(self, native_dir: Path) -> NativeCapture | None:
         return read_gemini_cli_logs(native_dir)

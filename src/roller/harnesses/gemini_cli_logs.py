@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
+from dataclasses import replace
 from pathlib import Path
 
 from roller.harnesses.base import (
@@ -345,13 +346,4 @@ def _with_root_state(
     state: ParticipantState = "unknown"
     if last is not None and last.get("type") == "gemini" and not last.get("toolCalls"):
         state = "completed" if lifecycle.status == "complete" else "running"
-    return NativeParticipant(
-        key=root.key,
-        role=root.role,
-        parent_key=root.parent_key,
-        depth=root.depth,
-        native_ids=root.native_ids,
-        name=root.name,
-        state=state,
-        evidence=root.evidence,
-    )
+    return replace(root, state=state)

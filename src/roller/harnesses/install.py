@@ -41,16 +41,13 @@ class Installed:
     root: Path
     bin: Path
 
-    @property
-    def bin_dir(self) -> Path:
-        return self.bin.parent
-
 
 def install_dir(name: str, version: str) -> Path:
     return cache_root() / "harnesses" / f"{name}-{version}"
 
 
-def _bin_path(pin: Pin, root: Path) -> Path:
+def bin_path(pin: Pin, root: Path) -> Path:
+    """Where an install under `root` keeps the pinned binary."""
     if pin.registry == "npm":
         return root / "node_modules" / ".bin" / pin.bin
     return root / "venv" / "bin" / pin.bin
@@ -69,7 +66,7 @@ def find_installed(adapter: HarnessAdapter, version: str | None = None) -> Insta
         data = json.loads(marker.read_text())
     except (OSError, ValueError):
         return None
-    binary = _bin_path(pin, root)
+    binary = bin_path(pin, root)
     if data.get("version") != version or not binary.exists():
         return None
     return Installed(adapter.name, version, root, binary)
@@ -179,7 +176,7 @@ def install(
         raise HarnessError(
             f"{pin.package}: asked for {version}, the registry installed {got or 'nothing'}"
         )
-    binary = _bin_path(pin, root)
+    binary = bin_path(pin, root)
     if not binary.exists():
         raise HarnessError(f"{pin.package} {version} installed but {binary} is missing")
     marker = {

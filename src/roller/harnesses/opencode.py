@@ -49,16 +49,12 @@ Native reading: `opencode_store.read_store` (rows) and `opencode_native.native_c
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import sqlite3
-import tempfile
-from contextlib import closing
 from pathlib import Path
 from typing import Any
 
 from roller.capture.models import OutputCoverage, SubtaskCapability
-from roller.errors import HarnessError, UsageError
+from roller.errors import UsageError
 from roller.harnesses.base import (
     FileToWrite,
     LaunchPlan,
@@ -66,8 +62,9 @@ from roller.harnesses.base import (
     NativeCapture,
     Pin,
     ScratchDirs,
-    base_env,
 )
+from roller.harnesses.launch import checked_launch, harness_env, passed_credentials
+from roller.harnesses.native_files import copy_sqlite_parts, copy_tree, snapshot_sqlite
 from roller.harnesses.opencode_native import native_capture
 from roller.harnesses.opencode_store import DB_NAME, read_store
 
@@ -78,7 +75,6 @@ DEFAULT_MODEL = "gpt-4.1-mini"
 KEY_ENV = "OPENAI_API_KEY"
 # A loopback port nothing listens on: OpenCode's background plugin install fails fast.
 DEAD_REGISTRY = "http://127.0.0.1:9/"
-DEFAULT_PATH = "/usr/local/bin:/usr/bin:/bin"
 
 # Environment the pinned version honours (checked in its binary and in runs).
 QUIET_ENV: dict[str, str] = {
@@ -180,30 +176,20 @@ class OpenCodeAdapter:
     coverage_basis: OutputCoverage = "per_session_assistant_count"
 
     def launch_plan(self, request: LaunchRequest) -> LaunchPlan:
-        if request.prompt is None or not request.prompt.strip():
-            raise UsageError("the opencode harness needs a prompt (--prompt)")
-        if request.install_dir is None:
-            raise HarnessError("opencode is not installed (run `roller harness install opencode`)")
+        binary, prompt = checked_launch(self.name, self.pin, request, OPTIONS)
         model = request.model or DEFAULT_MODEL
-        key = request.credentials.get(KEY_ENV)
-        unknown = sorted(set(request.options) - set(OPTIONS))
-        if unknown:
-            raise UsageError(
-                f"unknown opencode option(s) {', '.join(unknown)} (known: {', '.join(OPTIONS)})"
-            )
+        secrets = passed_credentials(request.credentials, (KEY_ENV,))
         agents = parse_agents(request.options["agents"]) if "agents" in request.options else None
         config = opencode_config(
             request.base_urls["openai"],
             model,
             request.capture_calls,
-            with_key=key is not None,
+            with_key=bool(secrets),
             agents=agents,
         )
-        env = base_env(request.dirs, os.environ.get("PATH") or DEFAULT_PATH)
+        env = harness_env(request.dirs, binary)
         env.update(QUIET_ENV)
-        if key is not None:
-            env[KEY_ENV] = key
-        binary = request.install_dir / "node_modules" / ".bin" / self.pin.bin
+        env.update(secrets)
         return LaunchPlan(
             argv=(str(binary), "run", "--model", f"{PROVIDER}/{model}", *RUN_FLAGS),
             env=env,
@@ -212,17 +198,15 @@ class OpenCodeAdapter:
             files=(
                 FileToWrite(config_path(request.dirs.home), json.dumps(config, indent=2) + "\n"),
             ),
-            secret_env=frozenset({KEY_ENV}),
-            stdin=request.prompt.encode(),
+            secret_env=frozenset(secrets),
+            stdin=prompt.encode(),
         )
 
     def collect_native(self, dirs: ScratchDirs, dest: Path) -> None:
         source = data_dir(dirs.home)
         dest.mkdir(parents=True, exist_ok=True)
         consolidate_db(source / DB_NAME, dest / DB_NAME)
-        logs = source / "log"
-        if logs.is_dir():
-            shutil.copytree(logs, dest / "log", dirs_exist_ok=True)
+        copy_tree(source / "log", dest / "log")
 
     def read_native(self, native_dir: Path) -> NativeCapture | None:
         """OpenCode's native facts from `raw/native/opencode.db` (see the module docstring)."""
@@ -230,35 +214,15 @@ class OpenCodeAdapter:
 
 
 def consolidate_db(db: Path, dest: Path) -> None:
-    """Copy a WAL-mode SQLite database (db, -wal, -shm) into one self-contained file.
+    """`db` (with its -wal and -shm) as one self-contained file at `dest`.
 
-    The three files are copied as they are first, so SQLite never opens (or recovers,
-    or checkpoints) the harness's own files; the copy is then backed up page by page
-    into `dest` and switched to journal mode DELETE. A missing database writes nothing,
-    and one SQLite cannot read is copied as the three raw files: the reader reports both.
+    A missing database writes nothing, and one SQLite cannot read is copied as the raw
+    files: the reader reports both (failures are data).
     """
     if not db.is_file():
         return
-    with tempfile.TemporaryDirectory(prefix="roller-opencode-db-") as tmp:
-        copy = Path(tmp) / db.name
-        for suffix in ("", "-wal", "-shm"):
-            part = db.with_name(db.name + suffix)
-            if part.is_file():
-                shutil.copyfile(part, copy.with_name(copy.name + suffix))
-        partial = dest.with_name(dest.name + ".partial")
-        partial.unlink(missing_ok=True)
-        try:
-            with closing(sqlite3.connect(copy)) as src, closing(sqlite3.connect(partial)) as out:
-                src.backup(out)
-                out.execute("PRAGMA journal_mode=DELETE")
-        except sqlite3.Error:
-            # Failures are data: keep the three files as they were; the reader then
-            # reports that the store is not a consolidated copy.
-            partial.unlink(missing_ok=True)
-            # (From the originals: SQLite may have changed the temporary copies.)
-            for suffix in ("", "-wal", "-shm"):
-                part = db.with_name(db.name + suffix)
-                if part.is_file():
-                    shutil.copyfile(part, dest.with_name(dest.name + suffix))
-            return
-        partial.replace(dest)
+    try:
+        snapshot_sqlite(db, dest)
+    except sqlite3.Error:
+        # Kept as they were, so the reader reports a store that is not a consolidated copy.
+        copy_sqlite_parts(db, dest)

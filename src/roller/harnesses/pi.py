@@ -36,15 +36,13 @@ the log shape are in `roller.harnesses.pi_logs`.
 from __future__ import annotations
 
 import json
-import os
-import shutil
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from roller.capture.models import OutputCoverage, SubtaskCapability
-from roller.errors import HarnessError, UsageError
+from roller.errors import UsageError
 from roller.harnesses.base import (
     FileToWrite,
     LaunchPlan,
@@ -52,8 +50,9 @@ from roller.harnesses.base import (
     NativeCapture,
     Pin,
     ScratchDirs,
-    base_env,
 )
+from roller.harnesses.launch import checked_launch, harness_env, passed_credentials
+from roller.harnesses.native_files import copy_tree
 from roller.harnesses.pi_logs import read_pi_logs
 
 PROVIDER = "roller"
@@ -111,20 +110,11 @@ class PiAdapter:
     coverage_basis: OutputCoverage = "per_session_assistant_count"
 
     def launch_plan(self, request: LaunchRequest) -> LaunchPlan:
-        if request.install_dir is None:
-            raise HarnessError("pi is not installed: run `roller harness install pi`")
-        if not request.prompt:
-            raise UsageError("pi needs a prompt")
-        unknown = sorted(set(request.options) - set(OPTIONS))
-        if unknown:
-            raise UsageError(
-                f"unknown pi option(s) {', '.join(unknown)} (known: {', '.join(OPTIONS)})"
-            )
+        binary, prompt = checked_launch(self.name, self.pin, request, OPTIONS)
         api = request.options.get("api") or DEFAULT_API
         if api not in APIS:
             raise UsageError(f"pi option api: {api!r} is not one of {', '.join(APIS)}")
         model = request.model or DEFAULT_MODEL
-        binary = request.install_dir / "node_modules" / ".bin" / self.pin.bin
         argv = [str(binary), *PRINT_ARGS, "--provider", PROVIDER, "--model", model]
         if request.options.get("tools"):
             argv += ["--tools", request.options["tools"]]
@@ -144,11 +134,9 @@ class PiAdapter:
             ),
             FileToWrite(agent_dir / "settings.json", json.dumps(pi_settings, indent=2) + "\n"),
         )
-        path = os.pathsep.join([str(binary.parent), os.environ.get("PATH", "/usr/bin:/bin")])
-        env = base_env(request.dirs, path)
+        env = harness_env(request.dirs, binary)
         env.update(QUIET_ENV)
-        key_env = APIS[api].key_env
-        secrets = {k: v for k, v in request.credentials.items() if k == key_env and v}
+        secrets = passed_credentials(request.credentials, (APIS[api].key_env,))
         env.update(secrets)
         return LaunchPlan(
             argv=tuple(argv),
@@ -157,14 +145,12 @@ class PiAdapter:
             timeout_s=request.timeout_s,
             files=files,
             secret_env=frozenset(secrets),
-            stdin=request.prompt.encode(),
+            stdin=prompt.encode(),
         )
 
     def collect_native(self, dirs: ScratchDirs, dest: Path) -> None:
         """Copy `~/.pi/agent/sessions/` (one JSONL file per session)."""
-        source = dirs.home / ".pi" / "agent" / "sessions"
-        if source.is_dir():
-            shutil.copytree(source, dest / "sessions", symlinks=True, dirs_exist_ok=True)
+        copy_tree(dirs.home / ".pi" / "agent" / "sessions", dest / "sessions")
 
     def read_native(self, native_dir: Path) -> NativeCapture | None:
         return read_pi_logs(native_dir)

@@ -49,7 +49,7 @@ class _Filler:
         # A hard stop for self-referencing combinators; containers stop earlier (below).
         if not isinstance(schema, Mapping) or depth > 2 * _MAX_DEPTH:
             return None
-        schema = self._deref(schema, depth)
+        schema = self._deref(schema)
         if "const" in schema:
             return schema["const"]
         enum = schema.get("enum")
@@ -66,7 +66,7 @@ class _Filler:
             merged: dict[str, Any] = {}
             for part in all_of:
                 if isinstance(part, Mapping):
-                    merged.update(self._deref(part, depth))
+                    merged.update(self._deref(part))
             return self.value(merged, path, depth + 1)
         kind = _type_of(schema)
         if kind == "object":
@@ -85,7 +85,7 @@ class _Filler:
             return None
         return self._strings(path)
 
-    def _deref(self, schema: Mapping[str, Any], depth: int) -> Mapping[str, Any]:
+    def _deref(self, schema: Mapping[str, Any]) -> Mapping[str, Any]:
         for _ in range(_MAX_DEPTH):
             ref = schema.get("$ref")
             if not isinstance(ref, str) or not ref.startswith("#/"):

@@ -168,12 +168,10 @@ class ProxyServer:
             where = f"{self.config.host}:{self.config.port}"
             raise UsageError(f"cannot listen on {where}: {exc.strerror or exc}") from None
         self._runner, self._site = runner, site
-        server = site._server
-        assert server is not None
-        sockname = server.sockets[0].getsockname()  # type: ignore[attr-defined]
+        port = runner.addresses[0][1]  # the bound port, when 0 asked for any
         host = self.config.host
         shown = f"[{host}]" if ":" in host else host
-        self.url = f"http://{shown}:{sockname[1]}"
+        self.url = f"http://{shown}:{port}"
         return self.url
 
     async def stop(self, grace: float = 5.0) -> None:

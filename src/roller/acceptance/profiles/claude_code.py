@@ -13,14 +13,8 @@ from __future__ import annotations
 
 import json
 
-from roller.acceptance.scenarios import delegation_relations
+from roller.acceptance.scenarios import background_default, delegation_relations
 from roller.acceptance.spec import HarnessProfile, ScenarioOverride
-
-
-def _background(children: int) -> ScenarioOverride:
-    """The harness default is background: the launch acknowledgement is expected too."""
-    return ScenarioOverride(expect={"relations": delegation_relations(children, background=True)})
-
 
 RESTRICTED_AGENT = json.dumps(
     {
@@ -40,10 +34,10 @@ PROFILE = HarnessProfile(
         "fork": "the Agent tool of 2.1.332 has no history fork: a subagent starts from its prompt",
     },
     overrides={
-        "single": _background(1),
-        "parallel": _background(2),
-        "identical-prompts": _background(2),
-        "file-sharing": _background(1),
+        "single": background_default(1),
+        "parallel": background_default(2),
+        "identical-prompts": background_default(2),
+        "file-sharing": background_default(1),
         "tool-config": ScenarioOverride(
             options={"agents": RESTRICTED_AGENT},
             expect={

@@ -18,15 +18,8 @@
 
 from __future__ import annotations
 
-from roller.acceptance.scenarios import delegation_relations
+from roller.acceptance.scenarios import background_default, delegation_relations
 from roller.acceptance.spec import HarnessProfile, ScenarioOverride
-
-
-def _async(children: int, **expect: object) -> ScenarioOverride:
-    return ScenarioOverride(
-        expect={"relations": delegation_relations(children, background=True), **expect}
-    )
-
 
 PROFILE = HarnessProfile(
     harness="codex",
@@ -37,11 +30,10 @@ PROFILE = HarnessProfile(
         "acknowledgement; the result comes through wait_agent",
     },
     overrides={
-        "single": _async(1),
-        "parallel": _async(2),
-        "identical-prompts": _async(2),
-        "file-sharing": _async(1),
-        "background": _async(1),
+        "single": background_default(1),
+        "parallel": background_default(2),
+        "identical-prompts": background_default(2),
+        "file-sharing": background_default(1),
         "nested": ScenarioOverride(
             options={"max-depth": "2"},
             expect={"relations": delegation_relations(2, background=True)},

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import json
 
-from roller.acceptance.scenarios import delegation_relations
 from roller.acceptance.spec import HarnessProfile, ScenarioOverride
 
 RESTRICTED_AGENT = json.dumps(
@@ -47,7 +46,6 @@ PROFILE = HarnessProfile(
             mock="gemini-cli-tool-config.toml",
             options={"agents": RESTRICTED_AGENT},
             expect={
-                "relations": delegation_relations(1),
                 "child_tools": frozenset({"read_file", "complete_task"}),
                 "child_tools_differ": True,
                 "child_model_differs": True,

@@ -8,9 +8,10 @@ foreground default, no nesting, no background parameter) says so in its profile 
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
-from roller.acceptance.spec import Expect, Scenario, ToolResultExpect
+from roller.acceptance.spec import Expect, Scenario, ScenarioOverride, ToolResultExpect
 from roller.capture.models import RelationType
 from roller.errors import UsageError
 
@@ -35,8 +36,19 @@ def delegation_relations(children: int, background: bool = False) -> dict[Relati
     return dict.fromkeys(types, children)
 
 
-def _times(n: int) -> dict[RelationType, int]:
-    return delegation_relations(n)
+def delegating(children: int, max_depth: int = 1, *, background: bool = False) -> Expect:
+    """A run with `children` delegations of one kind, `max_depth` levels deep."""
+    return Expect(
+        children=children,
+        max_depth=max_depth,
+        relations=delegation_relations(children, background=background),
+    )
+
+
+def background_default(children: int) -> ScenarioOverride:
+    """For a harness that delegates in the background unless told otherwise: the
+    scenario's delegations also show the launch acknowledgement."""
+    return ScenarioOverride(expect={"relations": delegation_relations(children, background=True)})
 
 
 SCENARIOS: tuple[Scenario, ...] = (
@@ -44,31 +56,29 @@ SCENARIOS: tuple[Scenario, ...] = (
         name="single",
         mock="spawn-one",
         prompt="Use one subagent to reply with the word done, then tell me what it said.",
-        expect=Expect(children=1, max_depth=1, relations=_times(1)),
+        expect=delegating(1),
         summary="one subagent, the harness's default mode",
     ),
     Scenario(
         name="parallel",
         mock="spawn-two-parallel",
         prompt="Start two subagents at the same time; each replies with the word done.",
-        expect=Expect(children=2, max_depth=1, relations=_times(2)),
+        expect=delegating(2),
         summary="two subagents started in one response",
     ),
     Scenario(
         name="identical-prompts",
         mock="spawn-identical-prompts",
         prompt="Start two subagents at once with exactly the same task: reply with done.",
-        expect=Expect(children=2, max_depth=1, relations=_times(2), identical_children=True),
+        expect=replace(delegating(2), identical_children=True),
         summary="two subagents with the same prompt, told apart by evidence",
     ),
     Scenario(
         name="file-sharing",
         mock="spawn-file-sharing",
         prompt="Have a subagent write roller-shared into shared.txt, then read the file yourself.",
-        expect=Expect(
-            children=1,
-            max_depth=1,
-            relations=_times(1),
+        expect=replace(
+            delegating(1),
             root_tool_result=ToolResultExpect(contains="roller-shared", error=False),
         ),
         summary="the child writes a file the parent then reads",
@@ -86,12 +96,7 @@ SCENARIOS: tuple[Scenario, ...] = (
         name="tool-config",
         mock="tool-config.toml",
         prompt="Use the roller-restricted agent to reply with the word done.",
-        expect=Expect(
-            children=1,
-            max_depth=1,
-            relations=_times(1),
-            child_tools_differ=True,
-        ),
+        expect=replace(delegating(1), child_tools_differ=True),
         summary="the child is offered its own tool set; its calls record it as sent",
     ),
     Scenario(
@@ -105,40 +110,29 @@ SCENARIOS: tuple[Scenario, ...] = (
         name="nested",
         mock="spawn-nested",
         prompt="Use a subagent that itself uses a subagent; each replies with done.",
-        expect=Expect(children=2, max_depth=2, relations=_times(2)),
+        expect=delegating(2, max_depth=2),
         summary="root -> child -> grandchild",
     ),
     Scenario(
         name="background",
         mock="spawn-background",
         prompt="Start one subagent in the background to reply with done; report its answer.",
-        expect=Expect(
-            children=1,
-            max_depth=1,
-            relations=delegation_relations(1, background=True),
-        ),
+        expect=delegating(1, background=True),
         summary="an explicitly background subagent, completion by notification",
     ),
     Scenario(
         name="fork",
         mock="spawn-fork",
         prompt="Fork yourself into one subagent that keeps this conversation; it replies done.",
-        expect=Expect(
-            children=1,
-            max_depth=1,
-            relations=_times(1),
-            child_forked_from_root=True,
-        ),
+        expect=replace(delegating(1), child_forked_from_root=True),
         summary="a child started from a copy of its parent's history (Codex v2 warm fork)",
     ),
     Scenario(
         name="foreground",
         mock="spawn-foreground",
         prompt="Run one subagent in the foreground to reply with done; report its answer.",
-        expect=Expect(
-            children=1,
-            max_depth=1,
-            relations=_times(1),
+        expect=replace(
+            delegating(1),
             forbidden_relations=frozenset({"launch_acknowledged", "launch_ack_in_context"}),
         ),
         summary="an explicitly foreground subagent, result as the tool result",

@@ -10,7 +10,7 @@ import json
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 TAPE_VERSION = 1
 SEGMENT_PREFIX = "tape-"
@@ -29,17 +29,7 @@ Outcome = Literal[
     "proxy_shutdown",
     "proxy_error",
 ]
-OUTCOMES: tuple[Outcome, ...] = (
-    "ok",
-    "rejected",
-    "no_upstream",
-    "upstream_connect_error",
-    "upstream_disconnected",
-    "upstream_timeout",
-    "client_disconnected",
-    "proxy_shutdown",
-    "proxy_error",
-)
+OUTCOMES: tuple[Outcome, ...] = get_args(Outcome)
 
 FRAME_KINDS = frozenset({"seg", "req", "body", "resp", "chunk", "end"})
 META_KINDS = frozenset({"req", "resp", "end"})

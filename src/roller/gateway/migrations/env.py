@@ -8,7 +8,7 @@ the developer CLI path (`alembic -c alembic.ini ...`) builds an engine from the 
 from __future__ import annotations
 
 from alembic import context
-from sqlalchemy import create_engine
+from sqlalchemy import Connection, create_engine
 
 from roller.gateway.store.models import Base
 
@@ -16,9 +16,9 @@ config = context.config
 target_metadata = Base.metadata
 
 
-def _run(connection: object) -> None:
+def _run(connection: Connection) -> None:
     context.configure(
-        connection=connection,  # type: ignore[arg-type]
+        connection=connection,
         target_metadata=target_metadata,
         render_as_batch=True,  # SQLite alters tables by copying them
         compare_type=True,

@@ -39,9 +39,7 @@ WAL included). The reader is `roller.harnesses.codex.native.read_codex_native`.
 from __future__ import annotations
 
 import json
-import os
 import re
-import shutil
 import sqlite3
 from collections.abc import Mapping
 from pathlib import Path
@@ -55,10 +53,11 @@ from roller.harnesses.base import (
     NativeCapture,
     Pin,
     ScratchDirs,
-    base_env,
 )
 from roller.harnesses.codex.native import SESSIONS, read_codex_native
-from roller.harnesses.codex.state import COPY_ERROR_SUFFIX, STATE_DB, copy_state_db
+from roller.harnesses.codex.state import COPY_ERROR_SUFFIX, STATE_DB
+from roller.harnesses.launch import checked_launch, harness_env
+from roller.harnesses.native_files import copy_tree, snapshot_sqlite
 
 PROVIDER = "roller"
 KEY_ENV = "OPENAI_API_KEY"
@@ -133,12 +132,7 @@ def config_tables(request: LaunchRequest) -> dict[str, dict[str, str | bool | in
     return tables
 
 
-def _check_options(options: Mapping[str, str]) -> None:
-    unknown = sorted(set(options) - set(OPTIONS))
-    if unknown:
-        raise UsageError(
-            f"unknown codex option(s) {', '.join(unknown)} (known: {', '.join(OPTIONS)})"
-        )
+def _check_values(options: Mapping[str, str]) -> None:
     for key, allowed in OPTIONS.items():
         value = options.get(key)
         if value is not None and allowed is not None and value not in allowed:
@@ -185,22 +179,17 @@ class CodexAdapter:
         return self._plan(request, resume_thread=root_thread)
 
     def _plan(self, request: LaunchRequest, resume_thread: str | None) -> LaunchPlan:
-        if request.install_dir is None:
-            raise HarnessError("codex is not installed: run `roller harness install codex`")
-        if not request.prompt:
-            raise UsageError("codex needs a prompt")
-        _check_options(request.options)
+        binary, prompt = checked_launch(self.name, self.pin, request, OPTIONS)
+        _check_values(request.options)
         key = request.credentials.get(KEY_ENV)
         if not key:
             raise UsageError(f"codex reads its provider key from {KEY_ENV}; it is not set")
-        binary = request.install_dir / "node_modules" / ".bin" / self.pin.bin
         if resume_thread is None:
             argv = [str(binary), *EXEC_ARGS, "-"]
         else:
             argv = [str(binary), "exec", "resume", *EXEC_ARGS[1:], resume_thread, "-"]
         home = codex_home(request.dirs)
-        path = os.pathsep.join([str(binary.parent), os.environ.get("PATH", "/usr/bin:/bin")])
-        env = base_env(request.dirs, path)
+        env = harness_env(request.dirs, binary)
         env["CODEX_HOME"] = str(home)
         env[KEY_ENV] = key
         return LaunchPlan(
@@ -210,19 +199,17 @@ class CodexAdapter:
             timeout_s=request.timeout_s,
             files=(FileToWrite(home / "config.toml", render_config(config_tables(request))),),
             secret_env=frozenset({KEY_ENV}),
-            stdin=request.prompt.encode(),
+            stdin=prompt.encode(),
         )
 
     def collect_native(self, dirs: ScratchDirs, dest: Path) -> None:
         """Copy `sessions/` and a consistent snapshot of `state_5.sqlite`."""
         home = codex_home(dirs)
-        sessions = home / SESSIONS
-        if sessions.is_dir():
-            shutil.copytree(sessions, dest / SESSIONS, symlinks=True, dirs_exist_ok=True)
+        copy_tree(home / SESSIONS, dest / SESSIONS)
         state = home / STATE_DB
         if state.is_file():
             try:
-                copy_state_db(state, dest / STATE_DB)
+                snapshot_sqlite(state, dest / STATE_DB)
             except sqlite3.Error as exc:
                 # The reader reports the missing copy as a problem; say why here.
                 dest.mkdir(parents=True, exist_ok=True)

@@ -1,4 +1,4 @@
-"""Codex's thread index (`state_5.sqlite`): reading a consistent copy, and making one.
+"""Codex's thread index (`state_5.sqlite`): reading the consistent copy collect made.
 
 Checked against codex-cli 0.171.0. The database lives at `$CODEX_HOME/state_5.sqlite`
 in WAL mode (a `-wal`/`-shm` pair may sit beside it after Codex exits). Roller relies on:
@@ -7,11 +7,10 @@ in WAL mode (a `-wal`/`-shm` pair may sit beside it after Codex exits). Roller r
 - `thread_spawn_edges(parent_thread_id, child_thread_id PRIMARY KEY, status)`: one row
   per spawned thread (`status` stays `open` after a v1 child completes).
 
-Rules kept: the copy is made with SQLite's backup API (committed WAL content included,
-one consistent snapshot, never a torn file copy) and switched to a rollback journal so
-it is one self-contained file; the reader opens the copy read-only and immutable, so
-reading never writes beside it. A missing or unreadable database is a problem, not an
-exception.
+Rules kept: the copy is one self-contained file with the WAL's committed rows
+(`roller.harnesses.native_files.snapshot_sqlite`); the reader opens it read-only and
+immutable, so reading never writes beside it. A missing or unreadable database is a
+problem, not an exception.
 """
 
 from __future__ import annotations
@@ -50,27 +49,6 @@ class StateIndex:
     edges: dict[str, SpawnEdge]  # child thread id -> edge
 
 
-def copy_state_db(source: Path, dest: Path) -> None:
-    """A consistent single-file copy of `source` at `dest` (raises sqlite3.Error)."""
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    # Built beside the destination and renamed into place: a failed copy leaves nothing
-    # that could be read as an (empty) index.
-    partial = dest.with_name(f"{dest.name}.partial")
-    partial.unlink(missing_ok=True)
-    src = sqlite3.connect(f"{source.resolve().as_uri()}?mode=ro", uri=True)
-    try:
-        out = sqlite3.connect(partial)
-        try:
-            src.backup(out)
-            out.execute("PRAGMA journal_mode=DELETE")
-        finally:
-            out.close()
-        partial.replace(dest)
-    finally:
-        src.close()
-        partial.unlink(missing_ok=True)
-
-
 def _parent_from_source(source: str | None) -> str | None:
     try:
         data: Any = json.loads(source) if source else None
@@ -82,7 +60,7 @@ def _parent_from_source(source: str | None) -> str | None:
 
 
 def read_state_db(path: Path, problems: list[str]) -> StateIndex | None:
-    """The thread index from a copy made by `copy_state_db`, or None (with a problem)."""
+    """The thread index from a copy made by `snapshot_sqlite`, or None (with a problem)."""
     if not path.is_file():
         why = path.with_name(f"{path.name}{COPY_ERROR_SUFFIX}")
         detail = f" (copy failed: {why.read_text().strip()})" if why.is_file() else ""
