@@ -165,8 +165,6 @@ def build_capture(
     def new_relation_id() -> str:
         return f"rel-{scope}-{next(relation_counter):05d}"
 
-    # Relations are built twice only in the sense that retention must be known for
-    # evidence flags; compute capture completeness without them first.
     calls_partial = any(p[0] != "complete" for p in per_call)
     lifecycle_open = lc.status in ("pending", "unknown")
     child_failed = any(d.state == "failed" for d in attributed.participants)
@@ -180,15 +178,13 @@ def build_capture(
         partial = calls_partial or bool(capture_errors) or lifecycle_open or relations_unknown
         return execution != "completed" or partial or call_failed or child_failed
 
-    index = CallIndex(decoded, call_ids, owners, pids, raw_retained=True, tool_ids=tool_ids)
-    probe = bind_native(index, native, new_relation_id) if native is not None else []
-    relations_unknown = any(r.status == "unknown" for r in probe)
-    retained = decide_retention(relations_unknown)
-
-    relation_counter = count(1)
-    index = CallIndex(decoded, call_ids, owners, pids, raw_retained=retained, tool_ids=tool_ids)
+    index = CallIndex(decoded, call_ids, owners, pids, tool_ids=tool_ids)
     relations = bind_native(index, native, new_relation_id) if native is not None else []
+    relations_unknown = any(r.status == "unknown" for r in relations)
     relations += derive_in_context(index, native, new_relation_id, relations)
+    retained = decide_retention(relations_unknown)
+    if not retained:
+        relations = [_without_native_sources(r) for r in relations]
     if relations_unknown:
         capture_errors.append(
             CaptureErrorRecord(
@@ -397,3 +393,12 @@ def _redacted_names(redacted: object) -> list[str]:
     if isinstance(redacted, list):
         return [str(x) for x in redacted]
     return []
+
+
+def _without_native_sources(relation: RelationRecord) -> RelationRecord:
+    """The relation as it reads once raw/ (and the native logs in it) is cleaned."""
+    evidence = [
+        e.model_copy(update={"retained": False}) if e.source.startswith("native:") else e
+        for e in relation.evidence
+    ]
+    return relation.model_copy(update={"evidence": evidence})

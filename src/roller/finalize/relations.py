@@ -41,7 +41,6 @@ class CallIndex:
     call_ids: Sequence[str]
     owners: Sequence[str | None]  # participant key per call (None when not attributed)
     participant_ids: Mapping[str, str]  # participant key -> participant id
-    raw_retained: bool
     tool_ids: Sequence[ToolIds] = ()  # per call (`tool_refs_of`); empty: the wire's own ids
 
     def emitted(self, i: int) -> list[tuple[ToolCall, str | None]]:
@@ -109,8 +108,9 @@ def text_in_request(call: DecodedCall, text: str) -> bool:
     return any(needle in _norm(fragment) for fragment in call.texts)
 
 
-def _evidence(items: Sequence[NativeEvidence], retained: bool) -> list[Evidence]:
-    return [Evidence(source=f"native:{e.path}", ref=e.ref, retained=retained) for e in items]
+def _evidence(items: Sequence[NativeEvidence]) -> list[Evidence]:
+    """Native sources as retained; assembly clears the flag when raw/ will be cleaned."""
+    return [Evidence(source=f"native:{e.path}", ref=e.ref, retained=True) for e in items]
 
 
 def _call_evidence(call_id: str, ref: str | None) -> Evidence:
@@ -204,7 +204,7 @@ def bind_native(
                 # A notification proves delivery only with the response that answered it.
                 established = False
                 notes.append("the native log names no response answering the notification")
-        ev = _evidence(rel.evidence, index.raw_retained)
+        ev = _evidence(rel.evidence)
         for i in (source, target):
             if i is not None:
                 ev.append(_call_evidence(index.call_ids[i], index.calls[i].response_id))
