@@ -89,6 +89,7 @@ def read_chat(path: Path, rel: str, problems: list[str]) -> Chat | None:
             problems.append(f"{rel}:{n}: not JSON")
             continue
         if not isinstance(record, dict):
+            problems.append(f"{rel}:{n}: not a JSON object")
             continue
         if isinstance(record.get("sessionId"), str) and "projectHash" in record:
             header = header or record

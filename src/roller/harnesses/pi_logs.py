@@ -66,6 +66,7 @@ def _assistants(
             problems.append(f"{rel}:{n}: not JSON")
             continue
         if not isinstance(entry, dict):
+            problems.append(f"{rel}:{n}: not a JSON object")
             continue
         if entry.get("type") == "session":
             if entry.get("version") != SESSION_VERSION:
