@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import signal
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import get_args
 
@@ -12,7 +14,7 @@ from rich.console import Console
 
 from roller.capture.models import Retention
 from roller.capture.reader import read_attempt
-from roller.collect.session import CollectRequest, collect
+from roller.collect.session import CollectRequest, CollectResult, collect
 from roller.errors import UsageError
 from roller.harnesses import HARNESSES
 from roller.view.render import render_tree
@@ -132,10 +134,12 @@ def command(
     )
     err = Console(stderr=True, highlight=False)
     with err.status("starting…") as status:
-        result = asyncio.run(collect(request, progress=status.update))
+        result = asyncio.run(_collect_until_interrupted(request, status.update))
     launch = result.launch
     if launch.launch_error:
         err.print(f"[red]the harness could not start:[/] {launch.launch_error}")
+    elif launch.stopped:
+        err.print("[yellow]stopped on request; the capture of what ran so far is below[/]")
     elif launch.timed_out:
         err.print(f"[yellow]the harness timed out after {timeout_s:.0f}s and was stopped[/]")
     elif launch.exit_code != 0:
@@ -160,4 +164,28 @@ def command(
     m = result.manifest
     ok = m.execution_status == "completed" and m.capture_status == "complete"
     sys.stdout.flush()
+    if launch.stopped:
+        return 130
     return 0 if ok else 1
+
+
+async def _collect_until_interrupted(
+    request: CollectRequest, progress: Callable[[str], None]
+) -> CollectResult:
+    """The first Ctrl-C (or SIGTERM) stops the harness and still publishes the capture;
+    a second one interrupts roller itself."""
+    loop = asyncio.get_running_loop()
+    stop = asyncio.Event()
+
+    def first_signal() -> None:
+        stop.set()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.remove_signal_handler(sig)
+
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, first_signal)
+    try:
+        return await collect(request, progress=progress, stop=stop)
+    finally:
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.remove_signal_handler(sig)

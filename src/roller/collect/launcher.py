@@ -30,6 +30,7 @@ class LaunchResult:
     launch_error: str | None
     started_ns: int
     ended_ns: int
+    stopped: bool = False  # ended early on request (the user's Ctrl-C)
 
 
 def write_plan_record(plan: LaunchPlan, path: Path) -> None:
@@ -49,7 +50,22 @@ def _kill_group(proc: asyncio.subprocess.Process, sig: int) -> None:
         os.killpg(proc.pid, sig)
 
 
-async def run_plan(plan: LaunchPlan, output_dir: Path) -> LaunchResult:
+async def _stop_group(proc: asyncio.subprocess.Process) -> None:
+    """SIGTERM the harness's process group, then SIGKILL it after a grace period."""
+    _kill_group(proc, signal.SIGTERM)
+    try:
+        await asyncio.wait_for(proc.wait(), timeout=_KILL_GRACE_S)
+    except TimeoutError:
+        _kill_group(proc, signal.SIGKILL)
+        await proc.wait()
+
+
+async def run_plan(
+    plan: LaunchPlan, output_dir: Path, stop: asyncio.Event | None = None
+) -> LaunchResult:
+    """Run the plan to its end, its timeout, or until `stop` is set (the user's Ctrl-C):
+    a stopped or timed-out harness is ended with its whole process group and reported
+    with no exit code, so the capture says `interrupted` instead of losing the run."""
     output_dir.mkdir(parents=True, exist_ok=True)
     for f in plan.files:
         f.path.parent.mkdir(parents=True, exist_ok=True)
@@ -81,17 +97,20 @@ async def run_plan(plan: LaunchPlan, output_dir: Path) -> LaunchResult:
             proc.stdin.write(plan.stdin)
             await proc.stdin.drain()
             proc.stdin.close()
-        timed_out = False
+        timed_out = stopped = False
+        waiters = {asyncio.ensure_future(proc.wait())}
+        if stop is not None:
+            waiters.add(asyncio.ensure_future(stop.wait()))
         try:
-            await asyncio.wait_for(proc.wait(), timeout=plan.timeout_s)
-        except TimeoutError:
-            timed_out = True
-            _kill_group(proc, signal.SIGTERM)
-            try:
-                await asyncio.wait_for(proc.wait(), timeout=_KILL_GRACE_S)
-            except TimeoutError:
-                _kill_group(proc, signal.SIGKILL)
-                await proc.wait()
+            done, pending = await asyncio.wait(
+                waiters, timeout=plan.timeout_s, return_when=asyncio.FIRST_COMPLETED
+            )
+            for task in pending:
+                task.cancel()
+            if proc.returncode is None:
+                timed_out = not done
+                stopped = bool(done)
+                await _stop_group(proc)
         except asyncio.CancelledError:
             _kill_group(proc, signal.SIGKILL)
             await proc.wait()
@@ -100,9 +119,10 @@ async def run_plan(plan: LaunchPlan, output_dir: Path) -> LaunchResult:
         _kill_group(proc, signal.SIGKILL)
     code = proc.returncode
     return LaunchResult(
-        exit_code=None if timed_out or (code is not None and code < 0) else code,
+        exit_code=None if timed_out or stopped or (code is not None and code < 0) else code,
         timed_out=timed_out,
         launch_error=None,
         started_ns=started,
         ended_ns=time.time_ns(),
+        stopped=stopped,
     )

@@ -96,8 +96,12 @@ def base_urls(proxy_url: str) -> dict[str, str]:
 
 
 async def collect(
-    request: CollectRequest, progress: Callable[[str], None] = lambda _m: None
+    request: CollectRequest,
+    progress: Callable[[str], None] = lambda _m: None,
+    stop: asyncio.Event | None = None,
 ) -> CollectResult:
+    """Collect one attempt. Setting `stop` ends the harness early; the attempt is still
+    drained, finalized and published (its execution then says `interrupted`)."""
     adapter = adapter_for(request.harness)
     if request.capture_calls and not request.api_base:
         raise UsageError("--capture-calls requires an explicit --api-base")
@@ -176,7 +180,7 @@ async def collect(
         )
         progress(f"running {adapter.name} (timeout {request.timeout_s:.0f}s)…")
         started = time.monotonic()
-        launch = await _run_with_progress(plan, attempt, proxy, progress, started)
+        launch = await _run_with_progress(plan, attempt, proxy, progress, started, stop)
         progress("draining the proxy…")
         await proxy.wait_idle(_DRAIN_S)
     finally:
@@ -211,10 +215,12 @@ async def _run_with_progress(
     proxy: ProxyServer,
     progress: Callable[[str], None],
     started: float,
+    stop: asyncio.Event | None,
 ) -> LaunchResult:
-    task = asyncio.create_task(run_plan(plan, attempt.harness_output))
+    task = asyncio.create_task(run_plan(plan, attempt.harness_output, stop))
     while not task.done():
         await asyncio.wait({task}, timeout=0.5)
         elapsed = time.monotonic() - started
-        progress(f"running… {elapsed:4.0f}s, {proxy.exchanges} model call(s) so far")
+        state = "stopping" if stop is not None and stop.is_set() else "running"
+        progress(f"{state}… {elapsed:4.0f}s, {proxy.exchanges} model call(s) so far")
     return task.result()
