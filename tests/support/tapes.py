@@ -34,6 +34,7 @@ def write_exchange(
     path: str = "/v1/messages",
     status: int = 200,
     roller: dict[str, str] | None = None,
+    t: int | None = None,
 ) -> str:
     xid = tape.begin()
     tape.request(
@@ -47,6 +48,7 @@ def write_exchange(
             "roller": roller or {},
             "upstream": "http://127.0.0.1:1",
         },
+        t=t,
     )
     tape.request_body(xid, json.dumps(body).encode())
     tape.response(

@@ -8,7 +8,9 @@ A capture is valid when:
 - statuses agree with the rules in `roller.capture.statuses`;
 - no reference (raw_path, retained evidence) points at a missing file, and raw bodies
   still hash to what the records say;
-- counts, lifecycle and the capture status agree with the records.
+- counts, lifecycle and the capture status agree with the records;
+- a multi-turn manifest's turns are numbered 1..n, name existing calls, each at most
+  once, and an attempt whose turns did not all complete does not say `completed`.
 Each violation is a typed `Problem`; nothing is fixed or skipped silently.
 """
 
@@ -68,6 +70,8 @@ def validate_attempt(paths: AttemptPaths) -> ValidationReport:
         problems += _check_relations(paths, manifest, relations, calls or [])
     if calls is not None and relations is not None:
         problems += _check_manifest_summary(paths, manifest, calls, relations)
+    if calls is not None:
+        problems += _check_turns(manifest, calls)
     return ValidationReport(paths, problems, False)
 
 
@@ -354,4 +358,35 @@ def _check_manifest_summary(
                     "complete although " + ", ".join(reasons),
                 )
             )
+    return problems
+
+
+def _check_turns(manifest: Manifest, calls: list[CallRecord]) -> list[Problem]:
+    if manifest.turns is None:
+        return []
+    problems: list[Problem] = []
+    numbers = [t.turn for t in manifest.turns]
+    if numbers != list(range(1, len(numbers) + 1)):
+        problems.append(Problem("turns_inconsistent", "manifest turns", f"numbered {numbers}"))
+    known = {c.call_id for c in calls}
+    listed = [cid for t in manifest.turns for cid in t.call_ids]
+    for dup in _duplicates(listed):
+        problems.append(Problem("duplicate_id", f"call {dup}", "listed in two turns"))
+    for t in manifest.turns:
+        where = f"manifest turn {t.turn}"
+        for cid in t.call_ids:
+            if cid not in known:
+                problems.append(Problem("dangling_call", where, f"call {cid} is not in calls"))
+        if t.execution_status == "not_run" and t.call_ids:
+            problems.append(Problem("turns_inconsistent", where, "not run, yet it has calls"))
+    if manifest.execution_status == "completed" and any(
+        t.execution_status != "completed" for t in manifest.turns
+    ):
+        problems.append(
+            Problem(
+                "status_inconsistent",
+                "manifest execution_status",
+                "completed although a turn did not complete",
+            )
+        )
     return problems

@@ -43,6 +43,8 @@ Retention = Literal["on-error", "full", "off"]
 CallKind = Literal["generation", "token_count", "model_list", "other"]
 LifecycleStatus = Literal["complete", "pending", "unknown", "unsupported"]
 SubtaskCapability = Literal["supported", "not_available_in_bundled_profile", "unknown"]
+# One turn of a multi-turn sample: how its harness run ended, or that it never ran.
+TurnStatus = Literal["completed", "failed", "interrupted", "not_run"]
 OutputCoverage = Literal[
     "per_message_id",
     "per_session_assistant_count",
@@ -69,6 +71,12 @@ ExportBlock = Literal[
 
 class _Record(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True, populate_by_name=True)
+
+
+def _absent(value: object) -> bool:
+    """An optional field added after v1 shipped is left out when unset, so a record that
+    does not use it is byte for byte what it was before the field existed."""
+    return value is None
 
 
 Header = tuple[str, str]
@@ -382,6 +390,29 @@ class Counts(_Record):
     participants: int = Field(description="Participants in the manifest.")
 
 
+class TurnRecord(_Record):
+    """One harness run of a multi-turn sample (`roller collect --prompt A --prompt B`)."""
+
+    turn: int = Field(description="1-based turn number; turn n was given the n-th prompt.")
+    execution_status: TurnStatus = Field(
+        description="How this turn's harness run ended, or `not_run` when roller stopped "
+        "before it (an earlier turn did not complete, or its root was not confirmed)."
+    )
+    exit_code: int | None = Field(description="Harness exit code; null when killed or not run.")
+    started_at: str | None = Field(description="When the turn was launched (RFC 3339).")
+    ended_at: str | None = Field(description="When the turn's harness ended (RFC 3339).")
+    resumed_root: str | None = Field(
+        description="The native id of the root conversation this turn resumed (Claude Code "
+        "session id, OpenCode session id, Codex thread id), confirmed from the native logs "
+        "after the previous turn; null for the first turn and for a turn not run."
+    )
+    call_ids: list[str] = Field(
+        description="Calls whose request reached the proxy after this turn was launched "
+        "and before the next one was (turns run one at a time, each drained first)."
+    )
+    problem: str | None = Field(description="Why the turn failed or did not run.")
+
+
 class Manifest(_Record):
     """`roller.capture/v1`: one attempt of one sample. Written last, atomically."""
 
@@ -408,6 +439,12 @@ class Manifest(_Record):
         description="sha256, size and line count of each formal file "
         "(calls.jsonl, relations.jsonl)."
     )
+    turns: list[TurnRecord] | None = Field(
+        default=None,
+        exclude_if=_absent,
+        description="The harness run of each turn of a multi-turn sample, in order; absent "
+        "for a single prompt. The top-level times and exit code span all turns run.",
+    )
 
 
 class RunConfig(_Record):
@@ -431,6 +468,30 @@ class SampleInfo(_Record):
     prompt: str | None = Field(description="The prompt given to the harness, if any.")
     command: list[str] | None = Field(description="The command run (generic harness).")
     created_at: str = Field(description="When the sample was created (RFC 3339).")
+    follow_up_prompts: list[str] | None = Field(
+        default=None,
+        exclude_if=_absent,
+        description="The prompts of the later turns of a multi-turn sample, in order; each "
+        "resumes the conversation `prompt` started. Absent for a single prompt.",
+    )
+
+
+class TurnInputs(_Record):
+    """One turn of a multi-turn attempt, as `roller collect` ran it."""
+
+    turn: int = Field(description="1-based turn number.")
+    resumed_root: str | None = Field(
+        description="The confirmed native root id this turn resumed; null for turn 1."
+    )
+    started_ns: int | None = Field(
+        description="When roller launched this turn (wall clock ns, the clock of the tape's "
+        "frame times); null when the turn did not run."
+    )
+    ended_ns: int | None = Field(description="When this turn's harness ended (ns).")
+    exit_code: int | None = Field(description="Exit code; null when killed or not run.")
+    timed_out: bool = Field(description="Whether roller killed this turn at its timeout.")
+    launch_error: str | None = Field(description="Why this turn could not be started.")
+    not_run: str | None = Field(description="Why this turn did not run, when it did not.")
 
 
 class AttemptInputs(_Record):
@@ -451,3 +512,9 @@ class AttemptInputs(_Record):
     exit_code: int | None = Field(description="Exit code; null when killed or not started.")
     timed_out: bool = Field(description="Whether roller killed the harness at its timeout.")
     launch_error: str | None = Field(description="Why the harness could not be started.")
+    turns: list[TurnInputs] | None = Field(
+        default=None,
+        exclude_if=_absent,
+        description="Each turn of a multi-turn sample as run; absent for a single prompt. "
+        "The fields above then describe the last turn run (times: first start, last end).",
+    )

@@ -28,7 +28,6 @@ from roller.capture.models import (
     Counts,
     EmittedToolRef,
     Evidence,
-    ExecutionStatus,
     ExportBlock,
     ExportStatus,
     IdentityStatus,
@@ -58,6 +57,7 @@ from roller.finalize.relations import (
     derive_in_context,
     tool_refs_of,
 )
+from roller.finalize.turns import attempt_execution, turn_records
 from roller.harnesses.base import NativeCapture
 
 
@@ -74,14 +74,6 @@ def rfc3339(ns: int | None) -> str | None:
         return None
     dt = datetime.fromtimestamp(ns / 1e9, tz=UTC)
     return dt.strftime("%Y-%m-%dT%H:%M:%S.%f") + "Z"
-
-
-def _harness_execution(inputs: AttemptInputs) -> ExecutionStatus:
-    if inputs.timed_out or (inputs.exit_code is None and inputs.launch_error is None):
-        return "interrupted"
-    if inputs.launch_error is not None or inputs.exit_code != 0:
-        return "failed"
-    return "completed"
 
 
 def _status_inputs(call: DecodedCall, identity_status: IdentityStatus, errors: int) -> StatusInputs:
@@ -136,7 +128,7 @@ def build_capture(
 
     coverage = check_coverage(decoded, owners, native)
     lc = lifecycle(native, pids)
-    execution = _harness_execution(inputs)
+    execution = attempt_execution(inputs)
     unattributed = sum(
         1
         for call, a in zip(decoded, attributed.calls, strict=True)
@@ -159,6 +151,10 @@ def build_capture(
         )
     if inputs.launch_error:
         capture_errors.append(CaptureErrorRecord(code="launch_error", message=inputs.launch_error))
+    turns, turn_errors = turn_records(
+        inputs, [d.exchange.request_time_ns for d in decoded], call_ids, rfc3339
+    )
+    capture_errors += turn_errors
 
     relation_counter = count(1)
 
@@ -275,6 +271,7 @@ def build_capture(
             participants=len(participants),
         ),
         files={},
+        turns=turns,
     )
     return FinalizedCapture(records, relations, manifest, bodies)
 
