@@ -9,6 +9,8 @@ things and nothing else:
    into the attempt's `raw/native/` (the only I/O an adapter does after the run);
 4. `read_native(native_dir) -> NativeCapture`: a pure reader of those copies. Its
    docstring states the log location and shape it was checked against.
+Optionally, `ResumableAdapter` (two methods): continuing the conversation in a later
+turn, for `roller collect --prompt A --prompt B`, from the root id the native logs confirm.
 
 `NativeCapture` carries facts, not decisions: finalize (common to all harnesses) joins
 them to HTTP calls, decides statuses and relations, and writes the files. An adapter
@@ -20,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal, Protocol
+from typing import Literal, Protocol, runtime_checkable
 
 from roller.capture.models import LifecycleStatus, OutputCoverage, RelationType, SubtaskCapability
 
@@ -230,4 +232,31 @@ class HarnessAdapter(Protocol):
 
     def read_native(self, native_dir: Path) -> NativeCapture | None:
         """The native facts, or None when this harness keeps no native logs (generic)."""
+        ...
+
+
+@runtime_checkable
+class ResumableAdapter(Protocol):
+    """Optional: a harness that can continue its conversation in a later turn.
+
+    `roller collect --prompt A --prompt B` launches turn 1 with `launch_plan`; once the
+    harness exited and the proxy drained, it copies the native logs (`collect_native`),
+    reads them (`read_native`), asks `confirmed_root` for the root conversation's id and
+    launches the next prompt with `resume_plan` in the same scratch dirs, through the
+    same proxy. The id comes from the native logs only: never "the most recent session"
+    (`--continue`, `resume --last`), which may be a subagent's, never a time or an order.
+    An adapter without these methods runs one prompt; more is a usage error.
+    """
+
+    def confirmed_root(self, native: NativeCapture | None) -> str:
+        """The native id of the one root conversation the logs confirm (Claude Code's
+        session id, OpenCode's root session id, Codex's root thread id).
+
+        Raises `HarnessError` when they confirm none: no logs, no root or several, or
+        native problems (logs that disagree confirm nothing).
+        """
+        ...
+
+    def resume_plan(self, request: LaunchRequest, root: str) -> LaunchPlan:
+        """The launch of `request.prompt` as the next turn of the conversation `root`."""
         ...

@@ -20,6 +20,12 @@ them). Without `--capture-calls`, `--disallowedTools Agent` removes the delegati
 from every request. `--option` keys: `allowed-tools`, `permission-mode`, `agents` (JSON
 for `--agents`, e.g. a subagent with its own tool set), `max-turns`.
 
+Multi-turn (`ResumableAdapter`): a later turn is `claude -p … --resume <session id>`, the
+prompt on stdin again, in the same scratch HOME. Checked with 2.1.332: the session keeps
+its id, the turn is appended to the same main transcript, and its first request carries
+the earlier turns' messages. The id is the one main transcript's (`confirmed_root`),
+never `--continue` (the most recent session).
+
 Native logs: `~/.claude/projects/` is copied to `raw/native/projects/`; their location
 and shape are in `roller.harnesses.claude_code_transcripts` (parsing), the facts drawn
 from them in `roller.harnesses.claude_code_logs` (the reader). Identity: a call's provider
@@ -31,6 +37,7 @@ response id (`msg_…`) equals an assistant `message.id` in exactly one transcri
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -39,6 +46,7 @@ from roller.harnesses.base import LaunchPlan, LaunchRequest, NativeCapture, Pin,
 from roller.harnesses.claude_code_logs import read_claude_code_logs
 from roller.harnesses.launch import checked_launch, harness_env, passed_credentials
 from roller.harnesses.native_files import copy_tree
+from roller.harnesses.resume import confirmed_id, confirmed_root_participant, resume_id
 
 # Everything that is not a model call, off (see the module docstring).
 QUIET_ENV: Mapping[str, str] = {
@@ -52,6 +60,9 @@ HEADLESS_ARGS: tuple[str, ...] = ("-p", "--output-format", "stream-json", "--ver
 CREDENTIAL_ENV: tuple[str, ...] = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
 DELEGATION_TOOL = "Agent"
 DEFAULT_ALLOWED_TOOLS = "Bash,Read,Write,Edit"
+
+# Claude Code session ids are UUIDs (the main transcript's file name).
+_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 
 # --option KEY -> the flag it becomes (the value passed as the flag's argument).
 OPTION_FLAGS: Mapping[str, str] = {
@@ -76,6 +87,19 @@ class ClaudeCodeAdapter:
     coverage_basis: OutputCoverage = "per_message_id"
 
     def launch_plan(self, request: LaunchRequest) -> LaunchPlan:
+        return self._plan(request, resume_session=None)
+
+    def confirmed_root(self, native: NativeCapture | None) -> str:
+        """The session id of the one main transcript (its file name, which every line of
+        it repeats; the reader reports a line naming another session as a problem)."""
+        root = confirmed_root_participant(self.name, native)
+        return confirmed_id(self.name, "session id", root.native_ids.get("session_id"), _UUID)
+
+    def resume_plan(self, request: LaunchRequest, root: str) -> LaunchPlan:
+        """`claude -p … --resume <session id>`: the same session, its transcript appended."""
+        return self._plan(request, resume_session=resume_id(self.name, "session id", root, _UUID))
+
+    def _plan(self, request: LaunchRequest, resume_session: str | None) -> LaunchPlan:
         binary, prompt = checked_launch(self.name, self.pin, request, OPTION_FLAGS)
         argv = [str(binary), *HEADLESS_ARGS]
         options = {**OPTION_DEFAULTS, **request.options}
@@ -87,6 +111,8 @@ class ClaudeCodeAdapter:
             argv += ["--disallowedTools", DELEGATION_TOOL]
         if request.model:
             argv += ["--model", request.model]
+        if resume_session is not None:
+            argv += ["--resume", resume_session]
 
         env = harness_env(request.dirs, binary)
         env.update(QUIET_ENV)

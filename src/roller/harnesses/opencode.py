@@ -34,6 +34,12 @@ Launch (a plan as data; `roller.collect` runs it):
   for byte. (Argv is worse: an argument with spaces is wrapped in literal quotes, and
   splitting the prompt into words loses its newlines.)
 
+Multi-turn (`ResumableAdapter`): a later turn is the same command plus `--session <id>`,
+the prompt on stdin again, in the same scratch HOME. Checked with 1.18.33: the turn is
+added to that session (no second title request: the session already has its title), and
+its request carries the earlier turns' messages. The id is the one root session of the
+store (`confirmed_root`), never `--continue` (the most recent session, maybe a child).
+
 Native logs (`collect_native`, after the process has exited): the SQLite store
 `~/.local/share/opencode/opencode.db` is in WAL mode and most rows are still in
 `opencode.db-wal`, so `opencode.db`, `-wal` and `-shm` are first copied together into a
@@ -49,6 +55,7 @@ Native reading: `opencode_store.read_store` (rows) and `opencode_native.native_c
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -67,6 +74,7 @@ from roller.harnesses.launch import checked_launch, harness_env, passed_credenti
 from roller.harnesses.native_files import copy_sqlite_parts, copy_tree, snapshot_sqlite
 from roller.harnesses.opencode_native import native_capture
 from roller.harnesses.opencode_store import DB_NAME, read_store
+from roller.harnesses.resume import confirmed_id, confirmed_root_participant, resume_id
 
 PROVIDER = "roller"
 # Asked for when the user names no model. Any name works with the mock model; for a real
@@ -87,6 +95,8 @@ QUIET_ENV: dict[str, str] = {
     "npm_config_registry": DEAD_REGISTRY,
 }
 RUN_FLAGS = ("--format", "json", "--print-logs", "--log-level", "INFO")
+# OpenCode session ids: `ses_` and 26 base-62 characters (1.18.33).
+_SESSION_ID = re.compile(r"ses_[0-9A-Za-z]{8,64}")
 # Launch options (`roller collect --option KEY=VALUE`).
 OPTIONS: dict[str, str] = {
     "agents": "JSON: OpenCode `agent` config entries (custom subagents with their own "
@@ -176,6 +186,20 @@ class OpenCodeAdapter:
     coverage_basis: OutputCoverage = "per_session_assistant_count"
 
     def launch_plan(self, request: LaunchRequest) -> LaunchPlan:
+        return self._plan(request, resume_session=None)
+
+    def confirmed_root(self, native: NativeCapture | None) -> str:
+        """The id of the one session row without a parent (the store's root)."""
+        root = confirmed_root_participant(self.name, native)
+        return confirmed_id(self.name, "session id", root.key, _SESSION_ID)
+
+    def resume_plan(self, request: LaunchRequest, root: str) -> LaunchPlan:
+        """`opencode run … --session <root session id>`: the next turn of that session."""
+        return self._plan(
+            request, resume_session=resume_id(self.name, "session id", root, _SESSION_ID)
+        )
+
+    def _plan(self, request: LaunchRequest, resume_session: str | None) -> LaunchPlan:
         binary, prompt = checked_launch(self.name, self.pin, request, OPTIONS)
         model = request.model or DEFAULT_MODEL
         secrets = passed_credentials(request.credentials, (KEY_ENV,))
@@ -190,8 +214,9 @@ class OpenCodeAdapter:
         env = harness_env(request.dirs, binary)
         env.update(QUIET_ENV)
         env.update(secrets)
+        resume = ("--session", resume_session) if resume_session is not None else ()
         return LaunchPlan(
-            argv=(str(binary), "run", "--model", f"{PROVIDER}/{model}", *RUN_FLAGS),
+            argv=(str(binary), "run", "--model", f"{PROVIDER}/{model}", *RUN_FLAGS, *resume),
             env=env,
             cwd=request.dirs.work,
             timeout_s=request.timeout_s,

@@ -45,7 +45,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from roller.capture.models import OutputCoverage, SubtaskCapability
-from roller.errors import HarnessError, UsageError
+from roller.errors import UsageError
 from roller.harnesses.base import (
     FileToWrite,
     LaunchPlan,
@@ -58,6 +58,7 @@ from roller.harnesses.codex.native import SESSIONS, read_codex_native
 from roller.harnesses.codex.state import COPY_ERROR_SUFFIX, STATE_DB
 from roller.harnesses.launch import checked_launch, harness_env
 from roller.harnesses.native_files import copy_tree, snapshot_sqlite
+from roller.harnesses.resume import confirmed_id, confirmed_root_participant, resume_id
 
 PROVIDER = "roller"
 KEY_ENV = "OPENAI_API_KEY"
@@ -142,23 +143,15 @@ def _check_values(options: Mapping[str, str]) -> None:
         raise UsageError("codex option max-depth must be an integer from 1 to 8")
 
 
-def confirmed_root_thread(native: NativeCapture) -> str:
+def confirmed_root_thread(native: NativeCapture | None) -> str:
     """The root thread id the native logs confirm, for `codex exec resume`.
 
-    Exactly one root participant, with no native problem: anything else is an error,
-    because resuming a guessed thread would continue the wrong conversation.
+    Exactly one root participant, with no native problem (`roller.harnesses.resume`):
+    anything else is an error, because resuming a guessed thread would continue the
+    wrong conversation.
     """
-    roots = [p.key for p in native.participants if p.role == "root"]
-    if len(roots) != 1:
-        raise HarnessError(f"codex: {len(roots)} root threads in the native logs, cannot resume")
-    if native.problems:
-        raise HarnessError(
-            "codex: the native logs disagree, the root thread is not confirmed: "
-            + "; ".join(native.problems[:3])
-        )
-    if not _UUID.match(roots[0]):
-        raise HarnessError(f"codex: root thread id {roots[0]!r} is not a thread uuid")
-    return roots[0]
+    root = confirmed_root_participant("codex", native)
+    return confirmed_id("codex", "thread uuid", root.key, _UUID)
 
 
 class CodexAdapter:
@@ -172,11 +165,12 @@ class CodexAdapter:
         """The first turn: `codex exec … -` with the prompt on stdin."""
         return self._plan(request, resume_thread=None)
 
-    def resume_plan(self, request: LaunchRequest, root_thread: str) -> LaunchPlan:
+    def confirmed_root(self, native: NativeCapture | None) -> str:
+        return confirmed_root_thread(native)
+
+    def resume_plan(self, request: LaunchRequest, root: str) -> LaunchPlan:
         """A later turn in the same scratch HOME: resume the confirmed root thread."""
-        if not _UUID.match(root_thread):
-            raise UsageError(f"codex: {root_thread!r} is not a thread uuid")
-        return self._plan(request, resume_thread=root_thread)
+        return self._plan(request, resume_thread=resume_id("codex", "thread uuid", root, _UUID))
 
     def _plan(self, request: LaunchRequest, resume_thread: str | None) -> LaunchPlan:
         binary, prompt = checked_launch(self.name, self.pin, request, OPTIONS)
