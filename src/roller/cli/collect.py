@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import signal
 import sys
 from collections.abc import Callable
@@ -40,7 +41,20 @@ DEFAULT_API_BASE = "mock:plain"
 )
 @click.option("--run-dir", required=True, type=click.Path(path_type=Path), help="Run directory.")
 @click.option("--sample-id", default="sample-0001", show_default=True, help="Sample id.")
-@click.option("--prompt", help="The task given to the harness.")
+@click.option(
+    "--prompt",
+    "prompts",
+    multiple=True,
+    help="The task given to the harness. Repeat it for a multi-turn conversation: each "
+    "later prompt resumes the same conversation (claude-code, opencode, codex), and the "
+    "whole conversation is one capture.",
+)
+@click.option(
+    "--prompts-file",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="A JSON list of strings, one prompt per turn, instead of --prompt (a prompt may "
+    "span lines).",
+)
 @click.option(
     "--capture-calls",
     is_flag=True,
@@ -60,7 +74,7 @@ DEFAULT_API_BASE = "mock:plain"
     type=float,
     default=300.0,
     show_default=True,
-    help="Kill the harness after this many seconds.",
+    help="Kill the harness after this many seconds (each turn, when there are several).",
 )
 @click.option("--model", help="Model name to ask the harness to use.")
 @click.option("--harness-version", help="Run this harness version instead of the pin.")
@@ -79,7 +93,8 @@ def command(
     api_base: str | None,
     run_dir: Path,
     sample_id: str,
-    prompt: str | None,
+    prompts: tuple[str, ...],
+    prompts_file: Path | None,
     capture_calls: bool,
     capture_debug: Retention,  # click.Choice admits only these values
     timeout_s: float,
@@ -96,11 +111,19 @@ def command(
     Examples:
       roller collect --harness claude-code --api-base mock:spawn-one --capture-calls \\
           --prompt "Use a subagent to say hi" --run-dir runs/demo
+      roller collect --harness opencode --prompt "Write hi.py" --prompt "Now test it" \\
+          --run-dir runs/chat
       roller collect --harness generic --api-base mock:plain --run-dir runs/g -- python agent.py
 
-    Ends by printing the captured call tree; exits 0 when the harness completed and the
-    capture is complete, 1 otherwise (the capture is written either way).
+    Several prompts run one after the other in the same scratch HOME and work dir, each
+    after the previous turn exited; a later turn resumes the root conversation the
+    harness's native logs confirm (never "the most recent session"), and collection
+    stops, keeping what ran, when they confirm none. --timeout applies to each turn.
+
+    Ends by printing the captured call tree; exits 0 when the harness completed (every
+    turn) and the capture is complete, 1 otherwise (the capture is written either way).
     """
+    turns = read_prompts(prompts, prompts_file)
     if capture_calls and api_base is None:
         raise UsageError("--capture-calls requires an explicit --api-base (URL or mock:SCENARIO)")
     if harness == "generic" and not command:
@@ -109,7 +132,7 @@ def command(
         raise UsageError(
             f"--harness {harness} runs the harness itself; pass --prompt, not a command"
         )
-    if harness != "generic" and not prompt:
+    if harness != "generic" and not turns:
         raise UsageError(f"--harness {harness} needs --prompt")
     parsed: dict[str, str] = {}
     for item in options:
@@ -122,7 +145,8 @@ def command(
         harness=harness,
         api_base=api_base or DEFAULT_API_BASE,
         sample_id=sample_id,
-        prompt=prompt,
+        prompt=turns[0] if turns else None,
+        follow_up_prompts=turns[1:],
         command=command,
         harness_version=harness_version,
         capture_calls=capture_calls,
@@ -136,6 +160,10 @@ def command(
     with err.status("starting…") as status:
         result = asyncio.run(_collect_until_interrupted(request, status.update))
     launch = result.launch
+    ran = [t for t in result.turns if t.launch is not None]
+    output_dir = ran[-1].output_dir if ran else result.attempt.harness_output
+    if len(result.turns) > 1:
+        _print_turns(err, result)
     if launch.launch_error:
         err.print(f"[red]the harness could not start:[/] {launch.launch_error}")
     elif launch.stopped:
@@ -145,12 +173,10 @@ def command(
     elif launch.exit_code != 0:
         err.print(
             f"[yellow]the harness exited with status {launch.exit_code}[/] "
-            f"(stderr: {result.attempt.harness_output / 'stderr.txt'})"
+            f"(stderr: {output_dir / 'stderr.txt'})"
         )
     tree = build_tree(read_attempt(result.attempt))
     if as_json:
-        import json
-
         click.echo(json.dumps(tree, indent=2))
     else:
         render_tree(tree, Console(highlight=False))
@@ -167,6 +193,49 @@ def command(
     if launch.stopped:
         return 130
     return 0 if ok else 1
+
+
+def read_prompts(prompts: tuple[str, ...], prompts_file: Path | None) -> tuple[str, ...]:
+    """The prompt of each turn, from --prompt (repeated) or --prompts-file (a JSON list).
+
+    An empty prompt is refused here, before anything is written (a headless harness has
+    nothing to do with it); `()` means none was given.
+    """
+    if prompts_file is not None:
+        if prompts:
+            raise UsageError("give the turns with --prompt or with --prompts-file, not both")
+        where = f"--prompts-file {prompts_file}"
+        try:
+            data = json.loads(prompts_file.read_text(encoding="utf-8"))
+        except OSError as exc:
+            raise UsageError(f"{where}: cannot read it ({exc.strerror or exc})") from exc
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise UsageError(f"{where}: not JSON ({exc})") from exc
+        if not (isinstance(data, list) and data and all(isinstance(x, str) for x in data)):
+            raise UsageError(f"{where}: expected a JSON list of strings, one prompt per turn")
+        prompts = tuple(data)
+    for n, prompt in enumerate(prompts, 1):
+        if not prompt.strip():
+            which = f"prompt {n}" if len(prompts) > 1 else "--prompt"
+            raise UsageError(f"{which} is empty")
+    return prompts
+
+
+def _print_turns(err: Console, result: CollectResult) -> None:
+    by_turn = {t.turn: t for t in result.manifest.turns or []}
+    for turn in result.turns:
+        record = by_turn.get(turn.turn)
+        if record is None:
+            continue
+        line = f"turn {turn.turn}: {record.execution_status}"
+        if record.execution_status != "not_run":
+            line += f", {len(record.call_ids)} call(s)"
+        if record.resumed_root:
+            line += f", resumed {record.resumed_root}"
+        if record.problem:
+            line += f" — {record.problem}"
+        colour = "green" if record.execution_status == "completed" else "yellow"
+        err.print(f"[{colour}]{line}[/]")
 
 
 async def _collect_until_interrupted(

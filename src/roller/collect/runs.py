@@ -79,11 +79,22 @@ def open_run(paths: RunPaths, spec: RunSpec) -> RunConfig:
     return existing
 
 
-def open_sample(paths: SamplePaths, prompt: str | None, command: list[str] | None) -> SampleInfo:
-    """Create `sample.json`, or check the existing sample is the same task."""
+def open_sample(
+    paths: SamplePaths,
+    prompt: str | None,
+    command: list[str] | None,
+    follow_up_prompts: list[str] | None = None,
+) -> SampleInfo:
+    """Create `sample.json`, or check the existing sample is the same task (the same
+    prompts of every turn, or the same command)."""
+    follow_ups = follow_up_prompts or None
     if paths.sample_json.exists():
         existing = read_sample_info(paths.sample_json)
-        if existing.prompt != prompt or existing.command != command:
+        if (existing.prompt, existing.command, existing.follow_up_prompts) != (
+            prompt,
+            command,
+            follow_ups,
+        ):
             raise UsageError(
                 f"sample {paths.sample_id} already exists with a different task; "
                 "use another --sample-id"
@@ -95,6 +106,7 @@ def open_sample(paths: SamplePaths, prompt: str | None, command: list[str] | Non
         prompt=prompt,
         command=command,
         created_at=now_rfc3339(),
+        follow_up_prompts=follow_ups,
     )
     paths.root.mkdir(parents=True, exist_ok=True)
     atomic_write(paths.sample_json, dump_json(info))

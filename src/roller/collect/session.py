@@ -9,6 +9,10 @@ Order, and why:
    127.0.0.1:0; the harness gets the proxy's URLs and nothing else of the network.
 4. After the harness exits, the proxy is drained (exchanges in flight end and are
    recorded) before it stops; then the adapter copies the native logs into raw/native/.
+   With follow-up prompts, each later turn resumes the conversation in the same scratch
+   dirs and through the same proxy before that (`roller.collect.turns`), so the whole
+   conversation is one attempt; the native logs are copied and finalize runs once, after
+   the last turn.
 5. Finalize runs on what is on disk, exactly as `roller finalize` would; then the
    attempt's main trajectory is derived from the published capture and stored under
    `samples/<id>/trajectory/` (derived data, never one of the capture's formal files).
@@ -21,8 +25,7 @@ import os
 import secrets
 import shutil
 import tempfile
-import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -31,14 +34,15 @@ from roller.capture.layout import AttemptPaths, RunPaths
 from roller.capture.models import AttemptInputs, HarnessInfo, Manifest, Retention
 from roller.capture.reader import dump_json
 from roller.capture.trajectory_record import TrajectoryRecord
-from roller.collect.launcher import LaunchResult, run_plan
+from roller.collect.launcher import LaunchResult
 from roller.collect.runs import RunSpec, now_rfc3339, open_run, open_sample
+from roller.collect.turns import TurnResult, check_turns, run_turns
 from roller.errors import UsageError
 from roller.export.trajectory_file import write_trajectory
 from roller.finalize.assemble import rfc3339
 from roller.finalize.attempt import finalize_attempt
 from roller.harnesses import adapter_for
-from roller.harnesses.base import LaunchPlan, LaunchRequest, ScratchDirs
+from roller.harnesses.base import LaunchRequest, ScratchDirs
 from roller.harnesses.install import find_installed, install
 from roller.mock.scenario_files import load_scenario
 from roller.mock.server import MockModel, RunningMock
@@ -55,7 +59,6 @@ CREDENTIAL_ENV = (
     "GOOGLE_API_KEY",
 )
 MOCK_KEY = "sk-roller-mock-placeholder"
-_DRAIN_S = 10.0
 
 
 @dataclass(frozen=True)
@@ -73,6 +76,8 @@ class CollectRequest:
     model: str | None = None
     keep_scratch: bool = False
     options: Mapping[str, str] = field(default_factory=dict)
+    # Later turns: each resumes the conversation `prompt` started (adapters that can).
+    follow_up_prompts: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -82,6 +87,7 @@ class CollectResult:
     launch: LaunchResult
     scratch: Path | None
     trajectory: TrajectoryRecord
+    turns: tuple[TurnResult, ...] = ()  # every turn asked for (one for a single prompt)
 
 
 def credentials_for(api_base: str, environ: Mapping[str, str]) -> dict[str, str]:
@@ -105,6 +111,7 @@ async def collect(
     adapter = adapter_for(request.harness)
     if request.capture_calls and not request.api_base:
         raise UsageError("--capture-calls requires an explicit --api-base")
+    check_turns(adapter, request.follow_up_prompts)
     # Everything that can be refused is checked before anything is written.
     scenario = (
         load_scenario(request.api_base.removeprefix("mock:"))
@@ -132,7 +139,12 @@ async def collect(
         ),
     )
     sample = run.sample(request.sample_id)
-    open_sample(sample, request.prompt, list(request.command) if request.command else None)
+    open_sample(
+        sample,
+        request.prompt,
+        list(request.command) if request.command else None,
+        list(request.follow_up_prompts),
+    )
     attempt = sample.next_attempt()
     attempt.raw.mkdir(parents=True)
     inputs = AttemptInputs(
@@ -162,65 +174,66 @@ async def collect(
     else:
         upstream = request.api_base
     proxy = ProxyServer(ProxyConfig(tape_dir=attempt.tape, upstreams=Upstreams(default=upstream)))
+    multi_turn = bool(request.follow_up_prompts)
+
+    def record(turns: Sequence[TurnResult]) -> None:
+        """attempt.json with the turns run so far: started by the first, ended by the last."""
+        ran = [t.launch for t in turns if t.launch is not None]
+        last = ran[-1]
+        done = inputs.model_copy(
+            update={
+                "started_at": rfc3339(ran[0].started_ns) or inputs.started_at,
+                "ended_at": rfc3339(last.ended_ns),
+                "exit_code": last.exit_code,
+                "timed_out": last.timed_out,
+                "launch_error": last.launch_error,
+                "turns": [t.inputs() for t in turns] if multi_turn else None,
+            }
+        )
+        atomic_write(attempt.attempt_inputs, dump_json(done))
+
     try:
         proxy_url = await proxy.start()
-        plan = adapter.launch_plan(
-            LaunchRequest(
-                prompt=request.prompt,
-                command=request.command,
-                dirs=dirs,
-                base_urls=base_urls(proxy_url),
-                credentials=credentials_for(request.api_base, os.environ),
-                model=request.model,
-                capture_calls=request.capture_calls,
-                timeout_s=request.timeout_s,
-                install_dir=install_dir,
-                options=request.options,
-            )
+        first = LaunchRequest(
+            prompt=request.prompt,
+            command=request.command,
+            dirs=dirs,
+            base_urls=base_urls(proxy_url),
+            credentials=credentials_for(request.api_base, os.environ),
+            model=request.model,
+            capture_calls=request.capture_calls,
+            timeout_s=request.timeout_s,
+            install_dir=install_dir,
+            options=request.options,
         )
-        progress(f"running {adapter.name} (timeout {request.timeout_s:.0f}s)…")
-        started = time.monotonic()
-        launch = await _run_with_progress(plan, attempt, proxy, progress, started, stop)
-        progress("draining the proxy…")
-        await proxy.wait_idle(_DRAIN_S)
+        turns = await run_turns(
+            adapter,
+            first,
+            request.follow_up_prompts,
+            attempt,
+            proxy,
+            scratch,
+            progress,
+            stop,
+            on_turn=record,
+        )
     finally:
         await proxy.stop()
         if mock is not None:
             await mock.close()
 
     adapter.collect_native(dirs, attempt.native)
-    inputs = inputs.model_copy(
-        update={
-            "started_at": rfc3339(launch.started_ns) or inputs.started_at,
-            "ended_at": rfc3339(launch.ended_ns),
-            "exit_code": launch.exit_code,
-            "timed_out": launch.timed_out,
-            "launch_error": launch.launch_error,
-        }
-    )
-    atomic_write(attempt.attempt_inputs, dump_json(inputs))
+    launch = next(t.launch for t in reversed(turns) if t.launch is not None)
     progress("finalizing the capture…")
     manifest = finalize_attempt(attempt)
     trajectory, _ = write_trajectory(attempt)
     if not request.keep_scratch:
         shutil.rmtree(scratch, ignore_errors=True)
     return CollectResult(
-        attempt, manifest, launch, scratch if request.keep_scratch else None, trajectory
+        attempt,
+        manifest,
+        launch,
+        scratch if request.keep_scratch else None,
+        trajectory,
+        tuple(turns),
     )
-
-
-async def _run_with_progress(
-    plan: LaunchPlan,
-    attempt: AttemptPaths,
-    proxy: ProxyServer,
-    progress: Callable[[str], None],
-    started: float,
-    stop: asyncio.Event | None,
-) -> LaunchResult:
-    task = asyncio.create_task(run_plan(plan, attempt.harness_output, stop))
-    while not task.done():
-        await asyncio.wait({task}, timeout=0.5)
-        elapsed = time.monotonic() - started
-        state = "stopping" if stop is not None and stop.is_set() else "running"
-        progress(f"{state}… {elapsed:4.0f}s, {proxy.exchanges} model call(s) so far")
-    return task.result()
