@@ -160,13 +160,14 @@ def command(
     with err.status("starting…") as status:
         result = asyncio.run(_collect_until_interrupted(request, status.update))
     launch = result.launch
+    stopped = launch.stopped or any(t.stopped for t in result.turns)
     ran = [t for t in result.turns if t.launch is not None]
     output_dir = ran[-1].output_dir if ran else result.attempt.harness_output
     if len(result.turns) > 1:
         _print_turns(err, result)
     if launch.launch_error:
         err.print(f"[red]the harness could not start:[/] {launch.launch_error}")
-    elif launch.stopped:
+    elif stopped:
         err.print("[yellow]stopped on request; the capture of what ran so far is below[/]")
     elif launch.timed_out:
         err.print(f"[yellow]the harness timed out after {timeout_s:.0f}s and was stopped[/]")
@@ -190,7 +191,7 @@ def command(
     m = result.manifest
     ok = m.execution_status == "completed" and m.capture_status == "complete"
     sys.stdout.flush()
-    if launch.stopped:
+    if stopped:
         return 130
     return 0 if ok else 1
 

@@ -45,6 +45,7 @@ class TurnResult:
     launch: LaunchResult | None  # None: the turn did not run
     resumed_root: str | None = None  # the confirmed root id it resumed (turns 2+)
     not_run: str | None = None
+    stopped: bool = False  # not run because the user stopped collection between turns
 
     def inputs(self) -> TurnInputs:
         launch = self.launch
@@ -126,7 +127,8 @@ async def run_turns(
         label = f"turn {n}/{total}: " if total > 1 else ""
         if n > 1:
             why = _unfinished(results[-1])
-            if why is None and stop is not None and stop.is_set():
+            stopped = why is None and stop is not None and stop.is_set()
+            if stopped:
                 why = "stopped on request"
             if why is None:
                 progress(f"{label}confirming the root conversation from the native logs…")
@@ -136,7 +138,7 @@ async def run_turns(
                 except RollerError as exc:
                     why = f"cannot resume: {exc}"
             if why is not None:
-                results.append(TurnResult(n, out_dir(n), None, not_run=why))
+                results.append(TurnResult(n, out_dir(n), None, not_run=why, stopped=stopped))
                 on_turn(results)
                 continue
         progress(f"{label}running {adapter.name} (timeout {plan.timeout_s:.0f}s)…")
