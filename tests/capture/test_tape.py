@@ -290,3 +290,33 @@ def test_any_truncation_or_trailing_junk_never_raises(
     damaged = tmp_path_factory.mktemp("cut")
     (damaged / segment_name(1)).write_bytes(data[: int(len(data) * cut)] + junk)
     _assert_prefix_of(damaged, read_tape(full).by_id())
+
+
+def test_request_with_body_writes_both_frames_together(tmp_path: Path) -> None:
+    with TapeWriter(tmp_path) as tape:
+        with_body = tape.begin()
+        tape.request(with_body, {"method": "POST", "path": "/v1/messages"}, body=b'{"a":1}\n')
+        tape.end(with_body, {"outcome": "ok"})
+        empty = tape.begin()
+        tape.request(empty, {"method": "GET", "path": "/v1/models"}, body=b"")
+        tape.end(empty, {"outcome": "ok"})
+    result = read_tape(tmp_path)
+    assert result.problems == ()
+    first, second = result.exchanges
+    assert first.request_body == b'{"a":1}\n'
+    assert second.request_body == b""
+    assert second.request == {"method": "GET", "path": "/v1/models"}
+
+
+def test_meta_values_orjson_refuses_are_still_recorded(tmp_path: Path) -> None:
+    # A header value that was not valid UTF-8 reaches the proxy as lone surrogates
+    # (surrogateescape); integers may exceed 64 bits. Both must land on the tape intact.
+    odd = b"caf\xe9 \xff".decode("utf-8", "surrogateescape")
+    meta = {"headers": [["x-odd", odd], ["x-text", "héllo ✓"]], "big": 2**70}
+    with TapeWriter(tmp_path) as tape:
+        x = tape.begin()
+        tape.request(x, meta, body=b"{}")
+        tape.end(x, {"outcome": "ok"})
+    result = read_tape(tmp_path)
+    assert result.problems == ()
+    assert result.exchanges[0].request == meta

@@ -105,11 +105,31 @@ def test_spawn_model_tool_ref_matches_both_ids_in_the_parents_http_output(
     ]
     child = next(p for p in capture.manifest.participants if p.role == "child")
     assert spawn.child_participant_id == child.participant_id
-    # the child's calls carry the thread id the native log gave it, and name the parent
+    # the child's calls carry the thread id the native log gave it, and name the parent,
+    # which finalize found to be the native parent too
     for call in capture.calls:
         if call.call_id in child.call_ids:
             assert _header(call, "thread-id") == child.native_ids["thread_id"]
             assert _header(call, "x-codex-parent-thread-id") == _header(source, "thread-id")
+            assert call.attribution.parent_cross_check == "agree"
+
+
+@pytest.mark.parametrize("name", ["single", "parallel", "nested", "fork"])
+def test_every_child_call_names_its_native_parent(outcomes: dict[str, Outcome], name: str) -> None:
+    """The parent on a real child's wire is the parent its rollout and spawn edge name,
+    at every depth; a root's calls name none."""
+    capture = _capture(outcomes[name])
+    roles = {p.participant_id: p.role for p in capture.manifest.participants}
+    checks = {
+        role: {
+            c.attribution.parent_cross_check
+            for c in capture.calls
+            if roles.get(c.participant_id or "") == role
+        }
+        for role in ("root", "child")
+    }
+    assert checks == {"root": {None}, "child": {"agree"}}
+    assert "parent_disagreement" not in {e.code for e in capture.manifest.capture_errors}
 
 
 def test_v2_warm_fork_child_call_carries_the_parent_prefix_as_sent(

@@ -81,6 +81,27 @@ def test_acceptance_scenario(outcomes: dict[str, Outcome], name: str) -> None:
     assert outcome.verdict == "PASS", "\n".join(outcome.reasons)
 
 
+@pytest.mark.parametrize("name", ["single", "parallel", "nested"])
+def test_every_child_call_names_its_native_parent(outcomes: dict[str, Outcome], name: str) -> None:
+    """A real child's `x-parent-session-id` is its session's `parent_id` in the store
+    (finalize's parent cross-check); a root's calls name no parent."""
+    run_dir = outcomes[name].run_dir
+    assert run_dir is not None
+    (attempt,) = run_dir.glob("samples/*/capture/attempt-*")
+    capture = read_attempt(attempt)
+    roles = {p.participant_id: p.role for p in capture.manifest.participants}
+    checks = {
+        role: {
+            c.attribution.parent_cross_check
+            for c in capture.calls
+            if roles.get(c.participant_id or "") == role
+        }
+        for role in ("root", "child")
+    }
+    assert checks == {"root": {None}, "child": {"agree"}}
+    assert "parent_disagreement" not in {e.code for e in capture.manifest.capture_errors}
+
+
 def test_capture_calls_needs_an_explicit_api_base(tmp_path: Path) -> None:
     done = _roller(
         "collect", "--harness", "opencode", "--capture-calls", "--prompt", "hi",

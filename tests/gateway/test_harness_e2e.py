@@ -2,27 +2,34 @@
 Claude Code and OpenCode produce child rows with their parents, Gemini CLI stays
 source-keyed with no parent.
 
-The harness binaries are the pinned ones in roller's cache (`roller harness install`).
-Launch lines are explicit here, taken from the probed offline command lines in the harness
-notes (the adapters' launch plans are being written in parallel); each harness gets a
-scratch HOME, TMPDIR and work dir, the gateway URL as its base URL and its roller token as
-its API key, and nothing else of the network. These run on SQLite: the store's backends
-are covered by the store and HTTP tests.
+Each harness is launched exactly as `roller collect` launches it: its adapter's
+`launch_plan`, run by `roller.collect.launcher.run_plan`, with the pinned binary from
+roller's cache (`roller harness install`), a scratch HOME, TMPDIR and work dir, and
+delegation offered (`capture_calls`). Only the network differs from collect: the base
+URLs are the gateway's (`base_urls(gateway URL)`, the form each SDK expects) and every
+provider key variable holds the harness's roller token (each adapter passes on only the
+one its harness reads), as docs/gateway.md describes. These run on SQLite: the store's
+backends are covered by the store and HTTP tests.
 """
 
 from __future__ import annotations
 
-import json
-import subprocess
+import asyncio
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from roller.harnesses.install import cache_root
-from tests.gateway.conftest import GatewayFactory
+from roller.collect.launcher import run_plan
+from roller.collect.session import CREDENTIAL_ENV, base_urls
+from roller.harnesses import adapter_for
+from roller.harnesses.base import LaunchRequest, ScratchDirs
+from roller.harnesses.install import find_installed
+from tests.gateway.conftest import GatewayFactory, RunningGateway
 
 pytestmark = pytest.mark.e2e
+
+PROMPT = "Use a subagent to say hi"
 
 
 @pytest.fixture
@@ -30,70 +37,37 @@ def db_url(tmp_path: Path) -> Iterator[str]:
     yield f"sqlite:///{tmp_path / 'gateway.db'}"
 
 
-def binary(name: str, version: str, *candidates: str) -> Path:
-    root = cache_root() / "harnesses" / f"{name}-{version}" / "node_modules"
-    for candidate in candidates:
-        path = root / candidate
-        if path.exists():
-            return path
-    pytest.fail(
-        f"{name} {version} is not installed under {root}: run `roller harness install {name}`"
-    )
-
-
-def scratch(tmp_path: Path) -> tuple[Path, Path, Path]:
-    dirs = tmp_path / "home", tmp_path / "tmp", tmp_path / "work"
-    for d in dirs:
+def launch(harness: str, gw: RunningGateway, token: str, model: str, tmp_path: Path) -> None:
+    """Run `harness` through the gateway with its adapter's own launch plan."""
+    adapter = adapter_for(harness)
+    installed = find_installed(adapter)
+    if installed is None:
+        pytest.fail(f"{harness} is not installed: run `roller harness install {harness}`")
+    dirs = ScratchDirs(home=tmp_path / "home", tmp=tmp_path / "tmp", work=tmp_path / "work")
+    for d in (dirs.home, dirs.tmp, dirs.work):
         d.mkdir()
-    return dirs
-
-
-def run(argv: list[str], env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
-    base = {"PATH": "/usr/bin:/bin", "TERM": "dumb", "LANG": "C.UTF-8"}
-    done = subprocess.run(
-        argv,
-        env={**base, **env},
-        cwd=cwd,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=180,
-        check=False,
+    plan = adapter.launch_plan(
+        LaunchRequest(
+            prompt=PROMPT,
+            command=(),
+            dirs=dirs,
+            base_urls=base_urls(gw.url),
+            credentials=dict.fromkeys(CREDENTIAL_ENV, gw.tokens[token]),
+            model=model,
+            capture_calls=True,
+            timeout_s=180,
+            install_dir=installed.root,
+        )
     )
-    assert done.returncode == 0, f"{argv[0]} exited {done.returncode}:\n{done.stderr[-3000:]}"
-    return done
+    output = tmp_path / "harness"
+    result = asyncio.run(run_plan(plan, output))
+    stderr = (output / "stderr.txt").read_text(errors="replace")[-3000:]
+    assert result.exit_code == 0, f"{harness}: {result}\n{stderr}"
 
 
 def test_claude_code_subagent_rows(start_gateway: GatewayFactory, tmp_path: Path) -> None:
-    claude = binary(
-        "claude-code", "2.1.332", ".bin/claude", "@anthropic-ai/claude-code/bin/claude.exe"
-    )
     gw = start_gateway()
-    home, tmp, work = scratch(tmp_path)
-    run(
-        [
-            str(claude),
-            "-p",
-            "Use a subagent to say hi",
-            "--output-format",
-            "stream-json",
-            "--verbose",
-            "--model",
-            "fake-model",
-        ],
-        {
-            "HOME": str(home),
-            "TMPDIR": str(tmp),
-            "ANTHROPIC_BASE_URL": gw.url,
-            "ANTHROPIC_API_KEY": gw.tokens["cc"],
-            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
-            "DISABLE_AUTOUPDATER": "1",
-            "DISABLE_TELEMETRY": "1",
-            "DISABLE_ERROR_REPORTING": "1",
-            "CLAUDE_CODE_ENABLE_TELEMETRY": "0",
-        },
-        work,
-    )
+    launch("claude-code", gw, "cc", "fake-model", tmp_path)
     rows = gw.rows()
     roots = [r for r in rows if r.role == "root"]
     assert len(roots) == 1, [(r.source_id, r.role) for r in rows]
@@ -114,53 +88,8 @@ def test_claude_code_subagent_rows(start_gateway: GatewayFactory, tmp_path: Path
 
 
 def test_opencode_subagent_rows(start_gateway: GatewayFactory, tmp_path: Path) -> None:
-    opencode = binary("opencode", "1.18.33", ".bin/opencode", "opencode-ai/bin/opencode.exe")
     gw = start_gateway()
-    home, tmp, work = scratch(tmp_path)
-    config = {
-        "$schema": "https://opencode.ai/config.json",
-        "provider": {
-            "fake": {
-                "npm": "@ai-sdk/openai-compatible",
-                "name": "Fake local",
-                "options": {"baseURL": gw.url + "/v1", "apiKey": gw.tokens["oc"]},
-                "models": {"fake-model": {"name": "Fake Model", "tool_call": True}},
-            }
-        },
-        "model": "fake/fake-model",
-        "small_model": "fake/fake-model",
-        "autoupdate": False,
-        "share": "disabled",
-    }
-    (work / "opencode.json").write_text(json.dumps(config))
-    run(
-        [
-            str(opencode),
-            "run",
-            "Use",
-            "a",
-            "subagent",
-            "to",
-            "say",
-            "hi",
-            "--model",
-            "fake/fake-model",
-            "--format",
-            "json",
-        ],
-        {
-            "HOME": str(home),
-            "TMPDIR": str(tmp),
-            "OPENCODE_DISABLE_AUTOUPDATE": "1",
-            "OPENCODE_DISABLE_MODELS_FETCH": "1",
-            "OPENCODE_DISABLE_LSP_DOWNLOAD": "1",
-            "OPENCODE_DISABLE_DEFAULT_PLUGINS": "1",
-            "OPENCODE_DISABLE_SHARE": "1",
-            "OPENCODE_DISABLE_CLAUDE_CODE": "1",
-            "npm_config_registry": gw.url + "/npm-registry-not-here/",
-        },
-        work,
-    )
+    launch("opencode", gw, "oc", "fake-model", tmp_path)
     rows = gw.rows()
     roots = [r for r in rows if r.role == "root"]
     assert len(roots) == 1, [(r.source_id, r.role, r.parent_session_id) for r in rows]
@@ -174,28 +103,8 @@ def test_opencode_subagent_rows(start_gateway: GatewayFactory, tmp_path: Path) -
 
 
 def test_gemini_cli_stays_source_keyed(start_gateway: GatewayFactory, tmp_path: Path) -> None:
-    gemini = binary("gemini-cli", "0.61.0", ".bin/gemini", "@google/gemini-cli/dist/index.js")
     gw = start_gateway()
-    home, tmp, work = scratch(tmp_path)
-    settings = {
-        "general": {"enableAutoUpdate": False, "enableAutoUpdateNotification": False},
-        "privacy": {"usageStatisticsEnabled": False},
-        "telemetry": {"enabled": False},
-        "security": {"auth": {"selectedType": "gemini-api-key"}, "folderTrust": {"enabled": False}},
-    }
-    (home / ".gemini").mkdir()
-    (home / ".gemini" / "settings.json").write_text(json.dumps(settings))
-    run(
-        [str(gemini), "-m", "gemini-2.5-flash", "-p", "Use a subagent to say hi"],
-        {
-            "HOME": str(home),
-            "TMPDIR": str(tmp),
-            "GEMINI_API_KEY": gw.tokens["gemini"],
-            "GOOGLE_GEMINI_BASE_URL": gw.url,
-            "GEMINI_CLI_NO_RELAUNCH": "true",
-        },
-        work,
-    )
+    launch("gemini-cli", gw, "gemini", "gemini-2.5-flash", tmp_path)
     (row,) = gw.rows()
     assert (row.source_type, row.source_id, row.parent_session_id, row.role) == (
         "source",

@@ -8,7 +8,8 @@ A capture is valid when:
 - statuses agree with the rules in `roller.capture.statuses`;
 - no reference (raw_path, retained evidence) points at a missing file, and raw bodies
   still hash to what the records say;
-- counts, lifecycle and the capture status agree with the records;
+- counts, lifecycle and the capture status agree with the records (a call whose wire
+  parent contradicts the native one never sits in a complete capture);
 - a multi-turn manifest's turns are numbered 1..n, name existing calls, each at most
   once, and an attempt whose turns did not all complete does not say `completed`.
 Each violation is a typed `Problem`; nothing is fixed or skipped silently.
@@ -350,6 +351,8 @@ def _check_manifest_summary(
             reasons.append(f"lifecycle is {lc.status}")
         if manifest.capture_errors:
             reasons.append("there are capture errors")
+        if any(x.attribution.parent_cross_check == "disagree" for x in calls):
+            reasons.append("a call's wire parent contradicts the native parent")
         if reasons:
             problems.append(
                 Problem(

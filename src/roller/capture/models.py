@@ -39,6 +39,8 @@ RelationType = Literal[
     "launch_ack_in_context",
 ]
 RelationStatus = Literal["established", "unknown"]
+# A call's wire parent against the native parent of its participant (`Attribution`).
+ParentCrossCheck = Literal["agree", "disagree", "absent"]
 Retention = Literal["on-error", "full", "off"]
 CallKind = Literal["generation", "token_count", "model_list", "other"]
 LifecycleStatus = Literal["complete", "pending", "unknown", "unsupported"]
@@ -206,6 +208,17 @@ class Attribution(_Record):
         description="Whether wire identity agrees with the native attribution."
     )
     note: str | None = Field(description="Why the call is unattributed or ambiguous.")
+    parent_cross_check: ParentCrossCheck | None = Field(
+        default=None,
+        description="Whether the parent the wire names (e.g. `x-parent-session-id`, "
+        "`x-codex-parent-thread-id`, Claude Code's parent agent) is the native parent of "
+        "the participant the call was attributed to: `agree`; `disagree` (another parent, "
+        "or the native evidence says the participant is a root); `absent` (the native "
+        "evidence names no parent for this child). Null when no comparison was made: the "
+        "call is not attributed by native evidence, or its wire names no parent. Never "
+        "changes the attribution or the participant's parent; a `disagree` is also a "
+        "`parent_disagreement` capture error.",
+    )
 
 
 class CallRecord(_Record):

@@ -47,6 +47,7 @@ from roller.finalize.attribute import (
     CallAttribution,
     ParticipantDraft,
     attribute,
+    parent_disagreements,
 )
 from roller.finalize.coverage import check_coverage, lifecycle
 from roller.finalize.decode import DecodedCall, decode_exchange
@@ -141,6 +142,10 @@ def build_capture(
                 message=f"{unattributed} generation call(s) could not be attributed by evidence",
             )
         )
+    capture_errors += [
+        CaptureErrorRecord(code="parent_disagreement", message=m)
+        for m in parent_disagreements(attributed, call_ids, pids)
+    ]
     if coverage.checked and not coverage.ok:
         capture_errors.append(
             CaptureErrorRecord(

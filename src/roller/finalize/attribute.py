@@ -8,6 +8,13 @@ Rules kept (`docs/protocol.md`, Boundaries; seed 000 "Identity evidence"):
   several -> `ambiguous`. Wire headers are cross-checked: when they name a different
   participant than the native evidence, the call is `ambiguous`, never attributed to
   either side on the wire's word alone.
+- Parents are cross-checked too: when an attributed call's wire identity names a parent
+  (OpenCode `x-parent-session-id`, Codex `x-codex-parent-thread-id` / turn metadata,
+  Claude Code's session or parent agent), it is compared with the native parent of the
+  participant the call was attributed to (through `wire_aliases` where the key spaces
+  differ) and the outcome recorded as `parent_cross_check`. The native side stays the
+  basis: a disagreement never moves the call nor rewrites a parent; it is reported
+  (`parent_disagreements`, a capture error), so the capture cannot pass as complete.
 - Without native evidence (generic harness), the wire identity alone decides; a call
   with no identity evidence is `unattributed`. Participants exist only where evidence
   names them (a call's own key, or a parent key a child's headers name).
@@ -16,11 +23,11 @@ Rules kept (`docs/protocol.md`, Boundaries; seed 000 "Identity evidence"):
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
-from roller.capture.models import Attribution, IdentityStatus
+from roller.capture.models import Attribution, IdentityStatus, ParentCrossCheck
 from roller.finalize.decode import DecodedCall
 from roller.harnesses.base import (
     NativeCapture,
@@ -31,10 +38,20 @@ from roller.harnesses.base import (
 
 
 @dataclass(frozen=True)
+class ParentClaim:
+    """The parent a call's wire names: as derived from the wire (`wire_key`, e.g. Claude
+    Code's `S:P`) and in the adapter's native key space (`native_key`)."""
+
+    wire_key: str
+    native_key: str
+
+
+@dataclass(frozen=True)
 class CallAttribution:
     participant_key: str | None
     status: IdentityStatus
     attribution: Attribution
+    parent_claim: ParentClaim | None = None
 
 
 @dataclass(frozen=True)
@@ -72,6 +89,7 @@ def _join_value(call: DecodedCall, native: NativeCapture) -> str | None:
 
 def _attribute_by_native(calls: Sequence[DecodedCall], native: NativeCapture) -> AttributionResult:
     basis = f"native:{native.identity.basis}"
+    by_key = {p.key: p for p in native.participants}
     result: list[CallAttribution] = []
     for call in calls:
         wire_key = call.identity.participant_key
@@ -105,6 +123,9 @@ def _attribute_by_native(calls: Sequence[DecodedCall], native: NativeCapture) ->
             )
             result.append(_ambiguous(basis, value, wire_key, "disagree", note))
             continue
+        parent_check, claim = _parent_check(
+            call.identity.parent_key, by_key.get(owner), native.wire_aliases
+        )
         result.append(
             CallAttribution(
                 owner,
@@ -115,11 +136,64 @@ def _attribute_by_native(calls: Sequence[DecodedCall], native: NativeCapture) ->
                     wire_participant_key=wire_key,
                     cross_check=cross,
                     note=None,
+                    parent_cross_check=parent_check,
                 ),
+                claim,
             )
         )
     participants = [_draft_from_native(p) for p in native.participants]
     return AttributionResult(result, participants)
+
+
+def _parent_check(
+    wire_parent: str | None,
+    participant: NativeParticipant | None,
+    aliases: Mapping[str, str],
+) -> tuple[ParentCrossCheck | None, ParentClaim | None]:
+    """The wire's parent for this call against its participant's native parent.
+
+    A wire key the adapter aliases (Claude Code: `S` -> main, `S:A` -> A) is compared in
+    native keys; any other is compared as it is (OpenCode session ids and Codex thread
+    ids are the native keys). A native root has no parent, so a wire parent contradicts
+    it; a child whose native parent is unknown leaves nothing to compare with.
+    """
+    if wire_parent is None or participant is None:
+        return None, None
+    claim = ParentClaim(wire_parent, aliases.get(wire_parent, wire_parent))
+    if participant.parent_key is not None:
+        return ("agree" if claim.native_key == participant.parent_key else "disagree"), claim
+    return ("disagree" if participant.role == "root" else "absent"), claim
+
+
+def parent_disagreements(
+    result: AttributionResult, call_ids: Sequence[str], pids: Mapping[str, str]
+) -> list[str]:
+    """One message per participant and wire parent whose calls disagree with the native
+    parent, naming the calls; in call order, so re-finalizing gives the same text."""
+    groups: dict[tuple[str, ParentClaim], list[str]] = {}
+    for cid, a in zip(call_ids, result.calls, strict=True):
+        if (
+            a.attribution.parent_cross_check == "disagree"
+            and a.participant_key is not None
+            and a.parent_claim is not None
+        ):
+            groups.setdefault((a.participant_key, a.parent_claim), []).append(cid)
+    drafts = {d.key: d for d in result.participants}
+    out = []
+    for (owner, claim), cids in groups.items():
+        native_parent = drafts[owner].parent_key
+        named = pids.get(claim.native_key)
+        wire = f"{named} ({claim.wire_key})" if named else f"{claim.wire_key}, no participant"
+        native = (
+            f"parent {pids.get(native_parent, native_parent)} ({native_parent})"
+            if native_parent is not None
+            else "no parent: it is a root"
+        )
+        out.append(
+            f"participant {pids[owner]} ({owner}): {len(cids)} call(s) name parent {wire} "
+            f"on the wire, the native evidence names {native}: {', '.join(cids)}"
+        )
+    return out
 
 
 def _ambiguous(

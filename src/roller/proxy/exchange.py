@@ -144,8 +144,8 @@ class Exchange:
                 policy_error = ExchangeError("policy_error", f"{type(exc).__name__}: {exc}")
         self.annotations = dict(decision.annotations)
         base = decision.upstream or self.relay.upstreams.for_path(head.path)
-        self._record_request(head.method, head.path, headers, query, base)
-        self._record_body()
+        # The `req` and `body` frames go to the tape together, in one write.
+        self._record_request(head.method, head.path, headers, query, base, body=body)
 
         if policy_error is not None:
             payload = _json_error("roller_policy_error", policy_error.message)
@@ -199,6 +199,8 @@ class Exchange:
         headers: list[tuple[str, str]],
         query: list[tuple[str, str]],
         base: str | None,
+        *,
+        body: bytes | None = None,
     ) -> None:
         kept_headers = redact_headers(headers)
         kept_query = redact_query(query)
@@ -215,8 +217,9 @@ class Exchange:
             "http_version": f"{version.major}.{version.minor}",
             "annotations": self.annotations,
         }
-        self.tape.request(self.x, meta, t=self.t0)
+        self.tape.request(self.x, meta, t=self.t0, body=body)
         self.recorded_request = True
+        self.body_recorded = body is not None
 
     async def _read_body(self) -> bytes | None:
         """The whole request body (not yet recorded: the `req` frame comes first), or None
@@ -244,13 +247,11 @@ class Exchange:
             return None
         return b"".join(parts)
 
-    def _record_body(self) -> bytes:
+    def _record_body(self) -> None:
         """Write the `body` frame once, with whatever arrived (all of it, normally)."""
-        body = b"".join(self.body_parts)
         if not self.body_recorded:
             self.body_recorded = True
-            self.tape.request_body(self.x, body)
-        return body
+            self.tape.request_body(self.x, b"".join(self.body_parts))
 
     # -- response side -------------------------------------------------------------------
 

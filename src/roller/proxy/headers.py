@@ -38,10 +38,22 @@ _NOT_RELAYED = HOP_BY_HOP
 DECODABLE_ENCODINGS = ("gzip", "deflate")
 
 
+@functools.lru_cache(maxsize=4096)
+def _lower(name: str) -> str:
+    return name.lower()
+
+
+@functools.lru_cache(maxsize=4096)
+def _not_forwarded(name: str) -> bool:
+    """Never forwarded whatever `connection` names: decided once per header name."""
+    lowered = name.lower()
+    return lowered in _NOT_FORWARDED or is_roller_header(lowered)
+
+
 def _connection_tokens(headers: Iterable[tuple[str, str]]) -> set[str]:
     named: set[str] = set()
     for name, value in headers:
-        if name.lower() == "connection":
+        if _lower(name) == "connection":
             named.update(t.strip().lower() for t in value.split(",") if t.strip())
     return named
 
@@ -90,10 +102,11 @@ def upstream_request_headers(
     out: CIMultiDict[str] = CIMultiDict()
     accept_encoding: list[str] = []
     for name, value in headers:
-        lowered = name.lower()
-        if lowered == "accept-encoding":
-            accept_encoding.append(value)
-        if lowered in _NOT_FORWARDED or lowered in dropped or is_roller_header(lowered):
+        if _not_forwarded(name):
+            if _lower(name) == "accept-encoding":
+                accept_encoding.append(value)
+            continue
+        if dropped and _lower(name) in dropped:
             continue
         out.add(name, value)
     out["Accept-Encoding"] = narrow_accept_encoding(
@@ -116,7 +129,7 @@ def client_response_headers(headers: Iterable[tuple[str, str]]) -> CIMultiDict[s
     dropped = _connection_tokens(pairs)
     out: CIMultiDict[str] = CIMultiDict()
     for name, value in pairs:
-        lowered = name.lower()
+        lowered = _lower(name)
         if lowered in _NOT_RELAYED or lowered in dropped:
             continue
         out.add(name, value)

@@ -82,8 +82,20 @@ def is_secret_query_param(name: str) -> bool:
     return "-".join(parts) in SECRET_QUERY_NAMES or _has_secret_words(parts)
 
 
+@functools.lru_cache(maxsize=4096)
 def is_roller_header(name: str) -> bool:
     return name.lower().startswith(ROLLER_HEADER_PREFIX)
+
+
+_KEEP, _ROLLER, _SECRET = 0, 1, 2
+
+
+@functools.lru_cache(maxsize=4096)
+def _recorded_kind(name: str) -> int:
+    """How a header name is recorded, decided once per name (the hot path's only test)."""
+    if is_roller_header(name):
+        return _ROLLER
+    return _SECRET if is_secret_header(name) else _KEEP
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,14 +115,13 @@ def redact_headers(headers: Iterable[tuple[str, str]]) -> Redacted:
     kept: list[list[str]] = []
     removed: list[str] = []
     for name, value in headers:
-        if is_roller_header(name):
-            continue
-        if is_secret_header(name):
+        kind = _recorded_kind(name)
+        if kind == _KEEP:
+            kept.append([name, value])
+        elif kind == _SECRET:
             lowered = name.lower()
             if lowered not in removed:
                 removed.append(lowered)
-            continue
-        kept.append([name, value])
     return Redacted(kept, removed)
 
 

@@ -27,7 +27,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from roller.wire.bodies import EventLog, error_object, reassemble_body
+from roller.wire.bodies import BodyCodec, EventLog, error_object
 from roller.wire.jsonvalues import (
     as_int,
     as_list,
@@ -43,7 +43,6 @@ from roller.wire.types import (
     ProtocolName,
     Reassembly,
     SSEEvent,
-    StreamAssembler,
     ToolCall,
     ToolResult,
     Usage,
@@ -289,30 +288,13 @@ def _blocks(message: JSONObject) -> list[JSONObject]:
     return [b for b in as_list(message.get("content")) if isinstance(b, dict)]
 
 
-class AnthropicCodec:
+class AnthropicCodec(BodyCodec):
     """The `Codec` for Anthropic Messages."""
 
     name: ProtocolName = "anthropic-messages"
 
-    def assembler(self) -> StreamAssembler:
-        return AnthropicAssembler()
-
-    def reassemble(self, body: bytes, *, streamed: bool, status: int = 200) -> Reassembly:
-        return reassemble_body(
-            body, streamed=streamed, status=status, assembler=self.assembler, whole=_whole
-        )
-
-    def is_streaming_request(self, request: JSONObject | None, path: str) -> bool:
-        return request is not None and request.get("stream") is True
-
-    def request_model(self, request: JSONObject | None, path: str) -> str | None:
-        return as_str(request.get("model")) if request is not None else None
-
-    def response_model(self, output: JSONObject | None) -> str | None:
-        return as_str(output.get("model")) if output is not None else None
-
-    def response_id(self, output: JSONObject | None) -> str | None:
-        return as_str(output.get("id")) if output is not None else None
+    def __init__(self) -> None:
+        super().__init__(AnthropicAssembler, _whole)
 
     def finish_reason(self, output: JSONObject | None) -> str | None:
         return as_str(output.get("stop_reason")) if output is not None else None

@@ -13,7 +13,10 @@ response was streamed. This module decides how to read it and never raises:
   A non-JSON error body is reported by its first characters.
 
 `EventLog` is the bookkeeping each assembler keeps: event count, problems, and the
-verbatim events it could not merge (`Reassembly.unmerged`).
+verbatim events it could not merge (`Reassembly.unmerged`). `BodyCodec` is the part of the
+`Codec` protocol the codecs share: how a body is read, and the `model`/`stream`/`id`
+members the three JSON-bodied APIs (Anthropic Messages, Chat Completions, Responses) name
+alike; Gemini overrides those from its path and its own field names.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
-from roller.wire.jsonvalues import as_object, describe_error, parse_json, text_snippet
+from roller.wire.jsonvalues import as_object, as_str, describe_error, parse_json, text_snippet
 from roller.wire.sse import SSEDecoder
 from roller.wire.types import JSONObject, Reassembly, SSEEvent, StreamAssembler
 
@@ -72,6 +75,35 @@ class EventLog:
             problems=tuple(self.problems),
             unmerged=tuple(self.unmerged),
         )
+
+
+class BodyCodec:
+    """Shared `Codec` members. A codec module passes its assembler class and the function
+    that reads a whole (non-streamed) body; everything protocol-specific stays there."""
+
+    def __init__(self, assembler: Callable[[], StreamAssembler], whole: WholeBody) -> None:
+        self._new_assembler = assembler
+        self._whole = whole
+
+    def assembler(self) -> StreamAssembler:
+        return self._new_assembler()
+
+    def reassemble(self, body: bytes, *, streamed: bool, status: int = 200) -> Reassembly:
+        return reassemble_body(
+            body, streamed=streamed, status=status, assembler=self.assembler, whole=self._whole
+        )
+
+    def is_streaming_request(self, request: JSONObject | None, path: str) -> bool:
+        return request is not None and request.get("stream") is True
+
+    def request_model(self, request: JSONObject | None, path: str) -> str | None:
+        return as_str(request.get("model")) if request is not None else None
+
+    def response_model(self, output: JSONObject | None) -> str | None:
+        return as_str(output.get("model")) if output is not None else None
+
+    def response_id(self, output: JSONObject | None) -> str | None:
+        return as_str(output.get("id")) if output is not None else None
 
 
 def error_object(value: Any) -> JSONObject | None:

@@ -32,7 +32,7 @@ import re
 from typing import Any
 from urllib.parse import unquote
 
-from roller.wire.bodies import EventLog, error_object, reassemble_body
+from roller.wire.bodies import BodyCodec, EventLog, error_object
 from roller.wire.jsonvalues import (
     as_int,
     as_list,
@@ -48,7 +48,6 @@ from roller.wire.types import (
     ProtocolName,
     Reassembly,
     SSEEvent,
-    StreamAssembler,
     ToolCall,
     ToolResult,
     Usage,
@@ -269,18 +268,13 @@ def _response_text(response: Any) -> str:
     return flatten_text(response)
 
 
-class GeminiCodec:
+class GeminiCodec(BodyCodec):
     """The `Codec` for the Gemini API."""
 
     name: ProtocolName = "gemini"
 
-    def assembler(self) -> StreamAssembler:
-        return GeminiAssembler()
-
-    def reassemble(self, body: bytes, *, streamed: bool, status: int = 200) -> Reassembly:
-        return reassemble_body(
-            body, streamed=streamed, status=status, assembler=self.assembler, whole=_whole
-        )
+    def __init__(self) -> None:
+        super().__init__(GeminiAssembler, _whole)
 
     def is_streaming_request(self, request: JSONObject | None, path: str) -> bool:
         found = model_from_path(path)

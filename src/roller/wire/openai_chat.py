@@ -27,7 +27,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from roller.wire.bodies import EventLog, error_object, reassemble_body
+from roller.wire.bodies import BodyCodec, EventLog, error_object
 from roller.wire.jsonvalues import (
     as_int,
     as_list,
@@ -43,7 +43,6 @@ from roller.wire.types import (
     ProtocolName,
     Reassembly,
     SSEEvent,
-    StreamAssembler,
     ToolCall,
     ToolResult,
     Usage,
@@ -284,30 +283,13 @@ def _tool_calls(message: Any, index_of: int | None) -> list[ToolCall]:
     return calls
 
 
-class ChatCodec:
+class ChatCodec(BodyCodec):
     """The `Codec` for OpenAI Chat Completions."""
 
     name: ProtocolName = "openai-chat-completions"
 
-    def assembler(self) -> StreamAssembler:
-        return ChatAssembler()
-
-    def reassemble(self, body: bytes, *, streamed: bool, status: int = 200) -> Reassembly:
-        return reassemble_body(
-            body, streamed=streamed, status=status, assembler=self.assembler, whole=_whole
-        )
-
-    def is_streaming_request(self, request: JSONObject | None, path: str) -> bool:
-        return request is not None and request.get("stream") is True
-
-    def request_model(self, request: JSONObject | None, path: str) -> str | None:
-        return as_str(request.get("model")) if request is not None else None
-
-    def response_model(self, output: JSONObject | None) -> str | None:
-        return as_str(output.get("model")) if output is not None else None
-
-    def response_id(self, output: JSONObject | None) -> str | None:
-        return as_str(output.get("id")) if output is not None else None
+    def __init__(self) -> None:
+        super().__init__(ChatAssembler, _whole)
 
     def finish_reason(self, output: JSONObject | None) -> str | None:
         """The first choice's `finish_reason`."""

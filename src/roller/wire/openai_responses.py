@@ -31,7 +31,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from roller.wire.bodies import EventLog, reassemble_body
+from roller.wire.bodies import BodyCodec, EventLog
 from roller.wire.jsonvalues import (
     as_int,
     as_list,
@@ -47,7 +47,6 @@ from roller.wire.types import (
     ProtocolName,
     Reassembly,
     SSEEvent,
-    StreamAssembler,
     ToolCall,
     ToolResult,
     Usage,
@@ -307,30 +306,13 @@ def _items(value: Any) -> list[tuple[int, JSONObject]]:
     return [(i, item) for i, item in enumerate(as_list(value)) if isinstance(item, dict)]
 
 
-class ResponsesCodec:
+class ResponsesCodec(BodyCodec):
     """The `Codec` for OpenAI Responses."""
 
     name: ProtocolName = "openai-responses"
 
-    def assembler(self) -> StreamAssembler:
-        return ResponsesAssembler()
-
-    def reassemble(self, body: bytes, *, streamed: bool, status: int = 200) -> Reassembly:
-        return reassemble_body(
-            body, streamed=streamed, status=status, assembler=self.assembler, whole=_whole
-        )
-
-    def is_streaming_request(self, request: JSONObject | None, path: str) -> bool:
-        return request is not None and request.get("stream") is True
-
-    def request_model(self, request: JSONObject | None, path: str) -> str | None:
-        return as_str(request.get("model")) if request is not None else None
-
-    def response_model(self, output: JSONObject | None) -> str | None:
-        return as_str(output.get("model")) if output is not None else None
-
-    def response_id(self, output: JSONObject | None) -> str | None:
-        return as_str(output.get("id")) if output is not None else None
+    def __init__(self) -> None:
+        super().__init__(ResponsesAssembler, _whole)
 
     def finish_reason(self, output: JSONObject | None) -> str | None:
         """`status`, or for an incomplete response `incomplete_details.reason`."""

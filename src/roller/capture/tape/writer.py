@@ -114,8 +114,24 @@ class TapeWriter:
         )
         return exchange_id
 
-    def request(self, exchange_id: str, meta: Mapping[str, Any], *, t: int | None = None) -> None:
-        self._meta_frame("req", exchange_id, meta, t)
+    def request(
+        self,
+        exchange_id: str,
+        meta: Mapping[str, Any],
+        *,
+        t: int | None = None,
+        body: bytes | None = None,
+    ) -> None:
+        """The `req` frame; with `body`, the `body` frame right after it in the same
+        `writev` (one syscall where the proxy has both, and never one without the other)."""
+        prefixes = self._prefixes(exchange_id)
+        head = self._meta_header("req", exchange_id, meta, t)
+        if body is None:
+            self._append([head, b"\n"])
+            return
+        body_head = b'%b%d,"n":%d}\n' % (prefixes[0], time.time_ns(), len(body))
+        frames = [head, b"\n", body_head, body, b"\n"] if body else [head, b"\n", body_head, b"\n"]
+        self._append(frames)
 
     def request_body(self, exchange_id: str, data: bytes, *, t: int | None = None) -> None:
         self._data_frame(self._prefixes(exchange_id)[0], data, t)
@@ -130,7 +146,7 @@ class TapeWriter:
         except KeyError:
             raise ValueError(f"exchange {exchange_id!r} is not open on this tape") from None
         head = b'%b%d,"n":%d}\n' % (prefix, time.time_ns(), len(data))
-        self._append(head, data)
+        self._append([head, data, b"\n"] if data else [head, b"\n"])
 
     def end(self, exchange_id: str, meta: Mapping[str, Any], *, t: int | None = None) -> None:
         self._meta_frame("end", exchange_id, meta, t)
@@ -179,6 +195,10 @@ class TapeWriter:
         self, kind: str, exchange_id: str, meta: Mapping[str, Any], t: int | None
     ) -> None:
         self._prefixes(exchange_id)
+        self._append([self._meta_header(kind, exchange_id, meta, t), b"\n"])
+
+    @staticmethod
+    def _meta_header(kind: str, exchange_id: str, meta: Mapping[str, Any], t: int | None) -> bytes:
         header = {
             "k": kind,
             "x": exchange_id,
@@ -186,26 +206,25 @@ class TapeWriter:
             "n": 0,
             "meta": meta,
         }
-        self._append(dumps_header(header) + b"\n", b"")
+        return dumps_header(header) + b"\n"
 
     def _data_frame(self, prefix: bytes, data: bytes, t: int | None) -> None:
         head = b'%b%d,"n":%d}\n' % (prefix, time.time_ns() if t is None else t, len(data))
-        self._append(head, data)
+        self._append([head, data, b"\n"] if data else [head, b"\n"])
 
-    def _append(self, head: bytes, data: bytes) -> None:
+    def _append(self, parts: list[bytes]) -> None:
+        """Hand whole frames to the kernel in one `writev` (a short write is finished)."""
         if self._closed:
             raise ValueError("tape writer is closed")
         if self._size >= self.segment_max_bytes or self._fd < 0:
             self._rotate()
             if self._fd < 0:
                 return  # the failure is already in self.errors
-        parts = [head, data, b"\n"] if data else [head, b"\n"]
-        total = len(head) + len(data) + 1
+        total = sum(map(len, parts))
         try:
             done = os.writev(self._fd, parts)
             while done < total:  # a short write to a regular file: disk full or a signal
-                rest = (head + data + b"\n")[done:]
-                done += os.write(self._fd, rest)
+                done += os.write(self._fd, b"".join(parts)[done:])
         except OSError as exc:
             self.errors.append(f"{self._stem}: write failed at byte {self._size}: {exc}")
             # The segment may now end in a torn frame; never append after it.
