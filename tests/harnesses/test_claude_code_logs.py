@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from roller.harnesses.base import NativeCapture, NativeRelation
-from roller.harnesses.claude_code_logs import read_claude_code_logs
+from roller.harnesses.claude_code.logs import read_claude_code_logs
 
 from .claude_code_fixtures import (
     lines,

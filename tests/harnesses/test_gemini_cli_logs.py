@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from roller.harnesses.gemini_cli_chats import wire_tool_id
-from roller.harnesses.gemini_cli_logs import read_gemini_cli_logs
+from roller.harnesses.gemini_cli.chats import wire_tool_id
+from roller.harnesses.gemini_cli.logs import read_gemini_cli_logs
 
 from .fixture_capture import native_copy
 

@@ -11,7 +11,7 @@ import json
 import re
 from pathlib import Path
 
-from roller.harnesses.gemini_cli_telemetry import parse_telemetry
+from roller.harnesses.gemini_cli.telemetry import parse_telemetry
 
 from .fixture_capture import fixture_dir, tape_of
 

@@ -15,7 +15,7 @@ from roller.errors import HarnessError, UsageError
 from roller.harnesses import adapter_for
 from roller.harnesses.base import LaunchPlan, LaunchRequest, ScratchDirs
 from roller.harnesses.opencode import OpenCodeAdapter, consolidate_db
-from roller.harnesses.opencode_store import read_store
+from roller.harnesses.opencode.store import read_store
 
 from .opencode_fixtures import DATA
 

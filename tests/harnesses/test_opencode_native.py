@@ -8,8 +8,8 @@ from pathlib import Path
 
 from roller.harnesses.base import NativeCapture, NativeRelation
 from roller.harnesses.opencode import OpenCodeAdapter
-from roller.harnesses.opencode_native import is_default_title, native_capture
-from roller.harnesses.opencode_store import read_store
+from roller.harnesses.opencode.native import is_default_title, native_capture
+from roller.harnesses.opencode.store import read_store
 
 from .opencode_fixtures import data_of, native_copy, set_data, sql
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
-from roller.harnesses.opencode_store import read_store
+from roller.harnesses.opencode.store import read_store
 
 from .opencode_fixtures import data_of, native_copy, set_data, sql
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from roller.harnesses.pi_logs import read_pi_logs
+from roller.harnesses.pi.logs import read_pi_logs
 
 from .fixture_capture import native_copy
 

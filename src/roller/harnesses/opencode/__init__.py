@@ -72,8 +72,8 @@ from roller.harnesses.base import (
 )
 from roller.harnesses.launch import checked_launch, harness_env, passed_credentials
 from roller.harnesses.native_files import copy_sqlite_parts, copy_tree, snapshot_sqlite
-from roller.harnesses.opencode_native import native_capture
-from roller.harnesses.opencode_store import DB_NAME, read_store
+from roller.harnesses.opencode.native import native_capture
+from roller.harnesses.opencode.store import DB_NAME, read_store
 from roller.harnesses.resume import confirmed_id, confirmed_root_participant, resume_id
 
 PROVIDER = "roller"

@@ -30,7 +30,7 @@ Without extensions Pi has no delegation tool at all (its README: "No sub-agents"
 changes nothing in the launch.
 
 Native logs: `~/.pi/agent/sessions/` is copied to `raw/native/sessions/`; the reader and
-the log shape are in `roller.harnesses.pi_logs`.
+the log shape are in `roller.harnesses.pi.logs`.
 """
 
 from __future__ import annotations
@@ -53,7 +53,7 @@ from roller.harnesses.base import (
 )
 from roller.harnesses.launch import checked_launch, harness_env, passed_credentials
 from roller.harnesses.native_files import copy_tree
-from roller.harnesses.pi_logs import read_pi_logs
+from roller.harnesses.pi.logs import read_pi_logs
 
 PROVIDER = "roller"
 # The model asked for when `--model` is not given (what `roller mock-model` lists); a

@@ -42,7 +42,7 @@ from roller.harnesses.base import (
     NativeRelation,
     ParticipantState,
 )
-from roller.harnesses.opencode_store import DB_NAME, Store, StoredMessage, StoredPart, StoredSession
+from roller.harnesses.opencode.store import DB_NAME, Store, StoredMessage, StoredPart, StoredSession
 
 # OpenCode's own placeholder titles (`Session.isDefaultTitle` in 1.18.33).
 _DEFAULT_TITLE = re.compile(

@@ -2,7 +2,7 @@
 
 Checked against Claude Code 2.1.332 (`-p --output-format stream-json`), 2026-11-29.
 Pure: files in, values out; nothing here decides identity or relations
-(`claude_code_logs` does, from these values).
+(`claude_code.logs` does, from these values).
 
 Location (copied by the adapter from the scratch HOME into `raw/native/projects/`):
 - main transcript `projects/<cwd slug>/<sessionId>.jsonl`;

@@ -27,8 +27,8 @@ the earlier turns' messages. The id is the one main transcript's (`confirmed_roo
 never `--continue` (the most recent session).
 
 Native logs: `~/.claude/projects/` is copied to `raw/native/projects/`; their location
-and shape are in `roller.harnesses.claude_code_transcripts` (parsing), the facts drawn
-from them in `roller.harnesses.claude_code_logs` (the reader). Identity: a call's provider
+and shape are in `roller.harnesses.claude_code.transcripts` (parsing), the facts drawn
+from them in `roller.harnesses.claude_code.logs` (the reader). Identity: a call's provider
 response id (`msg_…`) equals an assistant `message.id` in exactly one transcript
 (coverage is checked per message id); the wire's `x-claude-code-session-id` /
 `x-claude-code-agent-id` are cross-checked through `wire_aliases` (`S` → main,
@@ -43,7 +43,7 @@ from pathlib import Path
 
 from roller.capture.models import OutputCoverage, SubtaskCapability
 from roller.harnesses.base import LaunchPlan, LaunchRequest, NativeCapture, Pin, ScratchDirs
-from roller.harnesses.claude_code_logs import read_claude_code_logs
+from roller.harnesses.claude_code.logs import read_claude_code_logs
 from roller.harnesses.launch import checked_launch, harness_env, passed_credentials
 from roller.harnesses.native_files import copy_tree
 from roller.harnesses.resume import confirmed_id, confirmed_root_participant, resume_id

@@ -1,7 +1,7 @@
 """The Claude Code native facts: participants, identity, relations, lifecycle.
 
 `read_claude_code_logs(native_dir) -> NativeCapture` is the adapter's pure reader;
-`claude_code_transcripts` parses the files (its docstring gives the log location and
+`claude_code.transcripts` parses the files (its docstring gives the log location and
 shape, checked against Claude Code 2.1.332 on 2026-11-29). What is decided here:
 - participants: `main` (the root) and one per subagent transcript (key = agentId); the
   parent comes from meta.json (`parentAgentId`, else the main thread) and must agree
@@ -42,7 +42,7 @@ from roller.harnesses.base import (
     NativeRelation,
     ParticipantState,
 )
-from roller.harnesses.claude_code_transcripts import (
+from roller.harnesses.claude_code.transcripts import (
     ROOT_KEY,
     Meta,
     Notification,

@@ -4,8 +4,8 @@ Checked against Gemini CLI 0.61.0, runs on 2026-11-29 against `roller mock-model
 logs under `tests/data/harnesses/gemini-cli/`.
 
 Inputs (copied by the adapter from the scratch HOME into `raw/native/`): the chats
-(`tmp/<slug>/chats/…`, shape in `roller.harnesses.gemini_cli_chats`) and `telemetry.log`,
-the CLI's own telemetry outfile (shape in `roller.harnesses.gemini_cli_telemetry`).
+(`tmp/<slug>/chats/…`, shape in `roller.harnesses.gemini_cli.chats`) and `telemetry.log`,
+the CLI's own telemetry outfile (shape in `roller.harnesses.gemini_cli.telemetry`).
 
 Facts derived, and the evidence each rests on:
 - participants: the main chat is the root (key: its sessionId); every subagent chat and
@@ -47,7 +47,7 @@ from roller.harnesses.base import (
     NativeRelation,
     ParticipantState,
 )
-from roller.harnesses.gemini_cli_chats import (
+from roller.harnesses.gemini_cli.chats import (
     Chat,
     Spawn,
     read_chats,
@@ -56,7 +56,7 @@ from roller.harnesses.gemini_cli_chats import (
     termination_reason,
     wire_tool_id,
 )
-from roller.harnesses.gemini_cli_telemetry import ApiResponse, Telemetry, parse_telemetry
+from roller.harnesses.gemini_cli.telemetry import ApiResponse, Telemetry, parse_telemetry
 
 TELEMETRY_FILE = "telemetry.log"
 # `<key>#<n>` (subagent turn) or `<key>########<n>` (main agent turn)

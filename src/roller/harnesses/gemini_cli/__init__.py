@@ -27,7 +27,7 @@ and run; `default` offers 8 tools, none that writes a file or runs a shell), `ag
 
 Native logs: `~/.gemini/tmp/<slug>/chats/` is copied to `raw/native/tmp/<slug>/chats/`,
 the telemetry file to `raw/native/telemetry.log`; the reader and the log shapes are in
-`roller.harnesses.gemini_cli_logs` (facts), `gemini_cli_chats` and `gemini_cli_telemetry`.
+`roller.harnesses.gemini_cli.logs` (facts), `gemini_cli.chats` and `gemini_cli.telemetry`.
 """
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ from roller.harnesses.base import (
     Pin,
     ScratchDirs,
 )
-from roller.harnesses.gemini_cli_logs import TELEMETRY_FILE, read_gemini_cli_logs
+from roller.harnesses.gemini_cli.logs import TELEMETRY_FILE, read_gemini_cli_logs
 from roller.harnesses.launch import checked_launch, harness_env, passed_credentials
 from roller.harnesses.native_files import copy_file, copy_tree
 
