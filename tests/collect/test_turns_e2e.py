@@ -25,11 +25,10 @@ from typing import Any
 
 import pytest
 from tests.support.captures import REPO, only_attempt, roller
+from tests.support.e2e import installed
 
 from roller.capture.models import CallRecord
 from roller.capture.reader import Capture, read_attempt
-from roller.harnesses import adapter_for
-from roller.harnesses.install import find_installed
 
 pytestmark = pytest.mark.e2e
 
@@ -63,9 +62,7 @@ def _args(harness: str, run_dir: Path, api_base: str, *extra: str) -> list[str]:
 @pytest.fixture(scope="session")
 def runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Run]]:
     for name in HARNESSES:
-        if find_installed(adapter_for(name)) is None:
-            installed = roller("harness", "install", name, timeout=600)
-            assert installed.returncode == 0, installed.stderr
+        installed(name)
     base = tmp_path_factory.mktemp("turns")
     first_file = base / "prompts.json"
     first_file.write_text(json.dumps([FIRST, SECOND]))

@@ -13,59 +13,39 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from roller.acceptance.profiles.codex import PROFILE
-from roller.acceptance.runner import Outcome, Plan, run_acceptance
+from roller.acceptance.runner import Outcome
 from roller.acceptance.scenarios import SCENARIO_NAMES
 from roller.capture.models import CallRecord
 from roller.capture.reader import Capture, read_attempt
 from roller.capture.tape import read_tape
 from roller.collect.launcher import run_plan
 from roller.collect.session import base_urls
-from roller.harnesses import adapter_for
 from roller.harnesses.base import LaunchRequest, ScratchDirs
 from roller.harnesses.codex import CodexAdapter, confirmed_root_thread
-from roller.harnesses.install import Installed, find_installed
+from roller.harnesses.install import Installed
 from roller.mock.scenario_files import load_scenario
 from roller.mock.server import MockModel
 from roller.proxy.routing import Upstreams
 from roller.proxy.server import ProxyConfig, ProxyServer
+from tests.support.captures import roller
+from tests.support.e2e import acceptance, installed, without_provider_keys
 
 pytestmark = pytest.mark.e2e
 
 
-def _roller(*args: str, **kwargs: object) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "roller", *args],
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=240,
-        **kwargs,  # type: ignore[call-overload]
-    )
-
-
 @pytest.fixture(scope="session")
 def codex() -> Installed:
-    adapter = adapter_for("codex")
-    if find_installed(adapter) is None:
-        done = _roller("harness", "install", "codex")
-        assert done.returncode == 0, done.stderr
-    found = find_installed(adapter)
-    assert found is not None
-    return found
+    return installed("codex")
 
 
 @pytest.fixture(scope="session")
 def outcomes(codex: Installed, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Outcome]:
-    plan = Plan(harness="codex", work_dir=tmp_path_factory.mktemp("acceptance"), jobs=4)
-    return {o.scenario: o for o in run_acceptance(plan)}
+    return acceptance("codex", tmp_path_factory.mktemp("acceptance"))
 
 
 @pytest.mark.parametrize("name", SCENARIO_NAMES)
@@ -204,18 +184,14 @@ def test_resume_continues_the_confirmed_root_thread(codex: Installed, tmp_path: 
     assert len({h["thread-id"] for h in heads}) == len(native.participants)
 
 
-def _no_provider_keys() -> dict[str, str]:
-    return {k: v for k, v in os.environ.items() if not k.endswith(("_API_KEY", "_AUTH_TOKEN"))}
-
-
 def test_without_capture_calls_no_delegation_tool_is_offered(
     codex: Installed, tmp_path: Path
 ) -> None:
-    done = _roller(
+    done = roller(
         "collect", "--harness", "codex", "--api-base", "mock:spawn-one", "--model", "mock-model",
         "--prompt", "Use a subagent to say hi", "--run-dir", str(tmp_path / "run"),
         "--capture-debug", "full", "--json",
-        env=_no_provider_keys(),
+        env=without_provider_keys(),
     )  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr
     capture = read_attempt(Path(json.loads(done.stdout)["attempt_dir"]))

@@ -11,16 +11,13 @@ session; each test reports one scenario.
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from roller.acceptance.profiles import profile_for
-from roller.acceptance.runner import Outcome, Plan, run_acceptance
+from roller.acceptance.runner import Outcome
 from roller.acceptance.scenarios import SCENARIOS
 from roller.capture.layout import AttemptPaths
 from roller.capture.models import AttemptInputs
@@ -28,7 +25,9 @@ from roller.capture.reader import read_attempt, read_json_model
 from roller.capture.tape import read_tape
 from roller.finalize.assemble import build_capture
 from roller.harnesses import adapter_for
-from roller.harnesses.install import Installed, find_installed
+from roller.harnesses.install import Installed
+from tests.support.captures import roller
+from tests.support.e2e import acceptance, installed, without_provider_keys
 
 pytestmark = pytest.mark.e2e
 
@@ -37,32 +36,14 @@ NOT_APPLICABLE = {"nested", "background", "fork"}
 APPLICABLE = [s.name for s in SCENARIOS if s.name not in NOT_APPLICABLE]
 
 
-def _roller(*args: str, **kwargs: object) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "roller", *args],
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=240,
-        **kwargs,  # type: ignore[call-overload]
-    )
-
-
 @pytest.fixture(scope="session")
 def gemini_cli() -> Installed:
-    adapter = adapter_for("gemini-cli")
-    if find_installed(adapter) is None:
-        done = _roller("harness", "install", "gemini-cli")
-        assert done.returncode == 0, done.stderr
-    found = find_installed(adapter)
-    assert found is not None
-    return found
+    return installed("gemini-cli")
 
 
 @pytest.fixture(scope="session")
 def outcomes(gemini_cli: Installed, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Outcome]:
-    plan = Plan(harness="gemini-cli", work_dir=tmp_path_factory.mktemp("acceptance"), jobs=4)
-    return {o.scenario: o for o in run_acceptance(plan)}
+    return acceptance("gemini-cli", tmp_path_factory.mktemp("acceptance"))
 
 
 @pytest.mark.parametrize("name", APPLICABLE)
@@ -117,18 +98,14 @@ def test_parallel_children_attributed_by_response_id_not_by_order(
     )
 
 
-def _no_provider_keys() -> dict[str, str]:
-    return {k: v for k, v in os.environ.items() if not k.endswith(("_API_KEY", "_AUTH_TOKEN"))}
-
-
 def test_without_capture_calls_invoke_agent_is_not_offered(
     gemini_cli: Installed, tmp_path: Path
 ) -> None:
-    done = _roller(
+    done = roller(
         "collect", "--harness", "gemini-cli", "--api-base", "mock:spawn-one",
         "--prompt", "Use a subagent to say hi", "--run-dir", str(tmp_path / "run"),
         "--capture-debug", "full", "--json",
-        env=_no_provider_keys(),
+        env=without_provider_keys(),
     )  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr
     capture = read_attempt(Path(json.loads(done.stdout)["attempt_dir"]))

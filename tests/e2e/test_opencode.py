@@ -12,20 +12,18 @@ machine); each test reports one scenario.
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
-import subprocess
-import sys
 from contextlib import closing
 from pathlib import Path
 
 import pytest
 
-from roller.acceptance.runner import Outcome, Plan, run_acceptance
+from roller.acceptance.runner import Outcome
 from roller.acceptance.scenarios import SCENARIO_NAMES
 from roller.capture.reader import read_attempt
-from roller.harnesses import adapter_for
-from roller.harnesses.install import Installed, find_installed
+from roller.harnesses.install import Installed
+from tests.support.captures import roller
+from tests.support.e2e import acceptance, installed, without_provider_keys
 
 pytestmark = pytest.mark.e2e
 
@@ -34,36 +32,14 @@ pytestmark = pytest.mark.e2e
 PROMPT = '-Use a subagent\nto say  "hi"'
 
 
-def _roller(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "roller", *args],
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=400,
-        env=env,
-    )
-
-
-def _no_provider_keys() -> dict[str, str]:
-    return {k: v for k, v in os.environ.items() if not k.endswith(("_API_KEY", "_AUTH_TOKEN"))}
-
-
 @pytest.fixture(scope="session")
 def opencode() -> Installed:
-    adapter = adapter_for("opencode")
-    if find_installed(adapter) is None:
-        done = _roller("harness", "install", "opencode")
-        assert done.returncode == 0, done.stderr
-    found = find_installed(adapter)
-    assert found is not None
-    return found
+    return installed("opencode")
 
 
 @pytest.fixture(scope="session")
 def outcomes(opencode: Installed, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Outcome]:
-    plan = Plan(harness="opencode", work_dir=tmp_path_factory.mktemp("acceptance"), jobs=4)
-    return {o.scenario: o for o in run_acceptance(plan)}
+    return acceptance("opencode", tmp_path_factory.mktemp("acceptance"))
 
 
 @pytest.mark.parametrize("name", SCENARIO_NAMES)
@@ -103,7 +79,7 @@ def test_every_child_call_names_its_native_parent(outcomes: dict[str, Outcome], 
 
 
 def test_capture_calls_needs_an_explicit_api_base(tmp_path: Path) -> None:
-    done = _roller(
+    done = roller(
         "collect", "--harness", "opencode", "--capture-calls", "--prompt", "hi",
         "--run-dir", str(tmp_path / "run"),
     )  # fmt: skip
@@ -114,10 +90,10 @@ def test_capture_calls_needs_an_explicit_api_base(tmp_path: Path) -> None:
 def test_without_capture_calls_task_is_denied_and_the_prompt_is_exact(
     opencode: Installed, tmp_path: Path
 ) -> None:
-    done = _roller(
+    done = roller(
         "collect", "--harness", "opencode", "--api-base", "mock:spawn-one",
         "--prompt", PROMPT, "--run-dir", str(tmp_path / "run"), "--capture-debug", "full",
-        env=_no_provider_keys(),
+        env=without_provider_keys(),
     )  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr
     shown = " ".join(done.stdout.split())  # the call tree, wrapped to the terminal width

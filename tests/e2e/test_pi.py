@@ -9,8 +9,6 @@ API. The binary is installed into roller's cache when missing; nothing is skippe
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
@@ -19,8 +17,8 @@ from roller.acceptance.profiles import profile_for
 from roller.acceptance.runner import Outcome, Plan, run_acceptance
 from roller.acceptance.scenarios import SCENARIOS
 from roller.capture.reader import read_attempt
-from roller.harnesses import adapter_for
-from roller.harnesses.install import Installed, find_installed
+from roller.harnesses.install import Installed
+from tests.support.e2e import installed
 
 pytestmark = pytest.mark.e2e
 
@@ -36,19 +34,7 @@ NOT_APPLICABLE = [s.name for s in SCENARIOS if s.name not in APPLICABLE]
 
 @pytest.fixture(scope="session")
 def pi() -> Installed:
-    adapter = adapter_for("pi")
-    if find_installed(adapter) is None:
-        done = subprocess.run(
-            [sys.executable, "-m", "roller", "harness", "install", "pi"],
-            capture_output=True,
-            text=True,
-            check=False,
-            timeout=600,
-        )
-        assert done.returncode == 0, done.stderr
-    found = find_installed(adapter)
-    assert found is not None
-    return found
+    return installed("pi")
 
 
 @pytest.fixture(scope="session")

@@ -24,8 +24,8 @@ from roller.collect.launcher import run_plan
 from roller.collect.session import CREDENTIAL_ENV, base_urls
 from roller.harnesses import adapter_for
 from roller.harnesses.base import LaunchRequest, ScratchDirs
-from roller.harnesses.install import find_installed
 from tests.gateway.conftest import GatewayFactory, RunningGateway
+from tests.support.e2e import installed
 
 pytestmark = pytest.mark.e2e
 
@@ -40,9 +40,7 @@ def db_url(tmp_path: Path) -> Iterator[str]:
 def launch(harness: str, gw: RunningGateway, token: str, model: str, tmp_path: Path) -> None:
     """Run `harness` through the gateway with its adapter's own launch plan."""
     adapter = adapter_for(harness)
-    installed = find_installed(adapter)
-    if installed is None:
-        pytest.fail(f"{harness} is not installed: run `roller harness install {harness}`")
+    found = installed(harness)  # roller's cache, installed when missing
     dirs = ScratchDirs(home=tmp_path / "home", tmp=tmp_path / "tmp", work=tmp_path / "work")
     for d in (dirs.home, dirs.tmp, dirs.work):
         d.mkdir()
@@ -56,7 +54,7 @@ def launch(harness: str, gw: RunningGateway, token: str, model: str, tmp_path: P
             model=model,
             capture_calls=True,
             timeout_s=180,
-            install_dir=installed.root,
+            install_dir=found.root,
         )
     )
     output = tmp_path / "harness"

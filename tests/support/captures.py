@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -16,10 +17,14 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def roller(
-    *args: str, cwd: Path | None = None, timeout: float = 180
+    *args: str,
+    cwd: Path | None = None,
+    timeout: float = 180,
+    env: Mapping[str, str] | None = None,
 ) -> subprocess.CompletedProcess[str]:
-    """Run the roller CLI as a user would (a real process), capturing its output."""
-    env = dict(os.environ)
+    """Run the roller CLI as a user would (a real process), capturing its output.
+    `env` is the environment to start from (default: this process's)."""
+    env = dict(os.environ if env is None else env)
     env["PYTHONPATH"] = str(REPO / "src") + os.pathsep + env.get("PYTHONPATH", "")
     env.setdefault("COLUMNS", "200")
     return subprocess.run(
