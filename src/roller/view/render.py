@@ -90,11 +90,16 @@ def _add_participant(tree: Tree, p: dict[str, Any]) -> None:
             _add_participant(unknown, child)
 
 
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
 def summary_line(s: dict[str, Any]) -> str:
     version = f" {s['harness_version']}" if s["harness_version"] else ""
     line = (
         f"{s['harness']}{version} · sample {s['sample_id']} · attempt {s['attempt']} · "
-        f"{s['calls']} calls · {s['participants']} participants · {s['relations']} relations · "
+        f"{_count(s['calls'], 'call')} · {_count(s['participants'], 'participant')} · "
+        f"{_count(s['relations'], 'relation')} · "
         f"{s['exportable_calls']} exportable · {_tokens(s['input_tokens'])}→"
         f"{_tokens(s['output_tokens'])} tokens · execution {_styled(s['execution_status'])} · "
         f"capture {_styled(s['capture_status'])}"
