@@ -21,7 +21,6 @@ the gateway cannot account for is not forwarded.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
 import time
@@ -160,7 +159,7 @@ class GatewayPolicy:
         body = parse_json_body(head.body)
         identity = derive(client.harness, head.headers, body)
         plan = plan_session(client, identity)
-        resolution = await asyncio.to_thread(self.store.resolve, plan, received)
+        resolution = await self.store.run(self.store.resolve, plan, received)
         annotation = {
             **base,
             "auth": "ok",
@@ -215,7 +214,7 @@ class GatewayPolicy:
             started_at=started,
             ended_at=self.clock(),
         )
-        await asyncio.to_thread(self.store.record_call, facts)
+        await self.store.run(self.store.record_call, facts)
 
 
 def _session_fields(resolution: Resolution, plan: SessionPlan) -> dict[str, Any]:

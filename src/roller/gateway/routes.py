@@ -17,7 +17,6 @@ recorded on the tape (they carry no model traffic).
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
@@ -81,11 +80,11 @@ class GatewayRoutes:
     async def _caller_session(self, request: web.Request, client: Client) -> str:
         identity = derive(client.harness, request.headers)
         plan = plan_session(client, identity)
-        resolution = await asyncio.to_thread(self.store.resolve, plan, datetime.now(UTC))
+        resolution = await self.store.run(self.store.resolve, plan, datetime.now(UTC))
         return resolution.session_id
 
     async def _visible(self, client: Client, session_id: str) -> RuntimeSession | None:
-        row = await asyncio.to_thread(self.store.get, session_id)
+        row = await self.store.run(self.store.get, session_id)
         return row if row is not None and row.account == client.account else None
 
     async def post_note(self, request: web.Request, client: Client) -> web.StreamResponse:
@@ -107,7 +106,7 @@ class GatewayRoutes:
         target = await self._visible(client, target_id)
         if target is None:
             return _error(404, "roller_no_such_session", "no such session")
-        lineage = await asyncio.to_thread(self.store.lineage, target.id)
+        lineage = await self.store.run(self.store.lineage, target.id)
         decision = note_allowed(
             SessionRef(author_id, client.account),
             SessionRef(target.id, target.account),
@@ -116,15 +115,14 @@ class GatewayRoutes:
         )
         if not decision.allowed:
             return _error(403, "roller_note_denied", decision.detail)
-        note = await asyncio.to_thread(
-            lambda: self.store.add_note(
-                account=client.account,
-                author_id=author_id,
-                target_id=target.id,
-                body=text,
-                allowed_by=decision.reason,
-                now=datetime.now(UTC),
-            )
+        note = await self.store.run(
+            self.store.add_note,
+            account=client.account,
+            author_id=author_id,
+            target_id=target.id,
+            body=text,
+            allowed_by=decision.reason,
+            now=datetime.now(UTC),
         )
         return web.json_response({"note": note_json(note)}, status=201)
 
@@ -133,7 +131,7 @@ class GatewayRoutes:
         if target is None:
             return _error(404, "roller_no_such_session", "no such session")
         caller = await self._caller_session(request, client)
-        notes = await asyncio.to_thread(self.store.notes_for, target.id)
+        notes = await self.store.run(self.store.notes_for, target.id)
         if caller != target.id:
             notes = [n for n in notes if n.author_session_id == caller]
         return web.json_response(
@@ -144,5 +142,5 @@ class GatewayRoutes:
         target = await self._visible(client, request.match_info["id"])
         if target is None:
             return _error(404, "roller_no_such_session", "no such session")
-        tree: dict[str, Any] = await asyncio.to_thread(session_tree, self.store, target)
+        tree: dict[str, Any] = await self.store.run(session_tree, self.store, target)
         return web.json_response({"tree": tree})

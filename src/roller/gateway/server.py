@@ -114,7 +114,7 @@ class Gateway:
         while True:
             await asyncio.sleep(self.sweep_interval)
             try:
-                await asyncio.to_thread(store.close_inactive, datetime.now(UTC))
+                await store.run(store.close_inactive, datetime.now(UTC))
             except Exception:  # a store hiccup must not end the sweeper; it is logged
                 log.exception("closing inactive sessions failed")
 
@@ -131,7 +131,7 @@ class Gateway:
             await mock.close()
         self.mocks = {}
         if self.store is not None:
-            self.store.engine.dispose()
+            await asyncio.to_thread(self.store.close)
             self.store = None
 
     @property
