@@ -369,10 +369,13 @@ def _responses_item(
         return {"type": kind, "sequence_number": seq[0], "output_index": index, **fields}
 
     kind = rng.choice(["message", "message", "function_call", "reasoning"])
+    # Ids are unique within a response, as the API makes them: the SDK keys items by
+    # `call_id`/`id` and rejects a response where two output indexes share one.
+    unique = f"{index}x"
     events: list[dict[str, Any]] = []
     done: dict[str, Any]
     if kind == "message":
-        item_id = ident(rng, "msg_")
+        item_id = ident(rng, "msg_" + unique)
         added = {
             "type": "message",
             "id": item_id,
@@ -418,11 +421,11 @@ def _responses_item(
             parts.append(part)
         done = {**added, "status": "completed", "content": parts}
     elif kind == "function_call":
-        item_id = ident(rng, "fc_")
+        item_id = ident(rng, "fc_" + unique)
         added = {
             "type": "function_call",
             "id": item_id,
-            "call_id": ident(rng, "call_"),
+            "call_id": ident(rng, "call_" + unique),
             "name": ident(rng),
             "arguments": "",
             "status": "in_progress",
@@ -440,7 +443,7 @@ def _responses_item(
         )
         done = {**added, "status": "completed", "arguments": arguments}
     else:
-        item_id = ident(rng, "rs_")
+        item_id = ident(rng, "rs_" + unique)
         added = {"type": "reasoning", "id": item_id, "summary": []}
         events.append(ev("response.output_item.added", item=added))
         summary = []
