@@ -60,11 +60,11 @@ def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
 
 @pytest.fixture
 def store(db_url: str) -> Iterator[SessionStore]:
-    engine = open_engine(db_url)
+    store = SessionStore(open_engine(db_url), inactivity_seconds=60)
     try:
-        yield SessionStore(engine, inactivity_seconds=60)
+        yield store
     finally:
-        engine.dispose()
+        store.close()
 
 
 ALICE_CC = Client("a" * 64, "alice", "acme", "claude-code")

@@ -3,7 +3,9 @@ set once, never self, never a cycle, bounded walks, source keying by inactivity.
 
 from __future__ import annotations
 
+import asyncio
 import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
@@ -224,3 +226,23 @@ def test_calls_are_recorded_against_their_session(store: SessionStore) -> None:
     (call,) = store.calls(session)
     assert call.exchange_id == "tape-000001:1" and call.identity == {"rule": "claude-code-headers"}
     assert call.started_at == T0
+
+
+def _thread_after_a_pause() -> int:
+    time.sleep(0.05)  # long enough for every submitted operation to be waiting at once
+    return threading.get_ident()
+
+
+def test_store_operations_run_off_the_loop_on_one_thread_for_sqlite(store: SessionStore) -> None:
+    # SQLite has one writer: operations queue on one store thread instead of sleeping in
+    # SQLite's busy handler; PostgreSQL's row locks let a pool of threads run them.
+    async def main() -> tuple[int, list[int]]:
+        threads = await asyncio.gather(*(store.run(_thread_after_a_pause) for _ in range(6)))
+        return threading.get_ident(), list(threads)
+
+    loop_thread, threads = asyncio.run(main())
+    assert loop_thread not in threads
+    if store.engine.dialect.name == "sqlite":
+        assert len(set(threads)) == 1
+    else:
+        assert len(set(threads)) > 1
