@@ -100,12 +100,8 @@ class AnthropicAssembler:
         self._error: JSONObject | None = None
 
     def feed(self, event: SSEEvent) -> None:
-        data = self._log.decode(event)
-        if data is None:
-            return
-        obj = as_object(data)
+        obj = self._log.decode_object(event)
         if obj is None:
-            self._log.keep(event, data, "data is not a JSON object")
             return
         kind = as_str(obj.get("type")) or event.event or ""
         try:

@@ -50,6 +50,17 @@ class EventLog:
             return None
         return value
 
+    def decode_object(self, event: SSEEvent) -> JSONObject | None:
+        """`decode`, and a JSON value that is not an object is kept as unmerged too:
+        None means the event was recorded and there is nothing to merge."""
+        data = self.decode(event)
+        if data is None:
+            return None
+        obj = as_object(data)
+        if obj is None:
+            self.keep(event, data, "data is not a JSON object")
+        return obj
+
     def keep(self, event: SSEEvent, data: Any, why: str) -> None:
         """Keep an event verbatim because its content could not be merged."""
         self.unmerged.append({"event": event.event, "data": data, "why": why})

@@ -181,13 +181,10 @@ class GeminiAssembler:
         self._error: JSONObject | None = None
 
     def feed(self, event: SSEEvent) -> None:
-        data = self._log.decode(event)
-        if data is None:
-            return
-        chunk = as_object(data)
+        chunk = self._log.decode_object(event)
         if chunk is None:
-            self._log.keep(event, data, "data is not a JSON object")
-        elif "error" in chunk and "candidates" not in chunk:
+            return
+        if "error" in chunk and "candidates" not in chunk:
             self._error = error_object(chunk) or chunk
         else:
             try:

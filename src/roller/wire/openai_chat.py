@@ -127,12 +127,8 @@ class ChatAssembler:
                 self._log.note("second [DONE]")
             self._done = True
             return
-        data = self._log.decode(event)
-        if data is None:
-            return
-        chunk = as_object(data)
+        chunk = self._log.decode_object(event)
         if chunk is None:
-            self._log.keep(event, data, "data is not a JSON object")
             return
         if "error" in chunk and "choices" not in chunk:
             self._error = error_object(chunk) or chunk

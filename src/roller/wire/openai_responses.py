@@ -104,12 +104,8 @@ class ResponsesAssembler:
         self._pending_unmerged: list[tuple[SSEEvent, Any, str]] = []
 
     def feed(self, event: SSEEvent) -> None:
-        data = self._log.decode(event)
-        if data is None:
-            return
-        obj = as_object(data)
+        obj = self._log.decode_object(event)
         if obj is None:
-            self._log.keep(event, data, "data is not a JSON object")
             return
         kind = as_str(obj.get("type")) or event.event or ""
         try:
