@@ -309,11 +309,11 @@ def _call_record(
         protocol=call.protocol,
         json_mode=call.json_mode,
         request=RequestInfo(
-            method=str(meta.get("method", "")),
-            path=str(meta.get("path", "")),
-            query=[(str(k), str(v)) for k, v in meta.get("query") or []],
-            headers=[(str(k), str(v)) for k, v in meta.get("headers") or []],
-            redacted=_redacted_names(meta.get("redacted")),
+            method=meta.method,
+            path=meta.path,
+            query=list(meta.query),
+            headers=list(meta.headers),
+            redacted=[*meta.redacted.headers, *meta.redacted.query],
             received_at=rfc3339(ex.request_time_ns) or "",
         ),
         context=call.context,
@@ -326,10 +326,8 @@ def _call_record(
         output_unmerged=list(call.reassembly.unmerged) if call.reassembly else [],
         provider_error=call.reassembly.error if call.reassembly else None,
         response=ResponseInfo(
-            status=int(resp["status"])
-            if resp is not None and resp.get("status") is not None
-            else None,
-            headers=[(str(k), str(v)) for k, v in (resp or {}).get("headers") or []],
+            status=None if resp is None else resp.status,
+            headers=[] if resp is None else list(resp.headers),
             streamed=call.streamed,
             outcome=call.outcome,
             raw_path=f"raw/responses/{call_id}.body" if retained and has_response else None,
@@ -386,15 +384,6 @@ def _call_record(
         export_blocked_by=blocked,
         errors=errors,
     )
-
-
-def _redacted_names(redacted: object) -> list[str]:
-    """Names of removed headers and query parameters (the tape keeps them apart)."""
-    if isinstance(redacted, dict):
-        return [str(x) for key in ("headers", "query") for x in redacted.get(key) or []]
-    if isinstance(redacted, list):
-        return [str(x) for x in redacted]
-    return []
 
 
 def _without_native_sources(relation: RelationRecord) -> RelationRecord:

@@ -21,6 +21,7 @@ from __future__ import annotations
 import hashlib
 import json
 import zlib
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -73,10 +74,10 @@ class DecodedCall:
 
     @property
     def outcome(self) -> str:
-        return "in_flight" if self.exchange.end is None else str(self.exchange.end.get("outcome"))
+        return "in_flight" if self.exchange.end is None else str(self.exchange.end.outcome)
 
 
-def header(headers: list[list[str]] | list[tuple[str, str]], name: str) -> str | None:
+def header(headers: Iterable[Sequence[str]], name: str) -> str | None:
     for k, v in headers:
         if k.lower() == name:
             return v
@@ -139,9 +140,9 @@ def _decode_body(raw: bytes, encoding: str | None) -> tuple[bytes, str | None]:
 
 def decode_exchange(sequence: int, ex: TapeExchange, harness: str) -> DecodedCall:
     meta = ex.request
-    method = str(meta.get("method", ""))
-    path = str(meta.get("path", ""))
-    headers = meta.get("headers") or []
+    method = meta.method
+    path = meta.path
+    headers = meta.headers
     errors: list[tuple[str, str]] = []
 
     kind, protocol = classify(method, path)
@@ -155,12 +156,11 @@ def decode_exchange(sequence: int, ex: TapeExchange, harness: str) -> DecodedCal
             context_ok = False
             errors.append(("context_not_json", f"request body is not JSON: {exc}"))
 
-    roller_evidence = meta.get("roller") or {}
-    identity = derive(harness, headers, context, roller_evidence)
+    identity = derive(harness, headers, context, meta.roller)
 
     resp = ex.response
-    resp_headers = (resp or {}).get("headers") or []
-    status = (resp or {}).get("status")
+    resp_headers = () if resp is None else resp.headers
+    status = None if resp is None else resp.status
     content_type = (header(resp_headers, "content-type") or "").lower()
     streamed = "text/event-stream" in content_type
     encoding = header(resp_headers, "content-encoding")
@@ -175,7 +175,7 @@ def decode_exchange(sequence: int, ex: TapeExchange, harness: str) -> DecodedCal
     output = reassembly.output if reassembly else None
 
     end = ex.end
-    outcome = "in_flight" if end is None else str(end.get("outcome"))
+    outcome = "in_flight" if end is None else str(end.outcome)
     # A client that hangs up once it holds the whole response did not interrupt the call:
     # every byte the upstream sent was relayed, and the stream reached the protocol's
     # terminal event (Codex drops a finished Responses stream without reading the
@@ -189,7 +189,7 @@ def decode_exchange(sequence: int, ex: TapeExchange, harness: str) -> DecodedCal
         and reassembly is not None
         and reassembly.complete
         and reassembly.error is None
-        and end.get("client_bytes") == end.get("response_bytes") == len(ex.body)
+        and end.client_bytes == end.response_bytes == len(ex.body)
     )
     response_capture: ResponseCaptureStatus
     if resp is None:

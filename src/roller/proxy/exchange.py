@@ -400,7 +400,7 @@ class Exchange:
         self._record_body()
         meta: JSONObject = {
             "outcome": outcome,
-            "error": None if error is None else error.as_json(),
+            "error": None if error is None else error.to_json(),
             "client_status": self.client_status,
             "upstream_status": self.upstream_status,
             "request_bytes": self.request_bytes,
