@@ -9,11 +9,12 @@ frames are stamped by the sink as it writes them, which is when their bytes arri
 States and the events that move between them (any other event is `IllegalTransition`):
 
     RECEIVING_BODY ─body_complete→ DECIDING ─decided→ FORWARDING ─upstream_head→ RELAYING
-      │ body_part (over the limit)       │ decided              │ upstream_failed     │
-      └──────────────────────────→ REPLYING ←─────────────────────┘                 │
-                                         │ replied                  response_complete,
-                                         ▼                          upstream_failed  │
-    every state but ENDED ─client_gone, body_failed, shutdown, failed→ ENDED ←───────┘
+       │ body_part: over the limit     │ decided: answer   │ upstream_failed          │
+       └──────────────→ REPLYING ←─────┴───────────────────┘                          │
+                           │ replied               response_complete, upstream_failed │
+                           ▼                                                          │
+                         ENDED ←──────────────────────────────────────────────────────┘
+                           ▲ body_failed, client_gone, shutdown, failed: from any other state
 
 Rules this module keeps (docs/architecture.md, "roller.capture.tape" and "roller.proxy"):
 - Record first. The `req` frame (redacted here, before it is built) goes to the tape with
