@@ -4,7 +4,7 @@ per edge case; then the invariants over any sequence of events at all."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 import aiohttp
@@ -17,6 +17,7 @@ from roller.capture.tape import EndMeta, ExchangeError, Redaction, RequestMeta, 
 from roller.proxy import ExchangeEnd, PolicyDecision, Rejection
 from roller.proxy.recorder import (
     ABORT,
+    ALLOWED,
     OWN_ANSWERS,
     Forward,
     IllegalTransition,
@@ -184,7 +185,7 @@ def test_rejected_by_the_policy_with_its_annotations() -> None:
     assert rec.decided(decision) == Reply(401, body)
     assert rec.state is State.REPLYING
     rec.replied(2_000)
-    req = replace(REQ, annotations={"gateway": {"a": 1}})
+    req = REQ._replace(annotations={"gateway": {"a": 1}})
     error = _error("rejected", '{"error": {"type": "gateway_auth", "message": "no token"}}')
     assert log.frames == [
         ("req+body", X, req, T0, BODY),
@@ -214,9 +215,8 @@ def test_rejected_when_the_body_is_over_the_limit() -> None:
 
 
 def test_rejected_when_the_target_is_not_a_path() -> None:
-    absolute = replace(
-        HEAD, target="http://example.com/v1/models", path="http://example.com/v1/models"
-    )
+    url = "http://example.com/v1/models"
+    absolute = HEAD._replace(target=url, path=url)
     rec, log = _recorder(head=absolute)
     rec.body_complete()
     message = "the request target must be a path (origin form)"
@@ -242,7 +242,7 @@ def test_no_upstream_for_the_endpoint() -> None:
     assert rec.decided(None) == reply and reply.status == 502
     rec.replied(2_000)
     assert log.frames == [
-        ("req+body", X, replace(REQ, upstream=None), T0, BODY),
+        ("req+body", X, REQ._replace(upstream=None), T0, BODY),
         _end(
             "no_upstream",
             2_000,
@@ -493,7 +493,49 @@ EVENTS = {
     "client_gone": lambda r: r.client_gone("gone", 5),
     "shutdown": lambda r: r.shutdown(5),
     "failed": lambda r: r.failed(_error("proxy_error", "bug"), 5),
+    "end_event": lambda r: r.end_event(),
 }
+# The recorder's table entry each of those events is checked against.
+TABLE_KEY = {name: name for name in EVENTS} | {
+    "decided_reject": "decided",
+    "policy_error": "decided",
+}
+# A way into each state.
+INTO = {
+    State.RECEIVING_BODY: [],
+    State.DECIDING: ["body_complete"],
+    State.FORWARDING: ["body_complete", "decided"],
+    State.RELAYING: ["body_complete", "decided", "upstream_head"],
+    State.REPLYING: ["body_complete", "decided_reject"],
+    State.ENDED: ["client_gone"],
+}
+
+
+def test_the_table_names_every_event_the_recorder_has() -> None:
+    public = {
+        name
+        for name, member in vars(Recorder).items()
+        if callable(member) and not name.startswith("_")
+    }
+    assert set(ALLOWED) == public == set(TABLE_KEY.values())
+
+
+@pytest.mark.parametrize("state", list(State), ids=lambda s: s.value)
+@pytest.mark.parametrize("event", sorted(EVENTS))
+def test_each_event_is_accepted_exactly_in_the_states_of_the_table(
+    state: State, event: str
+) -> None:
+    rec, log = _recorder()
+    for step in INTO[state]:
+        EVENTS[step](rec)
+    assert rec.state is state
+    if state in ALLOWED[TABLE_KEY[event]]:
+        EVENTS[event](rec)
+    else:
+        before = list(log.frames)
+        with pytest.raises(IllegalTransition, match=f"^{TABLE_KEY[event]} in state {state.value}$"):
+            EVENTS[event](rec)
+        assert log.frames == before and rec.state is state
 
 
 @settings(max_examples=400, deadline=None)

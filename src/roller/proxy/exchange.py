@@ -36,7 +36,14 @@ from yarl import URL
 from roller.capture.tape import ExchangeError, TapeWriter
 from roller.proxy.headers import client_response_headers, upstream_request_headers
 from roller.proxy.policy import ExchangeEnd, PolicyDecision, RequestHead, RequestPolicy
-from roller.proxy.recorder import Abort, IllegalTransition, ReceivedHead, Recorder, Reply
+from roller.proxy.recorder import (
+    NO_DECISION,
+    Abort,
+    IllegalTransition,
+    ReceivedHead,
+    Recorder,
+    Reply,
+)
 from roller.proxy.routing import Upstreams, upstream_url, without_query_params
 from roller.proxy.upstream import UpstreamClient, UpstreamFailure, classify
 
@@ -50,20 +57,22 @@ _UPSTREAM_BODY_ERRORS = (aiohttp.ClientError, OSError, TimeoutError)
 @dataclass(frozen=True, slots=True)
 class ExchangeServices:
     """What every exchange shares: the tape, the upstream side, the policy, the limits,
-    the end hook (`notify` starts it in its own task, or returns None without a hook) and
-    whether the proxy is stopping."""
+    the end hook (`notify` starts it in its own task; None without a hook, so no
+    `ExchangeEnd` is built for nobody) and whether the proxy is stopping."""
 
     tape: TapeWriter
     client: UpstreamClient
     upstreams: Upstreams
     policy: RequestPolicy | None
     max_request_body: int
-    notify: Callable[[ExchangeEnd], asyncio.Task[None] | None]
+    notify: Callable[[ExchangeEnd], asyncio.Task[None]] | None
     stopping: Callable[[], bool]
 
 
 class Exchange:
     """One request through the proxy, from its head to its `end` frame."""
+
+    __slots__ = ("recorder", "request", "response", "services", "upstream_response")
 
     def __init__(self, services: ExchangeServices, request: web.Request) -> None:
         self.services = services
@@ -71,15 +80,15 @@ class Exchange:
         self.response: web.StreamResponse | None = None
         self.upstream_response: aiohttp.ClientResponse | None = None
         target = request.raw_path
-        head = ReceivedHead(
-            t=time.time_ns(),
-            method=request.method,
-            target=target,
-            path=target.split("?", 1)[0],
-            headers=list(request.headers.items()),
-            query=list(request.query.items()),
-            client=self._peer(),
-            http_version=f"{request.version.major}.{request.version.minor}",
+        head = ReceivedHead(  # positional, in ReceivedHead's field order (cheaper)
+            time.time_ns(),
+            request.method,
+            target,
+            target.split("?", 1)[0],
+            list(request.headers.items()),
+            list(request.query.items()),
+            self._peer(),
+            f"{request.version.major}.{request.version.minor}",
         )
         self.recorder = Recorder(
             services.tape,
@@ -108,12 +117,12 @@ class Exchange:
                 else:
                     recorder.client_gone("the client closed the connection", time.time_ns())
             self._close_upstream()
-            # Not awaited: this task is being cancelled; the hook runs in its own task.
-            self.services.notify(recorder.end_event())
+            if self.services.notify is not None:
+                # Not awaited: this task is being cancelled; the hook runs in its own task.
+                self.services.notify(recorder.end_event())
             raise
-        task = self.services.notify(recorder.end_event())
-        if task is not None:
-            await asyncio.shield(task)
+        if self.services.notify is not None:
+            await asyncio.shield(self.services.notify(recorder.end_event()))
         return response
 
     # -- the exchange, start to end -------------------------------------------------------
@@ -151,7 +160,7 @@ class Exchange:
         step = recorder.decided(decision, policy_error)
         if isinstance(step, Reply):
             return await self._reply(step)
-        decision = decision or PolicyDecision()
+        decision = decision or NO_DECISION
         url = upstream_url(step.upstream, without_query_params(head.target, decision.remove_query))
         out_headers = upstream_request_headers(
             head.headers,

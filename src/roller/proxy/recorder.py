@@ -37,7 +37,7 @@ import enum
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Final, Protocol
+from typing import Any, Final, NamedTuple, Protocol
 
 from roller.capture.tape import (
     EndMeta,
@@ -76,9 +76,10 @@ class FrameSink(Protocol):
     def end(self, exchange_id: str, meta: EndMeta, *, t: int) -> None: ...
 
 
-@dataclass(frozen=True, slots=True)
-class ReceivedHead:
-    """A request head as received, secrets included: held in memory, never recorded as is."""
+class ReceivedHead(NamedTuple):
+    """A request head as received, secrets included: held in memory, never recorded as is.
+
+    Like the tape metas, a NamedTuple: immutable and cheap to build once per request."""
 
     t: int  # when it arrived (wall-clock ns): the `req` frame's time
     method: str
@@ -90,16 +91,14 @@ class ReceivedHead:
     http_version: str
 
 
-@dataclass(frozen=True, slots=True)
-class Reply:
+class Reply(NamedTuple):
     """Answer the client with roller's own JSON response, then report `replied`."""
 
     status: int
     body: JSONObject
 
 
-@dataclass(frozen=True, slots=True)
-class Forward:
+class Forward(NamedTuple):
     """Send the request to `upstream`, then report `upstream_head` or `upstream_failed`."""
 
     upstream: str
@@ -128,15 +127,36 @@ OWN_ANSWERS: Mapping[str, OwnAnswer] = {
     "policy_error": OwnAnswer("proxy_error", 500, "roller_policy_error"),
     "proxy_error": OwnAnswer("proxy_error", 502, "roller_proxy_error"),
 }
-_NO_DECISION: Final = PolicyDecision()
-_BEFORE_REQ_FRAME: Final = frozenset({State.RECEIVING_BODY, State.DECIDING})
-_LIVE: Final = frozenset(State) - {State.ENDED}
+NO_DECISION: Final = PolicyDecision()  # what is decided without a policy (built once)
+_BEFORE_REQ_FRAME: Final = (State.RECEIVING_BODY, State.DECIDING)
+_LIVE: Final = tuple(state for state in State if state is not State.ENDED)
+_RECEIVING: Final = State.RECEIVING_BODY
+_DECIDING: Final = State.DECIDING
+_FORWARDING: Final = State.FORWARDING
 _RELAYING: Final = State.RELAYING
+_ENDED: Final = State.ENDED
 
-
-def _pairs(kept: list[list[str]]) -> tuple[tuple[str, str], ...]:
-    # redaction keeps [name, value] lists (its own tests' shape); the record holds tuples.
-    return tuple([(name, value) for name, value in kept])
+# The states each event is accepted in (the diagram above); anything else is illegal.
+# Tuples, not sets: `in` then compares identities, where a set would call Enum.__hash__,
+# a Python function. The events every exchange sees test their one state inline
+# (`is _RELAYING`, ...): a call saved per event, measured; a test checks every event in
+# every state against this table.
+ALLOWED: Mapping[str, tuple[State, ...]] = {
+    "body_part": (State.RECEIVING_BODY,),
+    "body_complete": (State.RECEIVING_BODY,),
+    "body_failed": (State.RECEIVING_BODY,),
+    "decided": (State.DECIDING,),
+    "upstream_head": (State.FORWARDING,),
+    "chunk": (State.RELAYING,),
+    "relayed": (State.RELAYING,),
+    "response_complete": (State.RELAYING,),
+    "upstream_failed": (State.FORWARDING, State.RELAYING),
+    "replied": (State.REPLYING,),
+    "client_gone": _LIVE,
+    "shutdown": _LIVE,
+    "failed": _LIVE,
+    "end_event": (State.ENDED,),
+}
 
 
 def error_body(error_type: str, message: str) -> JSONObject:
@@ -145,6 +165,27 @@ def error_body(error_type: str, message: str) -> JSONObject:
 
 class Recorder:
     """One exchange, from its head to its `end` frame (see the module docstring)."""
+
+    __slots__ = (
+        "_answer",
+        "_body",
+        "_end",
+        "_max_body",
+        "_outcome",
+        "_route",
+        "_sink",
+        "_write_chunk",
+        "annotations",
+        "client_bytes",
+        "client_status",
+        "exchange_id",
+        "head",
+        "request_bytes",
+        "response_bytes",
+        "roller",
+        "state",
+        "upstream_status",
+    )
 
     def __init__(
         self,
@@ -182,7 +223,8 @@ class Recorder:
 
     def body_part(self, data: bytes) -> Reply | None:
         """A piece of the request body; a `Reply` (413) once the body is over the limit."""
-        self._expect("body_part", State.RECEIVING_BODY)
+        if self.state is not _RECEIVING:
+            raise self._illegal("body_part")
         self._body.append(data)
         self.request_bytes += len(data)
         if self.request_bytes <= self._max_body:
@@ -194,7 +236,8 @@ class Recorder:
 
     def body_complete(self) -> bytes:
         """The body arrived whole; returns it (the policy reads it, the upstream gets it)."""
-        self._expect("body_complete", State.RECEIVING_BODY)
+        if self.state is not _RECEIVING:
+            raise self._illegal("body_complete")
         body = b"".join(self._body)
         self._body = [body]
         self.state = State.DECIDING
@@ -202,7 +245,7 @@ class Recorder:
 
     def body_failed(self, message: str, t: int) -> None:
         """Reading the body failed (the client went away, or sent a broken body)."""
-        self._expect("body_failed", State.RECEIVING_BODY)
+        self._expect("body_failed")
         self._finish("client_disconnected", ExchangeError("client_disconnected", message), t)
 
     def decided(
@@ -210,8 +253,9 @@ class Recorder:
     ) -> Reply | Forward:
         """The policy's decision (None without a policy, or when it raised `policy_error`):
         records the request and says whether to forward it or answer it."""
-        self._expect("decided", State.DECIDING)
-        decision = decision or _NO_DECISION
+        if self.state is not _DECIDING:
+            raise self._illegal("decided")
+        decision = decision or NO_DECISION
         upstream = decision.upstream or self._route(self.head.path)
         self.annotations = dict(decision.annotations)
         self._record_request(upstream)
@@ -236,15 +280,11 @@ class Recorder:
         self, status: int, reason: str | None, headers: Pairs, http_version: str | None, t: int
     ) -> None:
         """The upstream's response head arrived: recorded before it is relayed."""
-        self._expect("upstream_head", State.FORWARDING)
+        if self.state is not _FORWARDING:
+            raise self._illegal("upstream_head")
         kept = redact_headers(headers)
-        meta = ResponseMeta(
-            status=status,
-            reason=reason,
-            headers=_pairs(kept.kept),
-            redacted_headers=tuple(kept.removed),
-            http_version=http_version,
-        )
+        # Positional (the field order of ResponseMeta): ~40% cheaper than keywords.
+        meta = ResponseMeta(status, reason, kept.kept, kept.removed, http_version)
         self._sink.response(self.exchange_id, meta, t=t)
         self.upstream_status = self.client_status = status
         self.state = State.RELAYING
@@ -252,19 +292,20 @@ class Recorder:
     def chunk(self, data: bytes) -> None:
         """Response bytes from the upstream, recorded before they go to the client."""
         if self.state is not _RELAYING:
-            raise IllegalTransition(f"chunk in state {self.state.value}")
+            raise self._illegal("chunk")
         self._write_chunk(self.exchange_id, data)
         self.response_bytes += len(data)
 
     def relayed(self, size: int) -> None:
         """`size` bytes of the response were handed to the client."""
         if self.state is not _RELAYING:
-            raise IllegalTransition(f"relayed in state {self.state.value}")
+            raise self._illegal("relayed")
         self.client_bytes += size
 
     def response_complete(self, t: int) -> None:
         """The whole upstream response was relayed (whatever its status: outcome `ok`)."""
-        self._expect("response_complete", State.RELAYING)
+        if self.state is not _RELAYING:
+            raise self._illegal("response_complete")
         self._finish("ok", None, t)
 
     def upstream_failed(
@@ -272,7 +313,7 @@ class Recorder:
     ) -> Reply | Abort:
         """The upstream failed (named by `upstream.classify`): before its head, roller
         answers with `status` and `body`; mid-response, the client's connection is cut."""
-        self._expect("upstream_failed", State.FORWARDING, State.RELAYING)
+        self._expect("upstream_failed")
         if self.state is State.FORWARDING:
             return self._reply(outcome, error, status, body)
         self._finish(outcome, error, t)
@@ -280,7 +321,7 @@ class Recorder:
 
     def replied(self, t: int) -> None:
         """Roller's own answer reached the client."""
-        self._expect("replied", State.REPLYING)
+        self._expect("replied")
         assert self._answer is not None
         outcome, error, body = self._answer
         self._finish(outcome, error, t, client_body=body)
@@ -289,17 +330,17 @@ class Recorder:
 
     def client_gone(self, message: str, t: int) -> None:
         """The client went away (its connection closed or broke)."""
-        self._expect("client_gone", *_LIVE)
+        self._expect("client_gone")
         self._finish("client_disconnected", ExchangeError("client_disconnected", message), t)
 
     def shutdown(self, t: int) -> None:
         """The proxy stopped while the exchange was in flight."""
-        self._expect("shutdown", *_LIVE)
+        self._expect("shutdown")
         self._finish("proxy_shutdown", ExchangeError("proxy_shutdown", "proxy stopped"), t)
 
     def failed(self, error: ExchangeError, t: int) -> Reply | Abort:
         """A bug in the proxy: answered 502 if nothing was sent yet, else the client is cut."""
-        self._expect("failed", *_LIVE)
+        self._expect("failed")
         if self.state in (State.RELAYING, State.REPLYING):
             self._finish("proxy_error", error, t)
             return ABORT
@@ -309,7 +350,8 @@ class Recorder:
 
     def end_event(self) -> ExchangeEnd:
         """What the end hook receives (once the exchange ended)."""
-        self._expect("end_event", State.ENDED)
+        if self.state is not _ENDED:
+            raise self._illegal("end_event")
         assert self._end is not None
         return ExchangeEnd(
             exchange_id=self.exchange_id,
@@ -323,26 +365,30 @@ class Recorder:
 
     # -- internals ------------------------------------------------------------------------
 
-    def _expect(self, event: str, *states: State) -> None:
-        if self.state not in states:
-            raise IllegalTransition(f"{event} in state {self.state.value}")
+    def _expect(self, event: str) -> None:
+        if self.state not in ALLOWED[event]:
+            raise self._illegal(event)
+
+    def _illegal(self, event: str) -> IllegalTransition:
+        return IllegalTransition(f"{event} in state {self.state.value}")
 
     def _record_request(self, upstream: str | None) -> None:
         """The `req` and `body` frames, in one write (the body as far as it arrived)."""
         head = self.head
         headers = redact_headers(head.headers)
         query = redact_query(head.query)
+        # Positional, in RequestMeta's field order: ~40% cheaper than keywords (measured).
         meta = RequestMeta(
-            method=head.method,
-            path=head.path,
-            query=_pairs(query.kept),
-            headers=_pairs(headers.kept),
-            redacted=Redaction(tuple(headers.removed), tuple(query.removed)),
-            roller=self.roller,
-            upstream=upstream,
-            client=head.client,
-            http_version=head.http_version,
-            annotations=self.annotations,
+            head.method,
+            head.path,
+            query.kept,
+            headers.kept,
+            Redaction(headers.removed, query.removed),
+            self.roller,
+            upstream,
+            head.client,
+            head.http_version,
+            self.annotations,
         )
         body = self._body[0] if len(self._body) == 1 else b"".join(self._body)
         self._sink.request(self.exchange_id, meta, t=head.t, body=body)
@@ -373,14 +419,15 @@ class Recorder:
         # ENDED before the write: should the sink fail, no second end frame is attempted.
         self.state = State.ENDED
         self._outcome = outcome
+        # Positional, in EndMeta's field order (as RequestMeta above).
         self._end = EndMeta(
-            outcome=outcome,
-            error=error,
-            client_status=self.client_status,
-            upstream_status=self.upstream_status,
-            request_bytes=self.request_bytes,
-            response_bytes=self.response_bytes,
-            client_bytes=self.client_bytes,
-            client_body=client_body,
+            outcome,
+            error,
+            self.client_status,
+            self.upstream_status,
+            self.request_bytes,
+            self.response_bytes,
+            self.client_bytes,
+            client_body,
         )
         self._sink.end(self.exchange_id, self._end, t=t)

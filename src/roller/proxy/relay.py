@@ -46,7 +46,7 @@ class Relay:
             upstreams=upstreams,
             policy=policy,
             max_request_body=max_request_body,
-            notify=self.notify,
+            notify=None if on_exchange_end is None else self._start_hook,
             stopping=stopping,
         )
         self.in_flight = 0
@@ -83,17 +83,17 @@ class Relay:
             return not pending
         return True
 
-    def notify(self, end: ExchangeEnd) -> asyncio.Task[None] | None:
+    def _start_hook(self, end: ExchangeEnd) -> asyncio.Task[None]:
         """Run the end hook in its own task, so a handler cancelled by its client closing
         the connection never cuts a hook short."""
-        if self.on_exchange_end is None:
-            return None
-        task = asyncio.get_running_loop().create_task(self._run_hook(self.on_exchange_end, end))
+        task = asyncio.get_running_loop().create_task(self._run_hook(end))
         self._hooks.add(task)
         task.add_done_callback(self._hooks.discard)
         return task
 
-    async def _run_hook(self, hook: ExchangeEndHook, end: ExchangeEnd) -> None:
+    async def _run_hook(self, end: ExchangeEnd) -> None:
+        hook = self.on_exchange_end
+        assert hook is not None  # _start_hook is only handed out with a hook
         try:
             await hook(end)
         except Exception:  # the response is complete; a hook bug is logged

@@ -101,15 +101,13 @@ def copy_tape(source: Path, dest: Path) -> None:
                 for k, v in ex.request.headers
             )
             xid = tape.begin()
-            tape.request(
-                xid, dataclasses.replace(ex.request, headers=headers), t=ex.request_time_ns
-            )
+            tape.request(xid, ex.request._replace(headers=headers), t=ex.request_time_ns)
             tape.request_body(xid, body)
             assert ex.response is not None and ex.end is not None
             tape.response(xid, ex.response, t=ex.response_time_ns)
             for _t, data in ex.chunks:
                 tape.chunk(xid, data)
-            tape.end(xid, dataclasses.replace(ex.end, request_bytes=len(body)), t=ex.end_time_ns)
+            tape.end(xid, ex.end._replace(request_bytes=len(body)), t=ex.end_time_ns)
 
 
 async def collected(name: str, scenario: str, options: dict[str, str], work: Path) -> None:
