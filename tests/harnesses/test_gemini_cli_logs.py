@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from roller.harnesses.base import NativeProblem
 from roller.harnesses.gemini_cli.chats import wire_tool_id
 from roller.harnesses.gemini_cli.logs import read_gemini_cli_logs
 
@@ -190,7 +191,8 @@ def test_terminate_reason_falls_back_to_the_spawn_result_without_telemetry(
     (child,) = [p for p in capture.participants if p.role == "child"]
     assert child.state == "failed"
     assert capture.identity.keys == {}
-    assert capture.problems == ("telemetry.log is missing: no call can be joined to a participant",)
+    message = "telemetry.log is missing: no call can be joined to a participant"
+    assert capture.problems == (NativeProblem("missing_file", message),)
 
 
 def test_killed_run_leaves_an_unlinked_child_and_an_unknown_lifecycle(tmp_path: Path) -> None:
@@ -201,7 +203,10 @@ def test_killed_run_leaves_an_unlinked_child_and_an_unknown_lifecycle(tmp_path: 
     assert child.parent_key is None and child.state == "unknown"
     assert capture.lifecycle.status == "unknown"
     assert capture.lifecycle.pending_keys == (child.key,)
-    assert any("0 spawn tool calls name it" in p for p in capture.problems)
+    assert (
+        NativeProblem("unexpected_count", "0 spawn tool calls name it", f"subagent {child.key}")
+        in capture.problems
+    )
     assert not capture.relations
 
 
@@ -212,7 +217,10 @@ def test_a_prompt_id_naming_no_chat_joins_nothing(tmp_path: Path) -> None:
     (native / "telemetry.log").write_text(text.replace(f'"{child}#', '"someone-else#'))
     capture = read_gemini_cli_logs(native)
     assert child not in {o for owners in capture.identity.keys.values() for o in owners}
-    assert any("names no chat" in p for p in capture.problems)
+    unknown = [p for p in capture.problems if p.code == "unknown_reference"]
+    assert unknown and all(p.where == "telemetry.log" for p in unknown)
+    assert all(p.message.startswith("prompt id someone-else#") for p in unknown)
+    assert all("names no chat" in p.message for p in unknown)
 
 
 def test_duplicate_and_corrupt_chat_lines_are_problems(tmp_path: Path) -> None:
@@ -222,8 +230,13 @@ def test_duplicate_and_corrupt_chat_lines_are_problems(tmp_path: Path) -> None:
         f.write("{not json\n")
     (main_path.parent / "copy.jsonl").write_text(main_path.read_text())
     capture = read_gemini_cli_logs(native)
-    assert any(p.endswith(": not JSON") for p in capture.problems)
-    assert any("also has" in p for p in capture.problems)
+    rel = main_path.relative_to(native).as_posix()
+    lines = len(main_path.read_text().splitlines())
+    assert NativeProblem("not_json", "not JSON", f"{rel}:{lines}") in capture.problems
+    (duplicate,) = [p for p in capture.problems if p.code == "duplicate_id"]
+    # copy.jsonl sorts first, so it is the one kept
+    assert duplicate.where == rel
+    assert duplicate.message.endswith(f"also has {rel.rsplit('/', 1)[0]}/copy.jsonl")
 
 
 def test_wire_tool_id_removes_only_its_own_tools_prefix() -> None:

@@ -113,7 +113,7 @@ def build_capture(
     capture_errors = [CaptureErrorRecord(code="tape_problem", message=p) for p in tape.problems]
     if native is not None:
         capture_errors += [
-            CaptureErrorRecord(code="native_log_problem", message=p) for p in native.problems
+            CaptureErrorRecord(code="native_log_problem", message=str(p)) for p in native.problems
         ]
     tool_ids, tool_id_problems = tool_refs_of(decoded, native)
     capture_errors += [
