@@ -244,3 +244,27 @@ def test_wire_tool_id_removes_only_its_own_tools_prefix() -> None:
     assert wire_tool_id("invoke_agent", "invoke_agent__gcall_x") == "gcall_x"
     assert wire_tool_id("complete_task", "a1#0-0") == "a1#0-0"
     assert wire_tool_id("read_file", "invoke_agent__x") == "invoke_agent__x"
+
+
+def test_unreadable_chats_and_telemetry_are_problems(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    native = native_copy("gemini-cli", "single", tmp_path)
+    (_, main_path) = next(v for v in _chats(native).values() if v[0] == "main")
+    (main_path.parent / "zz-unreadable.jsonl").mkdir()  # read_bytes fails on a directory
+    telemetry = native / "telemetry.log"
+    real_read = Path.read_bytes
+
+    def read_bytes(self: Path) -> bytes:
+        if self == telemetry:
+            raise PermissionError(13, "Permission denied")
+        return real_read(self)
+
+    monkeypatch.setattr(Path, "read_bytes", read_bytes)
+    capture = read_gemini_cli_logs(native)
+    chat_rel = (main_path.parent / "zz-unreadable.jsonl").relative_to(native).as_posix()
+    assert capture.problems[:2] == (
+        NativeProblem("unreadable_file", "unreadable (Is a directory)", chat_rel),
+        NativeProblem("unreadable_file", "unreadable (Permission denied)", "telemetry.log"),
+    )
+    assert capture.identity.keys == {}  # nothing joins without the telemetry

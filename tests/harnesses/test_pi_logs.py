@@ -124,3 +124,15 @@ def test_no_sessions_at_all(tmp_path: Path) -> None:
     assert capture.problems == (
         NativeProblem("unexpected_count", "expected one session file, found 0"),
     )
+
+
+def test_a_session_file_that_cannot_be_read_is_a_problem(tmp_path: Path) -> None:
+    native = native_copy("pi", "responses-plain", tmp_path)
+    path, _entries = _session(native)
+    path.with_name("2026-11-29T00-00-00-000Z_unreadable.jsonl").mkdir()  # read_bytes fails
+    capture = read_pi_logs(native)
+    rel = path.with_name("2026-11-29T00-00-00-000Z_unreadable.jsonl").relative_to(native)
+    (problem,) = capture.problems
+    assert (problem.code, problem.where) == ("unreadable_file", rel.as_posix())
+    assert problem.message == "unreadable (Is a directory)"
+    assert len(capture.participants) == 1  # the readable session still counts
