@@ -20,15 +20,31 @@ DOCS = Path(__file__).resolve().parents[2] / "docs" / "harnesses.md"
 READERS = sorted(p for p in SRC.rglob("*.py") if p.name != "base.py")
 
 
+# base.py helpers that report a problem of their own: the code their callers use
+HELPERS = {"read_native_bytes": "unreadable_file"}
+
+
 def _codes_used(tree: ast.Module) -> set[str]:
-    """Every code string a module passes to a call (NativeProblem or a helper's)."""
+    """Every code a module reports: the code strings it passes as a call's first
+    argument (NativeProblem or a helper's), and those of the base helpers it calls."""
+    calls = [node for node in ast.walk(tree) if isinstance(node, ast.Call)]
     return {
         arg.value
-        for node in ast.walk(tree)
-        if isinstance(node, ast.Call)
+        for node in calls
         for arg in node.args[:1]
         if isinstance(arg, ast.Constant) and arg.value in NATIVE_PROBLEM_CODES
+    } | {
+        HELPERS[node.func.id]
+        for node in calls
+        if isinstance(node.func, ast.Name) and node.func.id in HELPERS
     }
+
+
+def test_the_helpers_report_the_codes_listed_for_them() -> None:
+    base = ast.parse((SRC / "base.py").read_text())
+    for name, code in HELPERS.items():
+        (helper,) = [n for n in base.body if isinstance(n, ast.FunctionDef) and n.name == name]
+        assert _codes_used(ast.Module(body=[helper], type_ignores=[])) == {code}
 
 
 def test_the_code_literal_and_the_table_agree() -> None:

@@ -18,8 +18,9 @@ never attributes a call itself and never guesses from time, text or order.
 
 What a reader cannot read, or finds contradicting itself, is a `NativeProblem`: one of
 the codes in `NATIVE_PROBLEM_CODES` (each reader's docstring lists the ones it uses),
-a message, and where in the copied logs it was found. Finalize turns each into a
-capture error; nothing is dropped and nothing raises.
+a message, and where in the copied logs it was found (`read_native_bytes` reads a copied
+file that way). Finalize turns each into a capture error; nothing is dropped and
+nothing raises.
 """
 
 from __future__ import annotations
@@ -91,6 +92,18 @@ class NativeProblem:
 
     def __str__(self) -> str:
         return self.message if self.where is None else f"{self.where}: {self.message}"
+
+
+def read_native_bytes(path: Path, rel: str, problems: list[NativeProblem]) -> bytes | None:
+    """A copied native file's bytes, or None with an `unreadable_file` problem (`rel`:
+    its path relative to `raw/native/`)."""
+    try:
+        return path.read_bytes()
+    except OSError as exc:
+        problems.append(
+            NativeProblem("unreadable_file", f"unreadable ({exc.strerror or exc})", rel)
+        )
+        return None
 
 
 @dataclass(frozen=True)

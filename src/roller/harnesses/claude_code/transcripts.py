@@ -48,7 +48,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from roller.harnesses.base import NativeProblem
+from roller.harnesses.base import NativeProblem, read_native_bytes
 
 Line = dict[str, Any]
 ROOT_KEY = "main"
@@ -221,12 +221,8 @@ class Session:
 
 def _read_jsonl(path: Path, rel: str, problems: list[NativeProblem]) -> list[Line]:
     out: list[Line] = []
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        problems.append(
-            NativeProblem("unreadable_file", f"unreadable ({exc.strerror or exc})", rel)
-        )
+    raw = read_native_bytes(path, rel, problems)
+    if raw is None:
         return out
     for number, line in enumerate(raw.splitlines(), 1):
         if not line.strip():

@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from roller.harnesses.base import NativeProblem
+from roller.harnesses.base import NativeProblem, read_native_bytes
 
 CHATS_GLOB = "tmp/*/chats/**/*.jsonl"
 _TERMINATION = re.compile(r"^Termination Reason: (?P<reason>\S+)\s*$", re.MULTILINE)
@@ -84,12 +84,8 @@ def wire_tool_id(name: str, native_id: str) -> str:
 def read_chat(path: Path, rel: str, problems: list[NativeProblem]) -> Chat | None:
     header: dict[str, Any] | None = None
     messages: dict[str, dict[str, Any]] = {}
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        problems.append(
-            NativeProblem("unreadable_file", f"unreadable ({exc.strerror or exc})", rel)
-        )
+    raw = read_native_bytes(path, rel, problems)
+    if raw is None:
         return None
     for n, line in enumerate(raw.splitlines(), 1):
         if not line.strip():

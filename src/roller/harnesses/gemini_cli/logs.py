@@ -52,6 +52,7 @@ from roller.harnesses.base import (
     NativeProblem,
     NativeRelation,
     ParticipantState,
+    read_native_bytes,
 )
 from roller.harnesses.gemini_cli.chats import (
     Chat,
@@ -84,13 +85,10 @@ def _read_telemetry(native_dir: Path, problems: list[NativeProblem]) -> Telemetr
         message = f"{TELEMETRY_FILE} is missing: no call can be joined to a participant"
         problems.append(NativeProblem("missing_file", message))
         return Telemetry((), ())
-    try:
-        text = path.read_bytes().decode("utf-8", errors="replace")
-    except OSError as exc:
-        message = f"unreadable ({exc.strerror or exc})"
-        problems.append(NativeProblem("unreadable_file", message, TELEMETRY_FILE))
+    raw = read_native_bytes(path, TELEMETRY_FILE, problems)
+    if raw is None:
         return Telemetry((), ())
-    return parse_telemetry(text, TELEMETRY_FILE, problems)
+    return parse_telemetry(raw.decode("utf-8", errors="replace"), TELEMETRY_FILE, problems)
 
 
 def read_gemini_cli_logs(native_dir: Path) -> NativeCapture:

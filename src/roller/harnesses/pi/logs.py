@@ -49,6 +49,7 @@ from roller.harnesses.base import (
     NativeParticipant,
     NativeProblem,
     ParticipantState,
+    read_native_bytes,
 )
 
 SESSIONS_GLOB = "sessions/**/*.jsonl"
@@ -63,12 +64,8 @@ def _assistants(
     """The session id from the header line, and the assistant messages in file order."""
     session_id: str | None = None
     out: list[dict[str, Any]] = []
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        problems.append(
-            NativeProblem("unreadable_file", f"unreadable ({exc.strerror or exc})", rel)
-        )
+    raw = read_native_bytes(path, rel, problems)
+    if raw is None:
         return None, out
     for n, line in enumerate(raw.splitlines(), 1):
         if not line.strip():
