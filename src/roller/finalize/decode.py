@@ -174,6 +174,45 @@ def decode_exchange(sequence: int, ex: TapeExchange, harness: str) -> DecodedCal
         reassembly = codec.reassemble(body, streamed=streamed, status=int(status or 0))
     output = reassembly.output if reassembly else None
 
+    response_capture, execution = _end_statuses(ex, status, streamed, reassembly)
+
+    return DecodedCall(
+        sequence=sequence,
+        exchange=ex,
+        kind=kind,
+        protocol=protocol,
+        json_mode=json_mode(protocol, context),
+        context=context,
+        context_ok=context_ok,
+        context_sha256=hashlib.sha256(body_bytes).hexdigest(),
+        streamed=streamed,
+        request_stream=codec.is_streaming_request(context, path) if codec else False,
+        body=body,
+        content_encoding=encoding,
+        reassembly=reassembly,
+        model=codec.request_model(context, path) if codec else None,
+        response_model=codec.response_model(output) if codec else None,
+        response_id=codec.response_id(output) if codec else None,
+        finish_reason=codec.finish_reason(output) if codec else None,
+        usage=codec.usage(output) if codec else None,
+        emitted=tuple(codec.output_tool_calls(output)) if codec else (),
+        results=tuple(codec.context_tool_results(context)) if codec else (),
+        texts=tuple(codec.context_texts(context)) if codec else (),
+        tool_call_without_identity=codec.tool_call_marker_without_identity(output)
+        if codec
+        else False,
+        execution_status=execution,
+        response_capture_status=response_capture,
+        identity=identity,
+        errors=tuple(errors),
+    )
+
+
+def _end_statuses(
+    ex: TapeExchange, status: Any, streamed: bool, reassembly: Reassembly | None
+) -> tuple[ResponseCaptureStatus, ExecutionStatus]:
+    """The call's response capture and execution statuses (rules in the module docstring)."""
+    resp = ex.response
     end = ex.end
     outcome = "in_flight" if end is None else str(end.get("outcome"))
     # A client that hangs up once it holds the whole response did not interrupt the call:
@@ -211,34 +250,4 @@ def decode_exchange(sequence: int, ex: TapeExchange, harness: str) -> DecodedCal
         execution = "failed"
     else:
         execution = "completed"
-
-    return DecodedCall(
-        sequence=sequence,
-        exchange=ex,
-        kind=kind,
-        protocol=protocol,
-        json_mode=json_mode(protocol, context),
-        context=context,
-        context_ok=context_ok,
-        context_sha256=hashlib.sha256(body_bytes).hexdigest(),
-        streamed=streamed,
-        request_stream=codec.is_streaming_request(context, path) if codec else False,
-        body=body,
-        content_encoding=encoding,
-        reassembly=reassembly,
-        model=codec.request_model(context, path) if codec else None,
-        response_model=codec.response_model(output) if codec else None,
-        response_id=codec.response_id(output) if codec else None,
-        finish_reason=codec.finish_reason(output) if codec else None,
-        usage=codec.usage(output) if codec else None,
-        emitted=tuple(codec.output_tool_calls(output)) if codec else (),
-        results=tuple(codec.context_tool_results(context)) if codec else (),
-        texts=tuple(codec.context_texts(context)) if codec else (),
-        tool_call_without_identity=codec.tool_call_marker_without_identity(output)
-        if codec
-        else False,
-        execution_status=execution,
-        response_capture_status=response_capture,
-        identity=identity,
-        errors=tuple(errors),
-    )
+    return response_capture, execution
