@@ -152,8 +152,7 @@ class ClaudeCodeAdapter:
         subagent transcripts) and `~/.claude.json` (install ids, no evidence)."""
         copy_tree(dirs.home / ".claude" / "projects", dest / "projects")
 
-    def read_native(self, native_dir: Path) -> NativeCapture | None:
-        return read_native(native_dir)
+    read_native = staticmethod(read_native)
 
 
 HARNESS = Harness(

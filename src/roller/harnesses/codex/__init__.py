@@ -226,8 +226,7 @@ class CodexAdapter:
                 dest.mkdir(parents=True, exist_ok=True)
                 (dest / f"{STATE_DB}{COPY_ERROR_SUFFIX}").write_text(f"{exc}\n")
 
-    def read_native(self, native_dir: Path) -> NativeCapture | None:
-        return read_native(native_dir)
+    read_native = staticmethod(read_native)
 
 
 HARNESS = Harness(

@@ -43,7 +43,6 @@ from roller.harnesses.base import (
     FileToWrite,
     LaunchPlan,
     LaunchRequest,
-    NativeCapture,
     Pin,
     ScratchDirs,
 )
@@ -180,8 +179,7 @@ class GeminiCliAdapter:
             copy_tree(chats, dest / chats.relative_to(gemini_dir))
         copy_file(gemini_dir / TELEMETRY_FILE, dest / TELEMETRY_FILE)
 
-    def read_native(self, native_dir: Path) -> NativeCapture | None:
-        return read_native(native_dir)
+    read_native = staticmethod(read_native)
 
 
 HARNESS = Harness(

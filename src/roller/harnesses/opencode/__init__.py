@@ -244,9 +244,7 @@ class OpenCodeAdapter:
         consolidate_db(source / DB_NAME, dest / DB_NAME)
         copy_tree(source / "log", dest / "log")
 
-    def read_native(self, native_dir: Path) -> NativeCapture | None:
-        """OpenCode's native facts from `raw/native/opencode.db` (see the module docstring)."""
-        return read_native(native_dir)
+    read_native = staticmethod(read_native)
 
 
 def consolidate_db(db: Path, dest: Path) -> None:

@@ -46,7 +46,6 @@ from roller.harnesses.base import (
     FileToWrite,
     LaunchPlan,
     LaunchRequest,
-    NativeCapture,
     Pin,
     ScratchDirs,
 )
@@ -167,8 +166,7 @@ class PiAdapter:
         """Copy `~/.pi/agent/sessions/` (one JSONL file per session)."""
         copy_tree(dirs.home / ".pi" / "agent" / "sessions", dest / "sessions")
 
-    def read_native(self, native_dir: Path) -> NativeCapture | None:
-        return read_native(native_dir)
+    read_native = staticmethod(read_native)
 
 
 HARNESS = Harness(
