@@ -1,9 +1,10 @@
 """Wire identity: who made a model request, from its headers and body alone.
 
 A pure engine over harness profiles: `derive(profile, headers, body, roller)`, no I/O, no
-clock, no guessing from time, text or request order, and no harness named anywhere in
-this package. What differs between harnesses is declared as data in each harness
-package's `WireProfile` (`roller.harnesses.<name>.profile`) and reaches here through
+clock, no guessing from time, text or request order, and no harness-specific branch or
+literal in this package (docstrings name the harness a rule kind was first measured on).
+What differs between harnesses is declared as data in each harness package's
+`WireProfile` (`roller.harnesses.<name>.profile`) and reaches here through
 `roller.harnesses.registry`, which also builds the `Gate` over every registered profile.
 The precedence, rule kinds, gating and validation are in docs/identity.md and in:
 
