@@ -14,7 +14,7 @@ import pytest
 
 from roller.harnesses.base import NativeProblem
 from roller.harnesses.gemini_cli.chats import wire_tool_id
-from roller.harnesses.gemini_cli.logs import read_gemini_cli_logs
+from roller.harnesses.gemini_cli.logs import read_native
 
 from .fixture_capture import native_copy
 
@@ -75,7 +75,7 @@ def _responses(native: Path) -> list[dict[str, Any]]:
 @pytest.mark.parametrize("name", FIXTURES)
 def test_real_logs_read_without_problems(name: str, tmp_path: Path) -> None:
     native = native_copy("gemini-cli", name, tmp_path)
-    capture = read_gemini_cli_logs(native)
+    capture = read_native(native)
     assert capture.problems == ()
     assert capture.subtasks == "supported"
     assert capture.lifecycle.status == "complete"
@@ -97,7 +97,7 @@ def test_real_logs_read_without_problems(name: str, tmp_path: Path) -> None:
 @pytest.mark.parametrize("name", FIXTURES)
 def test_every_logged_response_id_joins_the_prompts_owner(name: str, tmp_path: Path) -> None:
     native = native_copy("gemini-cli", name, tmp_path)
-    capture = read_gemini_cli_logs(native)
+    capture = read_native(native)
     expected: dict[str, tuple[str, ...]] = {}
     for attrs in _responses(native):
         chunks = json.loads(attrs["response_text"])
@@ -114,7 +114,7 @@ def test_every_logged_response_id_joins_the_prompts_owner(name: str, tmp_path: P
 
 def test_router_side_calls_are_joined_to_the_turn_they_serve(tmp_path: Path) -> None:
     native = native_copy("gemini-cli", "parallel", tmp_path)
-    capture = read_gemini_cli_logs(native)
+    capture = read_native(native)
     routers = [a for a in _responses(native) if a["role"] == "utility_router"]
     assert len(routers) == 3  # the root's turn and each child's
     owners = set()
@@ -126,7 +126,7 @@ def test_router_side_calls_are_joined_to_the_turn_they_serve(tmp_path: Path) -> 
 
 def test_spawns_are_bound_to_the_response_that_emitted_them(tmp_path: Path) -> None:
     native = native_copy("gemini-cli", "parallel", tmp_path)
-    capture = read_gemini_cli_logs(native)
+    capture = read_native(native)
     (emitting,) = [
         a
         for a in _responses(native)
@@ -146,7 +146,7 @@ def test_spawns_are_bound_to_the_response_that_emitted_them(tmp_path: Path) -> N
 
 
 def test_delivery_and_completion_per_child(tmp_path: Path) -> None:
-    capture = read_gemini_cli_logs(native_copy("gemini-cli", "parallel", tmp_path))
+    capture = read_native(native_copy("gemini-cli", "parallel", tmp_path))
     children = {p.key for p in capture.participants if p.role == "child"}
     for kind in ("spawn", "result_delivered", "child_completed"):
         assert {r.child_key for r in capture.relations if r.type == kind} == children
@@ -157,7 +157,7 @@ def test_subagent_tool_ids_are_assigned_from_the_prompt_id_the_chat_confirms(
     tmp_path: Path,
 ) -> None:
     native = native_copy("gemini-cli", "file-sharing", tmp_path)
-    capture = read_gemini_cli_logs(native)
+    capture = read_native(native)
     (child,) = [p.key for p in capture.participants if p.role == "child"]
     child_responses = [a for a in _responses(native) if a["role"] == "subagent"]
     assert len(child_responses) == 2  # run_shell_command, then complete_task
@@ -169,7 +169,7 @@ def test_subagent_tool_ids_are_assigned_from_the_prompt_id_the_chat_confirms(
 
 
 def test_a_child_that_never_completes_its_task_failed(tmp_path: Path) -> None:
-    capture = read_gemini_cli_logs(native_copy("gemini-cli", "child-failed", tmp_path))
+    capture = read_native(native_copy("gemini-cli", "child-failed", tmp_path))
     (child,) = [p for p in capture.participants if p.role == "child"]
     assert child.state == "failed"
     (failed,) = [r for r in capture.relations if r.type == "child_failed"]
@@ -187,7 +187,7 @@ def test_terminate_reason_falls_back_to_the_spawn_result_without_telemetry(
 ) -> None:
     native = native_copy("gemini-cli", "child-failed", tmp_path)
     (native / "telemetry.log").unlink()
-    capture = read_gemini_cli_logs(native)
+    capture = read_native(native)
     (child,) = [p for p in capture.participants if p.role == "child"]
     assert child.state == "failed"
     assert capture.identity.keys == {}
@@ -197,7 +197,7 @@ def test_terminate_reason_falls_back_to_the_spawn_result_without_telemetry(
 
 def test_killed_run_leaves_an_unlinked_child_and_an_unknown_lifecycle(tmp_path: Path) -> None:
     native = native_copy("gemini-cli", "killed-child", tmp_path)
-    capture = read_gemini_cli_logs(native)
+    capture = read_native(native)
     (child,) = [p for p in capture.participants if p.role == "child"]
     # the spawn's tool call is written when it finishes: the kill came first
     assert child.parent_key is None and child.state == "unknown"
@@ -215,7 +215,7 @@ def test_a_prompt_id_naming_no_chat_joins_nothing(tmp_path: Path) -> None:
     text = (native / "telemetry.log").read_text()
     (child,) = [sid for sid, (kind, _) in _chats(native).items() if kind == "subagent"]
     (native / "telemetry.log").write_text(text.replace(f'"{child}#', '"someone-else#'))
-    capture = read_gemini_cli_logs(native)
+    capture = read_native(native)
     assert child not in {o for owners in capture.identity.keys.values() for o in owners}
     unknown = [p for p in capture.problems if p.code == "unknown_reference"]
     assert unknown and all(p.where == "telemetry.log" for p in unknown)
@@ -229,7 +229,7 @@ def test_duplicate_and_corrupt_chat_lines_are_problems(tmp_path: Path) -> None:
     with main_path.open("a") as f:
         f.write("{not json\n")
     (main_path.parent / "copy.jsonl").write_text(main_path.read_text())
-    capture = read_gemini_cli_logs(native)
+    capture = read_native(native)
     rel = main_path.relative_to(native).as_posix()
     lines = len(main_path.read_text().splitlines())
     assert NativeProblem("not_json", "not JSON", f"{rel}:{lines}") in capture.problems
@@ -261,7 +261,7 @@ def test_unreadable_chats_and_telemetry_are_problems(
         return real_read(self)
 
     monkeypatch.setattr(Path, "read_bytes", read_bytes)
-    capture = read_gemini_cli_logs(native)
+    capture = read_native(native)
     chat_rel = (main_path.parent / "zz-unreadable.jsonl").relative_to(native).as_posix()
     assert capture.problems[:2] == (
         NativeProblem("unreadable_file", "unreadable (Is a directory)", chat_rel),

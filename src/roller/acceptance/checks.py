@@ -18,7 +18,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from roller.acceptance.oracle import Label, label_of, user_texts
-from roller.acceptance.spec import Expect, Scenario
 from roller.capture.integrity import validate_attempt
 from roller.capture.layout import AttemptPaths
 from roller.capture.models import CallRecord, ParticipantRecord
@@ -26,6 +25,7 @@ from roller.capture.reader import Capture, read_attempt
 from roller.capture.tape import read_tape
 from roller.errors import RollerError
 from roller.harnesses import adapter_for
+from roller.harnesses.acceptance import Expect, Scenario
 from roller.wire import codec_for
 from roller.wire.types import ProtocolName
 

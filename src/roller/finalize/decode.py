@@ -26,7 +26,8 @@ from typing import Any
 
 from roller.capture.models import CallKind, ExecutionStatus, ResponseCaptureStatus
 from roller.capture.tape import TapeExchange
-from roller.identity import WireIdentity, derive
+from roller.harnesses import identify
+from roller.identity import WireIdentity
 from roller.wire import codec_for, protocol_for
 from roller.wire.types import ProtocolName, Reassembly, ToolCall, ToolResult, Usage
 
@@ -156,7 +157,7 @@ def decode_exchange(sequence: int, ex: TapeExchange, harness: str) -> DecodedCal
             errors.append(("context_not_json", f"request body is not JSON: {exc}"))
 
     roller_evidence = meta.get("roller") or {}
-    identity = derive(harness, headers, context, roller_evidence)
+    identity = identify(harness, headers, context, roller_evidence)
 
     resp = ex.response
     resp_headers = (resp or {}).get("headers") or []

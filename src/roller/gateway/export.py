@@ -21,6 +21,7 @@ from roller.capture.tape import TapeExchange, read_tape
 from roller.export.calls import build_record
 from roller.finalize.decode import decode_exchange
 from roller.gateway.store import Call, RuntimeSession, SessionStore
+from roller.harnesses.registry import UNDECLARED
 
 
 def _participant(row: RuntimeSession | None) -> dict[str, Any] | None:
@@ -77,7 +78,7 @@ def _record(
             export_status="blocked",
             export_blocked_by=["tape_exchange_missing"],
         )
-    decoded = decode_exchange(sequence, exchange, "generic" if row is None else row.harness)
+    decoded = decode_exchange(sequence, exchange, UNDECLARED if row is None else row.harness)
     attributed = row is not None and not call.participant_unknown
     status, blocked = export_status(
         StatusInputs(

@@ -7,7 +7,7 @@ anything is recorded or forwarded:
    and as a `call` row that belongs to no one;
 2. pick the upstream for the request's protocol family and swap the roller token for the
    real upstream key (outgoing headers are never recorded; `?key=` is dropped);
-3. derive the session: `roller.identity.derive` under the credential's declared harness
+3. derive the session: `roller.harnesses.identify` under the credential's declared harness
    (explicit roller headers, gated native headers, body conversation id), mapped onto
    rows by `roller.gateway.derivation`, else source keying on the principal;
 4. find or create the rows and link the parent (`roller.gateway.store`), in a worker
@@ -38,7 +38,8 @@ from roller.gateway.tokens import (
     presented_token,
     token_sha256,
 )
-from roller.identity import WireIdentity, derive
+from roller.harnesses import identify
+from roller.identity import WireIdentity
 from roller.proxy import ExchangeEnd, PolicyDecision, Rejection, RequestHead
 from roller.proxy.routing import Family, family_for
 from roller.wire import protocol_for
@@ -157,7 +158,7 @@ class GatewayPolicy:
             (_FAMILY_BY_SOURCE[s] for s in sources if s in _FAMILY_BY_SOURCE), None
         )
         body = parse_json_body(head.body)
-        identity = derive(client.harness, head.headers, body)
+        identity = identify(client.harness, head.headers, body)
         plan = plan_session(client, identity)
         resolution = await self.store.run(self.store.resolve, plan, received)
         annotation = {

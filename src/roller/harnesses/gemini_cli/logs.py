@@ -91,7 +91,7 @@ def _read_telemetry(native_dir: Path, problems: list[NativeProblem]) -> Telemetr
     return parse_telemetry(raw.decode("utf-8", errors="replace"), TELEMETRY_FILE, problems)
 
 
-def read_gemini_cli_logs(native_dir: Path) -> NativeCapture:
+def read_native(native_dir: Path) -> NativeCapture:
     problems: list[NativeProblem] = []
     chats = read_chats(native_dir, problems)
     telemetry = _read_telemetry(native_dir, problems)

@@ -1,8 +1,8 @@
 """The `generic` harness: any command that talks to a model through the standard SDK
 environment variables.
 
-Launch: the user's command, in the user's own environment (a generic program may need
-its virtualenv, config and PATH), with the SDK base URLs pointed at the proxy:
+Launch (`runs_command`): the user's command, in the user's own environment (a generic
+program may need its virtualenv, config and PATH), with the SDK base URLs pointed at the proxy:
 `ANTHROPIC_BASE_URL`, `OPENAI_BASE_URL` (with `/v1`), `GOOGLE_GEMINI_BASE_URL`, and for
 `mock:` placeholder keys so SDK clients start without real credentials.
 
@@ -25,18 +25,24 @@ from roller.harnesses.base import (
     Pin,
     ScratchDirs,
 )
+from roller.harnesses.generic.profile import NAME, WIRE
+from roller.harnesses.harness import Harness
+from roller.harnesses.options import LaunchOption, resolve_options
 
 
 class GenericAdapter:
-    name: str = "generic"
+    name: str = NAME
     profile: str = "command"
     pin: Pin = Pin(registry="none", package="", version="", bin="")
     subtasks: SubtaskCapability = "unknown"
     coverage_basis: OutputCoverage = "none"
+    options: tuple[LaunchOption, ...] = ()
+    runs_command = True
 
     def launch_plan(self, request: LaunchRequest) -> LaunchPlan:
         if not request.command:
-            raise UsageError("the generic harness needs a command after `--`")
+            raise UsageError(f"the {NAME} harness needs a command after `--`")
+        resolve_options(self.name, self.options, request.options)  # it takes none
         env = dict(os.environ)
         env.update(
             {
@@ -60,3 +66,6 @@ class GenericAdapter:
 
     def read_native(self, native_dir: Path) -> NativeCapture | None:
         return None
+
+
+HARNESS = Harness(name=NAME, package=__name__, wire=WIRE, adapter=GenericAdapter())

@@ -10,17 +10,16 @@ roller's Pi profile runs without extensions, and Pi has no built-in delegation t
 
 from __future__ import annotations
 
-from roller.acceptance.scenarios import SCENARIOS
-from roller.acceptance.spec import HarnessProfile
+from roller.harnesses.acceptance import AcceptanceProfile
+from roller.harnesses.pi.profile import NAME
 
 _NO_SUBAGENTS = (
     "Pi has no delegation tool in roller's bundled profile (no extensions): "
     "subtasks are not_available_in_bundled_profile"
 )
 
-PROFILE = HarnessProfile(
-    harness="pi",
+ACCEPTANCE = AcceptanceProfile(
+    harness=NAME,
     credential_env=("OPENAI_API_KEY", "ANTHROPIC_API_KEY"),
-    # every scenario whose expectation has a child
-    not_applicable={s.name: _NO_SUBAGENTS for s in SCENARIOS if s.expect.children},
+    no_delegation=_NO_SUBAGENTS,
 )

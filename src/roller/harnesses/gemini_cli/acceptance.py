@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import json
 
-from roller.acceptance.spec import HarnessProfile, ScenarioOverride
+from roller.harnesses.acceptance import AcceptanceProfile, ScenarioOverride
+from roller.harnesses.gemini_cli.profile import NAME
 
 RESTRICTED_AGENT = json.dumps(
     {
@@ -31,8 +32,8 @@ RESTRICTED_AGENT = json.dumps(
     }
 )
 
-PROFILE = HarnessProfile(
-    harness="gemini-cli",
+ACCEPTANCE = AcceptanceProfile(
+    harness=NAME,
     credential_env=("GEMINI_API_KEY",),
     not_applicable={
         "nested": "Gemini CLI 0.61.0 gives a subagent no agent tools (invoke_agent is "

@@ -13,8 +13,13 @@ from __future__ import annotations
 
 import json
 
-from roller.acceptance.scenarios import background_default, delegation_relations
-from roller.acceptance.spec import HarnessProfile, ScenarioOverride
+from roller.harnesses.acceptance import (
+    AcceptanceProfile,
+    ScenarioOverride,
+    background_default,
+    delegation_relations,
+)
+from roller.harnesses.claude_code.profile import NAME
 
 RESTRICTED_AGENT = json.dumps(
     {
@@ -27,8 +32,8 @@ RESTRICTED_AGENT = json.dumps(
     }
 )
 
-PROFILE = HarnessProfile(
-    harness="claude-code",
+ACCEPTANCE = AcceptanceProfile(
+    harness=NAME,
     credential_env=("ANTHROPIC_API_KEY",),
     not_applicable={
         "fork": "the Agent tool of 2.1.332 has no history fork: a subagent starts from its prompt",

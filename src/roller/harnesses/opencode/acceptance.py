@@ -20,8 +20,8 @@ from __future__ import annotations
 
 import json
 
-from roller.acceptance.scenarios import delegation_relations
-from roller.acceptance.spec import HarnessProfile, ScenarioOverride
+from roller.harnesses.acceptance import AcceptanceProfile, ScenarioOverride, delegation_relations
+from roller.harnesses.opencode.profile import NAME
 
 RESTRICTED_AGENT = json.dumps(
     {
@@ -35,8 +35,8 @@ RESTRICTED_AGENT = json.dumps(
     }
 )
 
-PROFILE = HarnessProfile(
-    harness="opencode",
+ACCEPTANCE = AcceptanceProfile(
+    harness=NAME,
     credential_env=("OPENAI_API_KEY",),
     not_applicable={
         "background": "the pinned task tool (OpenCode 1.18.33, bundled profile) has no "

@@ -1,11 +1,16 @@
 """What an acceptance scenario is, what it implies, and how a harness adjusts it: data only.
 
 A `Scenario` names a mock scenario, a prompt and the collect options, and carries an
-`Expect`: the facts a correct capture of that run must show. A `HarnessProfile` says,
-per harness, which scenarios it cannot express (reported `NOT_APPLICABLE`, never
+`Expect`: the facts a correct capture of that run must show. An `AcceptanceProfile`
+says, per harness, which scenarios it cannot express (reported `NOT_APPLICABLE`, never
 counted as passed) and how the others differ (`ScenarioOverride`: another mock file,
-extra launch options, changed expectations). Adding a harness to the acceptance suite is
-one profile module and one line in `roller.acceptance.profiles.PROFILES`.
+extra launch options, changed expectations).
+
+These types live in the harness layer, below `roller.acceptance` (which drives
+`roller collect` and so sits at the top), because each harness package declares its own
+acceptance profile (`roller.harnesses.<name>.acceptance`) next to its other facts; the
+suite finds it through the registry. The common scenario table itself stays in
+`roller.acceptance.scenarios`.
 """
 
 from __future__ import annotations
@@ -102,12 +107,13 @@ class ScenarioOverride:
 
 
 @dataclass(frozen=True)
-class HarnessProfile:
+class AcceptanceProfile:
     """How one harness runs the common scenarios.
 
-    `credential_env`: the variables the harness reads its provider key from; against
-    the mock each gets a fresh random test value (then searched for on disk), against a
-    real provider the caller names the variables to pass (`--credential-env`).
+    `harness`: the harness name. `credential_env`: the variables the harness reads its
+    provider key from; against the mock each gets a fresh random test value (then
+    searched for on disk), against a real provider the caller names the variables to
+    pass (`--credential-env`).
     `mock_model`: the model to ask for against the mock when the caller names none (a
     harness whose default model changes its request shape, e.g. Codex's catalog models).
     """
@@ -119,12 +125,42 @@ class HarnessProfile:
     options: Mapping[str, str] = field(default_factory=dict)  # for every scenario
     timeout_s: float = 120.0
     mock_model: str | None = None
+    # A harness without any delegation tool: every scenario that expects a child is not
+    # applicable, for this reason.
+    no_delegation: str | None = None
 
     def resolve(self, scenario: Scenario) -> Scenario | str:
         """The scenario as this harness runs it, or the reason it is not applicable."""
         reason = self.not_applicable.get(scenario.name)
+        if reason is None and scenario.expect.children and self.no_delegation is not None:
+            reason = self.no_delegation
         if reason is not None:
             return reason
         resolved = dataclasses.replace(scenario, options={**self.options, **scenario.options})
         override = self.overrides.get(scenario.name)
         return override.apply(resolved) if override is not None else resolved
+
+
+# The relations every delegation establishes, whatever its mode: the spawn, the result
+# reaching the parent, the child's completion, and the result in a later parent input.
+# A background delegation adds the launch acknowledgement and its entry into a later
+# parent input (never taken for completion).
+_DELEGATION: tuple[RelationType, ...] = (
+    "spawn",
+    "result_delivered",
+    "child_completed",
+    "result_in_context",
+)
+_BACKGROUND: tuple[RelationType, ...] = ("launch_acknowledged", "launch_ack_in_context")
+
+
+def delegation_relations(children: int, background: bool = False) -> dict[RelationType, int]:
+    """Minimum established relations for `children` delegations of one kind."""
+    types = _DELEGATION + (_BACKGROUND if background else ())
+    return dict.fromkeys(types, children)
+
+
+def background_default(children: int) -> ScenarioOverride:
+    """For a harness that delegates in the background unless told otherwise: the
+    scenario's delegations also show the launch acknowledgement."""
+    return ScenarioOverride(expect={"relations": delegation_relations(children, background=True)})

@@ -18,11 +18,16 @@
 
 from __future__ import annotations
 
-from roller.acceptance.scenarios import background_default, delegation_relations
-from roller.acceptance.spec import HarnessProfile, ScenarioOverride
+from roller.harnesses.acceptance import (
+    AcceptanceProfile,
+    ScenarioOverride,
+    background_default,
+    delegation_relations,
+)
+from roller.harnesses.codex.profile import NAME
 
-PROFILE = HarnessProfile(
-    harness="codex",
+ACCEPTANCE = AcceptanceProfile(
+    harness=NAME,
     credential_env=("OPENAI_API_KEY",),
     mock_model="mock-model",
     not_applicable={
