@@ -1,7 +1,8 @@
 """Decoding one tape exchange into the wire facts of a call.
 
 Pure: a `TapeExchange` in, a `DecodedCall` out. Rules kept:
-- the protocol is decided from the endpoint actually hit, never from the body;
+- the kind and protocol are the endpoint table's (`roller.wire.endpoints`), from the
+  endpoint actually hit, never from the body;
 - the context is the exact request body (hashed as bytes, parsed as JSON); a body that
   is not JSON is kept on the tape and reported as a capture error;
 - the output is the response reassembled by the protocol's codec; compressed bodies are
@@ -28,7 +29,7 @@ from roller.capture.models import CallKind, ExecutionStatus, ResponseCaptureStat
 from roller.capture.tape import TapeExchange
 from roller.harnesses import identify
 from roller.identity import WireIdentity
-from roller.wire import codec_for, protocol_for
+from roller.wire import codec_for, endpoint_for
 from roller.wire.types import ProtocolName, Reassembly, ToolCall, ToolResult, Usage
 
 _FAILED_OUTCOMES = frozenset(
@@ -84,17 +85,6 @@ def header(headers: list[list[str]] | list[tuple[str, str]], name: str) -> str |
     return None
 
 
-def classify(method: str, path: str) -> tuple[CallKind, ProtocolName | None]:
-    if path.endswith("/messages/count_tokens") or path.endswith(":countTokens"):
-        return "token_count", None
-    if method == "GET" and (path.rstrip("/").endswith("/models")):
-        return "model_list", None
-    protocol = protocol_for(method, path)
-    if protocol is not None and method == "POST":
-        return "generation", protocol
-    return "other", protocol
-
-
 def json_mode(protocol: ProtocolName | None, body: Any) -> bool:
     """Whether a request asks for a structured/JSON reply (router and title side calls)."""
     if not isinstance(body, dict):
@@ -145,7 +135,10 @@ def decode_exchange(sequence: int, ex: TapeExchange, harness: str) -> DecodedCal
     headers = meta.get("headers") or []
     errors: list[tuple[str, str]] = []
 
-    kind, protocol = classify(method, path)
+    query = [(str(k), str(v)) for k, v in meta.get("query") or []]
+    endpoint = endpoint_for(method, path, query)
+    kind: CallKind = endpoint.record_kind
+    protocol = endpoint.output_protocol
     body_bytes = ex.request_body
     context: Any = None
     context_ok = True
@@ -223,11 +216,11 @@ def decode_exchange(sequence: int, ex: TapeExchange, harness: str) -> DecodedCal
         context_ok=context_ok,
         context_sha256=hashlib.sha256(body_bytes).hexdigest(),
         streamed=streamed,
-        request_stream=codec.is_streaming_request(context, path) if codec else False,
+        request_stream=codec.is_streaming_request(context, endpoint) if codec else False,
         body=body,
         content_encoding=encoding,
         reassembly=reassembly,
-        model=codec.request_model(context, path) if codec else None,
+        model=codec.request_model(context, endpoint) if codec else None,
         response_model=codec.response_model(output) if codec else None,
         response_id=codec.response_id(output) if codec else None,
         finish_reason=codec.finish_reason(output) if codec else None,

@@ -41,8 +41,7 @@ from roller.gateway.tokens import (
 from roller.harnesses import identify
 from roller.identity import WireIdentity
 from roller.proxy import ExchangeEnd, PolicyDecision, Rejection, RequestHead
-from roller.proxy.routing import Family, family_for
-from roller.wire import protocol_for
+from roller.wire.endpoints import Endpoint, Family, endpoint_for
 
 log = logging.getLogger("roller.gateway")
 
@@ -52,6 +51,12 @@ _FAMILY_BY_SOURCE: Final[Mapping[str, Family]] = {
     "authorization": "openai",
     "x-goog-api-key": "gemini",
     "?key": "gemini",
+}
+# Where each family's upstream takes its key (header, value prefix).
+_KEY_HEADER: Final[Mapping[Family, tuple[str, str]]] = {
+    "anthropic": ("x-api-key", ""),
+    "openai": ("authorization", "Bearer "),
+    "gemini": ("x-goog-api-key", ""),
 }
 _INTERRUPTED: Final = frozenset({"client_disconnected", "proxy_shutdown"})
 
@@ -71,16 +76,12 @@ def parse_json_body(body: bytes) -> object:
         return None
 
 
-def requested_model(body: object, path: str) -> str | None:
-    """The model the request names: the body's `model`, or Gemini's `models/<m>:method`."""
+def requested_model(body: object, endpoint: Endpoint) -> str | None:
+    """The model the request names: the body's `model`, else the one its path names
+    (Gemini's `models/<m>:method`, a model-info request)."""
     if isinstance(body, dict) and isinstance(body.get("model"), str):
         return str(body["model"])[:200]
-    marker = "/models/"
-    if marker in path:
-        tail = path.split(marker, 1)[1]
-        name = tail.split(":", 1)[0]
-        return name[:200] or None
-    return None
+    return None if endpoint.model is None else endpoint.model[:200] or None
 
 
 def execution_status(outcome: str, upstream_status: int | None) -> str:
@@ -154,7 +155,8 @@ class GatewayPolicy:
                 ),
                 annotations={"gateway": annotation},
             )
-        family = family_for(head.path) or next(
+        endpoint = endpoint_for(head.method, head.path, head.query)
+        family = endpoint.family or next(
             (_FAMILY_BY_SOURCE[s] for s in sources if s in _FAMILY_BY_SOURCE), None
         )
         body = parse_json_body(head.body)
@@ -168,7 +170,7 @@ class GatewayPolicy:
             "account": client.account,
             "harness": client.harness,
             "family": family,
-            "model": requested_model(body, head.path),
+            "model": requested_model(body, endpoint),
             **_session_fields(resolution, plan),
             "identity": identity_summary(identity, plan),
         }
@@ -203,7 +205,9 @@ class GatewayPolicy:
             method=str(gateway.get("method", "")),
             path=str(gateway.get("path", "")),
             family=gateway.get("family"),
-            protocol=protocol_for(str(gateway.get("method", "")), str(gateway.get("path", ""))),
+            protocol=endpoint_for(
+                str(gateway.get("method", "")), str(gateway.get("path", ""))
+            ).output_protocol,
             model=gateway.get("model"),
             participant_unknown=bool(gateway.get("participant_unknown", False)),
             identity=gateway.get("identity"),
@@ -231,8 +235,5 @@ def _session_fields(resolution: Resolution, plan: SessionPlan) -> dict[str, Any]
 
 
 def _key_headers(family: Family, key: str) -> dict[str, str]:
-    if family == "anthropic":
-        return {"x-api-key": key}
-    if family == "gemini":
-        return {"x-goog-api-key": key}
-    return {"authorization": f"Bearer {key}"}
+    name, prefix = _KEY_HEADER[family]
+    return {name: f"{prefix}{key}"}

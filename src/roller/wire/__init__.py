@@ -1,31 +1,17 @@
 """roller.wire — sans-I/O codecs for the model protocols roller records.
 
-`protocol_for(method, path)` names the protocol of an HTTP exchange from its endpoint
-alone (never from the body); `codec_for(name)` returns that protocol's `Codec`.
-
-Endpoint rules (`path` may carry a query string, which is ignored, so Claude Code's
-`/v1/messages?beta=true` matches; percent-escapes are decoded first). Only POST is a model
-call. Any prefix before the endpoint is accepted, so a gateway that routes by a base
-path (`/openai/v1/chat/completions`, `/anthropic/v1/messages`, Azure's
-`/openai/deployments/D/chat/completions`) still decodes:
-
-| protocol | the path ends with |
-|---|---|
-| `anthropic-messages` | `/v1/messages` |
-| `openai-chat-completions` | `/chat/completions` |
-| `openai-responses` | `/responses` |
-| `gemini` | `/models/M:generateContent`, `/models/M:streamGenerateContent` (or `tunedModels/`) |
-
-Endpoints that are not model calls of these shapes give None: `/v1/messages/count_tokens`,
-`/v1/responses/compact`, `/v1/responses/{id}`, `:countTokens`, `/v1/models`, and
-Assistants' `/v1/threads/{id}/messages` (which ends in `/messages` but not `/v1/messages`).
+`endpoint_for(method, path, query)` says what an HTTP request is from its endpoint alone
+(never from the body): its provider family, protocol, kind (a model call or a side
+request), whether the endpoint streams, the model the path names. The table and its
+matching rules are `roller.wire.endpoints`. `codec_for(name)` returns a protocol's
+`Codec`: everything protocol-specific roller knows (reassembly, tool references, JSON
+mode, where the conversation is and what "the same message" means).
 """
 
 from __future__ import annotations
 
-from urllib.parse import unquote
-
 from roller.wire import anthropic, gemini, openai_chat, openai_responses
+from roller.wire.endpoints import FAMILIES, Endpoint, EndpointKind, Family, endpoint_for
 from roller.wire.sse import SSEDecoder, encode_event
 from roller.wire.types import (
     PROTOCOL_NAMES,
@@ -42,8 +28,12 @@ from roller.wire.types import (
 )
 
 __all__ = [
+    "FAMILIES",
     "PROTOCOL_NAMES",
     "Codec",
+    "Endpoint",
+    "EndpointKind",
+    "Family",
     "JSONObject",
     "ProtocolName",
     "Reassembly",
@@ -56,7 +46,7 @@ __all__ = [
     "Usage",
     "codec_for",
     "encode_event",
-    "protocol_for",
+    "endpoint_for",
 ]
 
 _CODECS: dict[ProtocolName, Codec] = {
@@ -65,23 +55,6 @@ _CODECS: dict[ProtocolName, Codec] = {
     "openai-responses": openai_responses.CODEC,
     "gemini": gemini.CODEC,
 }
-
-
-def protocol_for(method: str, path: str) -> ProtocolName | None:
-    """The protocol of a `method path` exchange, per the table in the module docstring."""
-    if method.upper() != "POST":
-        return None
-    bare = unquote(path.split("?", 1)[0].split("#", 1)[0]).rstrip("/")
-    if bare.endswith("/v1/messages"):
-        return "anthropic-messages"
-    if bare.endswith("/chat/completions"):
-        return "openai-chat-completions"
-    if bare.endswith("/responses"):
-        return "openai-responses"
-    found = gemini.model_from_path(bare)
-    if found is not None and found[1] in ("generateContent", "streamGenerateContent"):
-        return "gemini"
-    return None
 
 
 def codec_for(name: ProtocolName) -> Codec:

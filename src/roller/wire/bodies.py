@@ -16,18 +16,21 @@ response was streamed. This module decides how to read it and never raises:
 verbatim events it could not merge (`Reassembly.unmerged`). `BodyCodec` is the part of the
 `Codec` protocol the codecs share: how a body is read, and the `model`/`stream`/`id`
 members the three JSON-bodied APIs (Anthropic Messages, Chat Completions, Responses) name
-alike; Gemini overrides those from its path and its own field names.
+alike; Gemini overrides those from its endpoint and its own field names.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from roller.wire.jsonvalues import as_object, as_str, describe_error, parse_json, text_snippet
 from roller.wire.sse import SSEDecoder
 from roller.wire.types import JSONObject, Reassembly, SSEEvent, StreamAssembler
+
+if TYPE_CHECKING:
+    from roller.wire.endpoints import Endpoint
 
 WholeBody = Callable[[Any], Reassembly]
 
@@ -104,10 +107,10 @@ class BodyCodec:
             body, streamed=streamed, status=status, assembler=self.assembler, whole=self._whole
         )
 
-    def is_streaming_request(self, request: JSONObject | None, path: str) -> bool:
+    def is_streaming_request(self, request: JSONObject | None, endpoint: Endpoint) -> bool:
         return request is not None and request.get("stream") is True
 
-    def request_model(self, request: JSONObject | None, path: str) -> str | None:
+    def request_model(self, request: JSONObject | None, endpoint: Endpoint) -> str | None:
         return as_str(request.get("model")) if request is not None else None
 
     def response_model(self, output: JSONObject | None) -> str | None:

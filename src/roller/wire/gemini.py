@@ -28,9 +28,7 @@ fields in camelCase or snake_case (the REST API accepts both); both are read.
 from __future__ import annotations
 
 import copy
-import re
-from typing import Any
-from urllib.parse import unquote
+from typing import TYPE_CHECKING, Any
 
 from roller.wire.bodies import BodyCodec, EventLog, error_object
 from roller.wire.jsonvalues import (
@@ -53,16 +51,12 @@ from roller.wire.types import (
     Usage,
 )
 
-__all__ = ["CODEC", "GeminiAssembler", "GeminiCodec", "model_from_path"]
+if TYPE_CHECKING:
+    from roller.wire.endpoints import Endpoint
 
-_MODEL_PATH = re.compile(r"(?:^|/)(?:models|tunedModels)/([^/:]+):([A-Za-z]+)$")
+__all__ = ["CODEC", "GeminiAssembler", "GeminiCodec"]
+
 _PLAIN_TEXT_KEYS = frozenset({"text", "thought"})
-
-
-def model_from_path(path: str) -> tuple[str, str] | None:
-    """(model, method) from `…/models/M:method` (query string allowed), else None."""
-    match = _MODEL_PATH.search(unquote(path.split("?", 1)[0]))
-    return (match.group(1), match.group(2)) if match else None
 
 
 def _field(obj: Any, camel: str, snake: str) -> Any:
@@ -273,13 +267,11 @@ class GeminiCodec(BodyCodec):
     def __init__(self) -> None:
         super().__init__(GeminiAssembler, _whole)
 
-    def is_streaming_request(self, request: JSONObject | None, path: str) -> bool:
-        found = model_from_path(path)
-        return found is not None and found[1] == "streamGenerateContent"
+    def is_streaming_request(self, request: JSONObject | None, endpoint: Endpoint) -> bool:
+        return endpoint.stream
 
-    def request_model(self, request: JSONObject | None, path: str) -> str | None:
-        found = model_from_path(path)
-        return found[0] if found is not None else None
+    def request_model(self, request: JSONObject | None, endpoint: Endpoint) -> str | None:
+        return endpoint.model
 
     def response_model(self, output: JSONObject | None) -> str | None:
         return as_str(output.get("modelVersion")) if output is not None else None

@@ -11,7 +11,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
+
+if TYPE_CHECKING:
+    from roller.wire.endpoints import Endpoint
 
 ProtocolName = Literal[
     "anthropic-messages",
@@ -164,12 +167,12 @@ class Codec(Protocol):
         """Reassemble a whole recorded response body (SSE when `streamed`, else JSON)."""
         ...
 
-    def is_streaming_request(self, request: JSONObject | None, path: str) -> bool:
+    def is_streaming_request(self, request: JSONObject | None, endpoint: Endpoint) -> bool:
         """Whether the request asked for a streamed response (body flag or endpoint)."""
         ...
 
-    def request_model(self, request: JSONObject | None, path: str) -> str | None:
-        """The model the request asked for (Gemini: from the path)."""
+    def request_model(self, request: JSONObject | None, endpoint: Endpoint) -> str | None:
+        """The model the request asked for (Gemini: the one its path names)."""
         ...
 
     def response_model(self, output: JSONObject | None) -> str | None:
