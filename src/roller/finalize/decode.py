@@ -85,31 +85,6 @@ def header(headers: list[list[str]] | list[tuple[str, str]], name: str) -> str |
     return None
 
 
-def json_mode(protocol: ProtocolName | None, body: Any) -> bool:
-    """Whether a request asks for a structured/JSON reply (router and title side calls)."""
-    if not isinstance(body, dict):
-        return False
-    if protocol == "gemini":
-        cfg = body.get("generationConfig")
-        if isinstance(cfg, dict):
-            mime = cfg.get("responseMimeType")
-            return (
-                mime == "application/json" or "responseJsonSchema" in cfg or "responseSchema" in cfg
-            )
-        return False
-    if protocol == "openai-chat-completions":
-        fmt = body.get("response_format")
-        return isinstance(fmt, dict) and fmt.get("type") in ("json_object", "json_schema")
-    if protocol == "openai-responses":
-        text = body.get("text")
-        fmt = text.get("format") if isinstance(text, dict) else None
-        return isinstance(fmt, dict) and fmt.get("type") in ("json_object", "json_schema")
-    if protocol == "anthropic-messages":
-        fmt = body.get("output_format")
-        return isinstance(fmt, dict) and fmt.get("type") == "json_schema"
-    return False
-
-
 def _decode_body(raw: bytes, encoding: str | None) -> tuple[bytes, str | None]:
     """Undo content-encoding; returns (bytes, error message or None)."""
     if not encoding or encoding.lower() == "identity" or not raw:
@@ -211,7 +186,7 @@ def decode_exchange(sequence: int, ex: TapeExchange, harness: str) -> DecodedCal
         exchange=ex,
         kind=kind,
         protocol=protocol,
-        json_mode=json_mode(protocol, context),
+        json_mode=codec.json_mode(context) if codec else False,
         context=context,
         context_ok=context_ok,
         context_sha256=hashlib.sha256(body_bytes).hexdigest(),

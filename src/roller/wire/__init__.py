@@ -45,6 +45,7 @@ __all__ = [
     "ToolResult",
     "Usage",
     "codec_for",
+    "codec_named",
     "encode_event",
     "endpoint_for",
 ]
@@ -60,3 +61,8 @@ _CODECS: dict[ProtocolName, Codec] = {
 def codec_for(name: ProtocolName) -> Codec:
     """The codec of a protocol. Raises KeyError for a name outside `PROTOCOL_NAMES`."""
     return _CODECS[name]
+
+
+def codec_named(name: str | None) -> Codec | None:
+    """The codec of a protocol name read back from disk; None for no or an unknown name."""
+    return next((codec for known, codec in _CODECS.items() if known == name), None)
