@@ -14,13 +14,18 @@ anything is recorded or forwarded:
    thread so the event loop never waits on the database;
 5. annotate the tape's `req` frame with who and which session (`annotations["gateway"]`).
 
-`on_exchange_end` writes the `call` row pointing at the tape exchange. A store failure
-during `decide` fails the request (500, recorded by the proxy as `policy_error`): a call
-the gateway cannot account for is not forwarded.
+`on_exchange_end` writes the `call` row pointing at the tape exchange, with the status
+rulebook's execution and response-capture statuses (`roller.capture.statuses`, the same
+functions finalize uses): for a model call the decision asks the proxy for the response
+body (`keep_response`), and the hook reads it with `roller.wire.response.read_response`
+after the client has its response, so no decoding happens on the request path. A store
+failure during `decide` fails the request (500, recorded by the proxy as `policy_error`):
+a call the gateway cannot account for is not forwarded.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import time
@@ -29,6 +34,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Final
 
+from roller.capture.models import ExecutionStatus, ResponseCaptureStatus
+from roller.capture.statuses import ExchangeFacts, execution_status, response_capture_status
 from roller.gateway.config import Client, GatewayConfig
 from roller.gateway.derivation import SessionPlan, plan_session
 from roller.gateway.store import CallFacts, Resolution, SessionStore
@@ -41,7 +48,10 @@ from roller.gateway.tokens import (
 from roller.harnesses import identify
 from roller.identity import WireIdentity
 from roller.proxy import ExchangeEnd, PolicyDecision, Rejection, RequestHead
+from roller.wire import codec_for
 from roller.wire.endpoints import Endpoint, Family, endpoint_for
+from roller.wire.response import read_response
+from roller.wire.types import ProtocolName
 
 log = logging.getLogger("roller.gateway")
 
@@ -58,7 +68,6 @@ _KEY_HEADER: Final[Mapping[Family, tuple[str, str]]] = {
     "openai": ("authorization", "Bearer "),
     "gemini": ("x-goog-api-key", ""),
 }
-_INTERRUPTED: Final = frozenset({"client_disconnected", "proxy_shutdown"})
 
 
 def unauthorized(message: str) -> dict[str, Any]:
@@ -84,13 +93,24 @@ def requested_model(body: object, endpoint: Endpoint) -> str | None:
     return None if endpoint.model is None else endpoint.model[:200] or None
 
 
-def execution_status(outcome: str, upstream_status: int | None) -> str:
-    """The call's execution status as far as the proxy saw it end (see `Call`)."""
-    if outcome in _INTERRUPTED:
-        return "interrupted"
-    if outcome != "ok" or upstream_status is None or upstream_status >= 400:
-        return "failed"
-    return "completed"
+def call_statuses(
+    end: ExchangeEnd, protocol: ProtocolName | None
+) -> tuple[ExecutionStatus, ResponseCaptureStatus]:
+    """A call row's execution and response-capture statuses: the rulebook's, over the same
+    facts finalize reads off the tape (the response body is the one the decision kept)."""
+    body = end.response_body
+    codec = None if protocol is None or body is None else codec_for(protocol)
+    reading = read_response(codec, end.upstream_status, end.response_headers, body or b"")
+    facts = ExchangeFacts.of(
+        outcome=end.outcome,
+        status=end.upstream_status,
+        streamed=reading.streamed,
+        client_bytes=end.client_bytes,
+        response_bytes=end.response_bytes,
+        body_bytes=end.response_bytes if body is None else len(body),
+        terminal=reading.terminal,
+    )
+    return execution_status(facts), response_capture_status(facts)
 
 
 def identity_summary(identity: WireIdentity, plan: SessionPlan) -> dict[str, Any]:
@@ -184,6 +204,8 @@ class GatewayPolicy:
             remove_query=CREDENTIAL_QUERY,
             upstream=None if family is None else self.upstreams.get(family),
             annotations={"gateway": annotation},
+            # A model call's row needs to know whether its response ended normally.
+            keep_response=endpoint.output_protocol is not None,
         )
 
     async def on_exchange_end(self, end: ExchangeEnd) -> None:
@@ -196,25 +218,32 @@ class GatewayPolicy:
             if isinstance(received_ns, int)
             else self.clock()
         )
+        method, path = str(gateway.get("method", "")), str(gateway.get("path", ""))
+        protocol = endpoint_for(method, path).output_protocol
+        if end.response_body is None:
+            execution, response_capture = call_statuses(end, protocol)
+        else:
+            # Reassembly costs ~0.1 ms per KiB: in a thread, so a long stream's decode never
+            # holds up the streams the event loop is still relaying.
+            execution, response_capture = await asyncio.to_thread(call_statuses, end, protocol)
         facts = CallFacts(
             tape_dir=str(self.tape_dir),
             exchange_id=end.exchange_id,
             session_id=gateway.get("session_id"),
             account=gateway.get("account"),
             principal=gateway.get("principal"),
-            method=str(gateway.get("method", "")),
-            path=str(gateway.get("path", "")),
+            method=method,
+            path=path,
             family=gateway.get("family"),
-            protocol=endpoint_for(
-                str(gateway.get("method", "")), str(gateway.get("path", ""))
-            ).output_protocol,
+            protocol=protocol,
             model=gateway.get("model"),
             participant_unknown=bool(gateway.get("participant_unknown", False)),
             identity=gateway.get("identity"),
             outcome=end.outcome,
             client_status=end.client_status,
             upstream_status=end.upstream_status,
-            execution_status=execution_status(end.outcome, end.upstream_status),
+            execution_status=execution,
+            response_capture_status=response_capture,
             error_code=None if end.error is None else end.error.code,
             started_at=started,
             ended_at=self.clock(),
