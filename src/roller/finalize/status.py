@@ -28,11 +28,10 @@ from roller.capture.models import (
     ExecutionStatus,
     ExportBlock,
     ExportStatus,
-    IdentityStatus,
     LifecycleStatus,
     Retention,
 )
-from roller.capture.statuses import StatusInputs, capture_status, export_status
+from roller.capture.statuses import capture_status, export_status
 from roller.finalize.attribute import CallAttribution
 from roller.finalize.decode import DecodedCall
 from roller.harnesses.base import ParticipantState
@@ -46,28 +45,13 @@ class CallStatus:
     errors: list[CaptureErrorRecord]  # the call's own
 
 
-def _status_inputs(call: DecodedCall, identity_status: IdentityStatus, errors: int) -> StatusInputs:
-    return StatusInputs(
-        kind=call.kind,
-        execution_status=call.execution_status,
-        response_capture_status=call.response_capture_status,
-        context_parsed=call.context_ok,
-        output_complete=bool(call.reassembly and call.reassembly.complete),
-        tool_call_without_identity=call.tool_call_without_identity,
-        identity_status=identity_status,
-        model=call.model,
-        response_model=call.response_model,
-        error_count=errors,
-    )
-
-
 def call_statuses(
     calls: Sequence[DecodedCall], attributions: Sequence[CallAttribution]
 ) -> list[CallStatus]:
     out = []
     for call, attr in zip(calls, attributions, strict=True):
         errors = [CaptureErrorRecord(code=c, message=m) for c, m in call.errors]
-        s = _status_inputs(call, attr.status, len(errors))
+        s = call.status_inputs(attr.status, len(errors))
         export, blocked = export_status(s)
         out.append(CallStatus(capture_status(s), export, blocked, errors))
     return out
