@@ -159,7 +159,33 @@ def test_ok_stream_frames_in_order_and_the_end_event() -> None:
         ),
     ]
     assert rec.state is State.ENDED
-    assert rec.end_event() == ExchangeEnd(X, "ok", 200, 200, None, {"x-roller-sample": "s1"}, {})
+    assert rec.end_event() == ExchangeEnd(
+        X,
+        "ok",
+        200,
+        200,
+        None,
+        {"x-roller-sample": "s1"},
+        {},
+        response_headers=RESP.headers,  # as recorded: the cookie is not there
+        response_bytes=len(E1 + E2),
+        client_bytes=len(E1 + E2),
+        response_body=None,  # the policy did not ask for it
+    )
+
+
+def test_the_response_body_goes_to_the_end_hook_when_the_policy_asks() -> None:
+    rec, log = _recorder()
+    rec.body_complete()
+    assert rec.decided(PolicyDecision(keep_response=True)) == Forward(UPSTREAM)
+    rec.upstream_head(200, "OK", SSE_HEADERS, "1.1", 2_000)
+    for data in (E1, E2):
+        rec.chunk(data)
+        rec.relayed(len(data))
+    rec.client_gone("reset", 3_000)
+    end = rec.end_event()
+    assert end.response_body == E1 + E2 and end.outcome == "client_disconnected"
+    assert [f[0] for f in log.frames] == ["req+body", "resp", "chunk", "chunk", "end"]
 
 
 def test_an_upstream_error_status_is_relayed_and_ok() -> None:

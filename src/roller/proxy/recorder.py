@@ -170,8 +170,10 @@ class Recorder:
         "_answer",
         "_body",
         "_end",
+        "_kept",
         "_max_body",
         "_outcome",
+        "_response_headers",
         "_route",
         "_sink",
         "_write_chunk",
@@ -214,6 +216,8 @@ class Recorder:
         self._answer: tuple[Outcome, ExchangeError, JSONObject] | None = None
         self._end: EndMeta | None = None
         self._outcome: Outcome = "proxy_error"  # set when the exchange ends
+        self._kept: list[bytes] | None = None  # the response body, when the policy asked
+        self._response_headers: tuple[tuple[str, str], ...] = ()  # as recorded
 
     @property
     def ended(self) -> bool:
@@ -258,6 +262,8 @@ class Recorder:
         decision = decision or NO_DECISION
         upstream = decision.upstream or self._route(self.head.path)
         self.annotations = dict(decision.annotations)
+        if decision.keep_response:
+            self._kept = []
         self._record_request(upstream)
         if policy_error is not None:
             return self._own_answer(policy_error)
@@ -286,6 +292,7 @@ class Recorder:
         # Positional (the field order of ResponseMeta): ~40% cheaper than keywords.
         meta = ResponseMeta(status, reason, kept.kept, kept.removed, http_version)
         self._sink.response(self.exchange_id, meta, t=t)
+        self._response_headers = kept.kept
         self.upstream_status = self.client_status = status
         self.state = State.RELAYING
 
@@ -295,6 +302,8 @@ class Recorder:
             raise self._illegal("chunk")
         self._write_chunk(self.exchange_id, data)
         self.response_bytes += len(data)
+        if self._kept is not None:  # references to the chunks, no copy
+            self._kept.append(data)
 
     def relayed(self, size: int) -> None:
         """`size` bytes of the response were handed to the client."""
@@ -361,6 +370,10 @@ class Recorder:
             error=self._end.error,
             roller=self.roller,
             annotations=self.annotations,
+            response_headers=self._response_headers,
+            response_bytes=self.response_bytes,
+            client_bytes=self.client_bytes,
+            response_body=None if self._kept is None else b"".join(self._kept),
         )
 
     # -- internals ------------------------------------------------------------------------

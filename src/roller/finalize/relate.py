@@ -1,0 +1,362 @@
+"""The relate stage: native relations bound to calls, and context relations derived from calls.
+
+Decoded calls, their owners and ids (`roller.finalize.ids`) and the adapter's
+`NativeCapture` in; `Related` out (`relate`). Its capture errors: `native_log_problem`
+for a native tool-id list that does not fit its output (`tool_refs_of`), and
+`relations_unknown` for relations not bound uniquely.
+
+Rules kept (`docs/protocol.md`, "Relation"):
+- A native relation is bound to the parent call that emitted its tool call: by the
+  response id the native log names, else by the tool-call id among the parent's
+  calls. No unique call -> `unknown`, never guessed.
+- Responses tool references need BOTH `call_id` and `item_id` to match one output item
+  (`model_tool_ref`); one alone leaves the relation `unknown`.
+- A result delivered by notification is bound to the later call with the native
+  response id, and the notification text must be found in that call's actual request.
+- `result_in_context` is derived for every tool call: one relation per later call of the
+  same participant whose input carries a result for that tool-call id. When the tool
+  call launched a background child, what enters later inputs is the launch
+  acknowledgement, so those relations are `launch_ack_in_context` instead; completion
+  comes only from a native `child_completed` / notification.
+- A tool call's id is the one its HTTP output carries, or the harness-assigned one
+  (`roller.finalize.tool_ids`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+from roller.capture.models import Evidence, ModelToolRef, RelationRecord, RelationType
+from roller.finalize.decode import DecodedCall
+from roller.finalize.ids import CaptureIds
+from roller.finalize.tool_ids import ToolIds, tool_refs_of
+from roller.harnesses.base import NativeCapture, NativeEvidence, NativeRelation
+from roller.wire.types import ToolCall
+
+
+@dataclass(frozen=True)
+class CallIndex:
+    """Calls with their ids and owners, as relations need them."""
+
+    calls: Sequence[DecodedCall]
+    call_ids: Sequence[str]
+    owners: Sequence[str | None]  # participant key per call (None when not attributed)
+    participant_ids: Mapping[str, str]  # participant key -> participant id
+    tool_ids: Sequence[ToolIds] = ()  # per call (`tool_refs_of`); empty: the wire's own ids
+
+    def emitted(self, i: int) -> list[tuple[ToolCall, str | None]]:
+        """Call i's emitted tool calls, each with the id its results carry."""
+        calls = self.calls[i].emitted
+        ids = self.tool_ids[i] if self.tool_ids else tuple(t.id for t in calls)
+        return list(zip(calls, ids, strict=True))
+
+    def emits(self, i: int, tool_call_id: str) -> bool:
+        return any(tool_call_id in (t.ref, t.id, tid) for t, tid in self.emitted(i))
+
+    def of_participant(self, key: str) -> list[int]:
+        return [i for i, owner in enumerate(self.owners) if owner == key]
+
+    def by_response_id(self, response_id: str) -> list[int]:
+        return [i for i, c in enumerate(self.calls) if c.response_id == response_id]
+
+
+def _norm(text: str) -> str:
+    return " ".join(text.split())
+
+
+def text_in_request(call: DecodedCall, text: str) -> bool:
+    """Whether `text` (whitespace-normalized) occurs in the call's actual input."""
+    needle = _norm(text)
+    if not needle:
+        return False
+    return any(needle in _norm(fragment) for fragment in call.texts)
+
+
+def _evidence(items: Sequence[NativeEvidence]) -> list[Evidence]:
+    """Native sources as retained; assembly clears the flag when raw/ will be cleaned."""
+    return [Evidence(source=f"native:{e.path}", ref=e.ref, retained=True) for e in items]
+
+
+def _call_evidence(call_id: str, ref: str | None) -> Evidence:
+    return Evidence(source=f"call:{call_id}", ref=ref, retained=True)
+
+
+def _find_emitting_call(
+    index: CallIndex, rel: NativeRelation
+) -> tuple[int | None, ModelToolRef | None, str | None]:
+    """The parent call whose output emitted `rel`'s tool call; (index, ref, why-not)."""
+    if rel.source_response_id is not None:
+        found = index.by_response_id(rel.source_response_id)
+        if len(found) != 1:
+            return None, None, (f"{len(found)} calls carry response id {rel.source_response_id}")
+        candidates = found
+    elif rel.parent_key is not None:
+        candidates = index.of_participant(rel.parent_key)
+    else:
+        return None, None, "the native relation names no parent"
+
+    if rel.model_tool_ref is not None:
+        call_id, item_id = rel.model_tool_ref
+        both = [
+            i
+            for i in candidates
+            if any(t.id == call_id and t.item_id == item_id for t in index.calls[i].emitted)
+        ]
+        one = [
+            i
+            for i in candidates
+            if any((t.id == call_id) != (t.item_id == item_id) for t in index.calls[i].emitted)
+        ]
+        if len(both) == 1:
+            return both[0], ModelToolRef(call_id=call_id, item_id=item_id, matched=True), None
+        ref = ModelToolRef(call_id=call_id, item_id=item_id, matched=False)
+        if one:
+            return None, ref, "only one of call_id / item_id matches the HTTP output"
+        return None, ref, f"{len(both)} parent calls emit {call_id}|{item_id}"
+
+    if rel.tool_call_id is None:
+        return None, None, "the native relation names no tool call"
+    emitting = [i for i in candidates if index.emits(i, rel.tool_call_id)]
+    if len(emitting) == 1:
+        return emitting[0], None, None
+    return None, None, f"{len(emitting)} parent calls emit tool call {rel.tool_call_id}"
+
+
+@dataclass
+class _Binding:
+    """Where one native relation lands among the calls, and each reason it does not."""
+
+    notes: list[str]
+    source: int | None = None
+    target: int | None = None
+    model_ref: ModelToolRef | None = None
+    established: bool = True
+
+    def fail(self, why: str) -> None:
+        self.established = False
+        self.notes.append(why)
+
+
+def _bind(index: CallIndex, rel: NativeRelation, known_parent: bool, known_child: bool) -> _Binding:
+    b = _Binding(notes=[rel.note] if rel.note else [])
+    if rel.parent_key is not None and not known_parent:
+        b.fail(f"parent {rel.parent_key} is not a known participant")
+    if rel.child_key is not None and not known_child:
+        b.fail(f"child {rel.child_key} is not a known participant")
+    if rel.type in ("spawn", "launch_acknowledged"):
+        b.source, b.model_ref, why = _find_emitting_call(index, rel)
+        if b.source is None:
+            b.fail(why or "no emitting call")
+    elif rel.type in ("result_delivered", "result_in_context"):
+        if rel.type == "result_delivered":
+            b.source, _, _ = _find_emitting_call(index, rel)
+        _bind_target(index, rel, b)
+    return b
+
+
+def _bind_target(index: CallIndex, rel: NativeRelation, b: _Binding) -> None:
+    """The later call a result was delivered to: by response id, and the delivered text
+    must be in that call's actual request."""
+    if rel.target_response_id:
+        found = index.by_response_id(rel.target_response_id)
+        if len(found) != 1:
+            b.fail(f"{len(found)} calls carry response id {rel.target_response_id}")
+            return
+        b.target = found[0]
+        if rel.delivered_text is not None and not text_in_request(
+            index.calls[b.target], rel.delivered_text
+        ):
+            b.fail("the delivered text is not in that call's actual request")
+    elif rel.delivered_text is not None:
+        # A notification proves delivery only with the response that answered it.
+        b.fail("the native log names no response answering the notification")
+
+
+def bind_native(
+    index: CallIndex, native: NativeCapture, new_id: Callable[[], str]
+) -> list[RelationRecord]:
+    out: list[RelationRecord] = []
+    pid = index.participant_ids
+    for rel in native.relations:
+        parent = pid.get(rel.parent_key) if rel.parent_key else None
+        child = pid.get(rel.child_key) if rel.child_key else None
+        b = _bind(index, rel, parent is not None, child is not None)
+        ev = _evidence(rel.evidence)
+        for i in (b.source, b.target):
+            if i is not None:
+                ev.append(_call_evidence(index.call_ids[i], index.calls[i].response_id))
+        out.append(
+            RelationRecord(
+                schema_="roller.relation/v1",
+                relation_id=new_id(),
+                type=rel.type,
+                status="established" if b.established else "unknown",
+                parent_participant_id=parent,
+                child_participant_id=child,
+                source_call_id=index.call_ids[b.source] if b.source is not None else None,
+                target_call_id=index.call_ids[b.target] if b.target is not None else None,
+                tool_call_id=rel.tool_call_id,
+                model_tool_ref=b.model_ref,
+                evidence=ev,
+                note="; ".join(b.notes) or None,
+            )
+        )
+        if rel.type == "result_delivered" and b.target is not None and b.established:
+            out += _entered(index, rel, b.target, b, (parent, child), ev, new_id)
+    return out
+
+
+def _entered(
+    index: CallIndex,
+    rel: NativeRelation,
+    target: int,
+    b: _Binding,
+    parent_child: tuple[str | None, str | None],
+    ev: list[Evidence],
+    new_id: Callable[[], str],
+) -> list[RelationRecord]:
+    """A notification-delivered result enters the bound call, and every later call of the
+    same participant whose actual request still carries the notification text."""
+    entered = [target]
+    if rel.delivered_text is not None and rel.parent_key is not None:
+        entered += [
+            j
+            for j in index.of_participant(rel.parent_key)
+            if j > target and text_in_request(index.calls[j], rel.delivered_text)
+        ]
+    parent, child = parent_child
+    return [
+        RelationRecord(
+            schema_="roller.relation/v1",
+            relation_id=new_id(),
+            type="result_in_context",
+            status="established",
+            parent_participant_id=parent,
+            child_participant_id=child,
+            source_call_id=index.call_ids[b.source] if b.source is not None else None,
+            target_call_id=index.call_ids[j],
+            tool_call_id=rel.tool_call_id,
+            model_tool_ref=b.model_ref,
+            evidence=[*ev, _call_evidence(index.call_ids[j], index.calls[j].response_id)]
+            if j != target
+            else ev,
+            note="delivered by notification; bound by response id and request text"
+            if j == target
+            else "the notification text, bound to an earlier response, is in this "
+            "call's actual request",
+        )
+        for j in entered
+    ]
+
+
+def _tool_call_facts(native: NativeCapture | None) -> tuple[dict[str, str | None], set[str]]:
+    """Per tool-call id, the child it spawned or delivered (None: several or unknown);
+    and the tool calls that launched a background child."""
+    spawned: dict[str, str | None] = {}
+    background: set[str] = set()
+    delivered: dict[str, set[str | None]] = {}
+    for rel in native.relations if native is not None else ():
+        if rel.tool_call_id is None:
+            continue
+        if rel.type == "spawn":
+            spawned[rel.tool_call_id] = rel.child_key
+        elif rel.type == "launch_acknowledged":
+            background.add(rel.tool_call_id)
+        elif rel.type == "result_delivered":
+            delivered.setdefault(rel.tool_call_id, set()).add(rel.child_key)
+    for ref, children in delivered.items():
+        # one tool call may deliver several children's results: it names none then
+        spawned.setdefault(ref, next(iter(children)) if len(children) == 1 else None)
+    return spawned, background
+
+
+def derive_in_context(
+    index: CallIndex,
+    native: NativeCapture | None,
+    new_id: Callable[[], str],
+    bound: Sequence[RelationRecord] = (),
+) -> list[RelationRecord]:
+    """One relation per (tool call, later call of the same participant carrying its result).
+
+    `bound` are the relations `bind_native` already made: a result it already placed in
+    a call (a tool result that delivered a child's result, e.g. Codex `wait_agent`) is not
+    derived a second time, and the child such a tool call delivered is named.
+    """
+    spawned, background = _tool_call_facts(native)
+    done = {(r.type, r.tool_call_id, r.target_call_id) for r in bound}
+    out: list[RelationRecord] = []
+    pid = index.participant_ids
+    for i, call in enumerate(index.calls):
+        owner = index.owners[i]
+        if owner is None or not call.emitted:
+            continue
+        later = [j for j in index.of_participant(owner) if j > i]
+        for tool, tool_id in index.emitted(i):
+            if tool_id is None:
+                continue
+            ref = tool.ref or tool_id
+            child_key = spawned.get(ref, spawned.get(tool_id))
+            kind: RelationType = (
+                "launch_ack_in_context"
+                if (ref in background or tool_id in background)
+                else "result_in_context"
+            )
+            for j in later:
+                if not any(r.id == tool_id for r in index.calls[j].results):
+                    continue
+                if (kind, ref, index.call_ids[j]) in done:
+                    continue
+                out.append(
+                    RelationRecord(
+                        schema_="roller.relation/v1",
+                        relation_id=new_id(),
+                        type=kind,
+                        status="established",
+                        parent_participant_id=pid.get(owner),
+                        child_participant_id=pid.get(child_key) if child_key else None,
+                        source_call_id=index.call_ids[i],
+                        target_call_id=index.call_ids[j],
+                        tool_call_id=ref,
+                        model_tool_ref=None,
+                        evidence=[
+                            _call_evidence(index.call_ids[i], ref),
+                            _call_evidence(index.call_ids[j], tool_id),
+                        ],
+                        note=None,
+                    )
+                )
+    return out
+
+
+@dataclass(frozen=True)
+class Related:
+    """What the relate stage gives: per call the ids its tool calls' results carry, every
+    relation (native sources still marked retained; assembly clears them when raw/ is
+    cleaned), and the native tool-id lists that did not fit their outputs."""
+
+    tool_ids: list[ToolIds]
+    relations: list[RelationRecord]
+    tool_id_problems: list[str]
+
+    def unknown_messages(self) -> list[str]:
+        """The `relations_unknown` capture error's message; none when all are bound."""
+        unknown = sum(1 for r in self.relations if r.status == "unknown")
+        if not unknown:
+            return []
+        return [f"{unknown} native relation(s) could not be bound to calls uniquely"]
+
+
+def relate(
+    calls: Sequence[DecodedCall],
+    owners: Sequence[str | None],
+    ids: CaptureIds,
+    native: NativeCapture | None,
+) -> Related:
+    """Native relations bound to calls, then the context relations derived from calls;
+    relation ids are numbered in that order."""
+    tool_ids, problems = tool_refs_of(calls, native)
+    index = CallIndex(calls, ids.calls, owners, ids.participants, tool_ids=tool_ids)
+    new_id = ids.relation_ids()
+    bound = bind_native(index, native, new_id) if native is not None else []
+    return Related(tool_ids, bound + derive_in_context(index, native, new_id, bound), problems)
