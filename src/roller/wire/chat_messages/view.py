@@ -1,0 +1,233 @@
+"""The OpenAI chat view of a conversation, and the shared machinery to build and invert it.
+
+A `ChatMessage` is one OpenAI Chat Completions message (`role`, `content`, `tool_calls`,
+`tool_call_id`, `reasoning_content`) plus where every piece of it came from in the
+protocol's own items: `content_from` (one origin per content part, or one for a string
+content), `tool_calls_from` (one per tool call), `reasoning_from` (the reasoning blocks
+or items folded into `reasoning_content`), and `envelopes`: each source item without the
+pieces that were translated (its role, type, item ids, status, namespace …), so the
+original protocol and ids stay alongside the plain chat message.
+
+An origin is `(item, part)`: the index of the item in the protocol's item list
+(`SYSTEM` for the system prompt) and the index of the part inside it, or None when the
+piece is the item's whole string content (or a whole item, for protocols whose items
+are the pieces). `Restorer` puts pieces back by their origins, which is how every
+protocol module inverts its view (`restore`), so a round trip never depends on the
+order the chat format imposes (tool messages right after the assistant's tool calls).
+Pure; no I/O.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from roller.wire.types import JSONObject
+
+SYSTEM = -1  # the item index of the system prompt (Anthropic `system`, Gemini …)
+
+Origin = tuple[int, int | None]
+
+
+def _origins(values: Iterable[Origin]) -> list[list[int | None]]:
+    return [[item, part] for item, part in values]
+
+
+@dataclass(frozen=True)
+class ChatMessage:
+    """One OpenAI chat message and where its pieces came from (module docstring)."""
+
+    message: JSONObject
+    content_from: tuple[Origin, ...] = ()
+    tool_calls_from: tuple[Origin, ...] = ()
+    reasoning_from: tuple[Origin, ...] = ()
+    envelopes: tuple[tuple[int, JSONObject], ...] = ()
+    # A tool message: its source block or item without the translated fields (the
+    # Anthropic `tool_result` with `is_error`, the Responses output item with its ids).
+    result_envelope: JSONObject | None = None
+
+    def origin(self) -> JSONObject:
+        """The JSON form kept beside the message in exports."""
+        out: JSONObject = {}
+        if self.content_from:
+            out["content"] = _origins(self.content_from)
+        if self.tool_calls_from:
+            out["tool_calls"] = _origins(self.tool_calls_from)
+        if self.reasoning_from:
+            out["reasoning"] = _origins(self.reasoning_from)
+        if self.envelopes:
+            out["envelopes"] = {str(i): e for i, e in self.envelopes}
+        if self.result_envelope is not None:
+            out["result_envelope"] = self.result_envelope
+        return out
+
+
+@dataclass(frozen=True)
+class ChatView:
+    """A request's (or a response's) messages and tools in the OpenAI chat shape.
+
+    `problems` are coded, in order: `untranslated_part:<type>` / `untranslated_item:<type>`
+    (kept verbatim inside the message, never dropped), `untranslated_tool:<type>`,
+    `tool_id_minted` (Gemini named no id: a positional one was given), `choices_beyond_first:N`.
+    """
+
+    messages: tuple[ChatMessage, ...] = ()
+    tools: tuple[JSONObject, ...] = ()
+    problems: tuple[str, ...] = ()
+
+    def plain(self) -> list[JSONObject]:
+        return [m.message for m in self.messages]
+
+
+def arguments_text(value: Any) -> str:
+    """Tool arguments as the chat format's JSON string (a string argument is quoted, so
+    `arguments_value` gives back exactly the value the protocol carried)."""
+    return json.dumps(value, ensure_ascii=False)
+
+
+def arguments_value(text: Any) -> Any:
+    if not isinstance(text, str):
+        return text
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return text
+
+
+def text_part(text: str) -> JSONObject:
+    return {"type": "text", "text": text}
+
+
+def data_url(media_type: str, data: str) -> str:
+    return f"data:{media_type};base64,{data}"
+
+
+def parse_data_url(url: str) -> tuple[str, str] | None:
+    """(media type, base64 data) of a `data:` URL, else None."""
+    if not url.startswith("data:") or ";base64," not in url:
+        return None
+    head, data = url[5:].split(";base64,", 1)
+    return head, data
+
+
+def only_keys(value: Any, allowed: set[str]) -> bool:
+    return isinstance(value, dict) and set(value) <= allowed
+
+
+@dataclass
+class MessageBuilder:
+    """Collects one chat message's pieces with their origins."""
+
+    role: str
+    content: list[JSONObject] = field(default_factory=list)
+    content_from: list[Origin] = field(default_factory=list)
+    string_content: str | None = None
+    tool_calls: list[JSONObject] = field(default_factory=list)
+    tool_calls_from: list[Origin] = field(default_factory=list)
+    reasoning: list[str] = field(default_factory=list)
+    reasoning_from: list[Origin] = field(default_factory=list)
+    envelopes: dict[int, JSONObject] = field(default_factory=dict)
+    extra: JSONObject = field(default_factory=dict)
+
+    def add_content(self, part: JSONObject, origin: Origin) -> None:
+        self.content.append(part)
+        self.content_from.append(origin)
+
+    def set_string(self, text: str, origin: Origin) -> None:
+        self.string_content = text
+        self.content_from.append(origin)
+
+    def add_tool_call(self, call: JSONObject, origin: Origin) -> None:
+        self.tool_calls.append(call)
+        self.tool_calls_from.append(origin)
+
+    def add_reasoning(self, text: str | None, origin: Origin) -> None:
+        if text:
+            self.reasoning.append(text)
+        self.reasoning_from.append(origin)
+
+    @property
+    def empty(self) -> bool:
+        return not (self.content_from or self.tool_calls_from or self.reasoning_from)
+
+    def build(self) -> ChatMessage:
+        message: JSONObject = {"role": self.role}
+        if self.string_content is not None:
+            message["content"] = self.string_content
+        elif len(self.content) == 1 and self.content[0].get("type") == "text":
+            message["content"] = self.content[0]["text"]
+        elif self.content:
+            message["content"] = list(self.content)
+        else:
+            message["content"] = None if self.role == "assistant" else ""
+        if self.tool_calls:
+            message["tool_calls"] = list(self.tool_calls)
+        if self.reasoning:
+            message["reasoning_content"] = "\n".join(self.reasoning)
+        message.update(self.extra)
+        return ChatMessage(
+            message=message,
+            content_from=tuple(self.content_from),
+            tool_calls_from=tuple(self.tool_calls_from),
+            reasoning_from=tuple(self.reasoning_from),
+            envelopes=tuple(sorted(self.envelopes.items())),
+        )
+
+
+def content_pieces(message: JSONObject) -> list[Any]:
+    """The content pieces of a chat message, aligned with `content_from`."""
+    content = message.get("content")
+    if isinstance(content, list):
+        return list(content)
+    if isinstance(content, str):
+        return [content]
+    return []
+
+
+@dataclass
+class Restorer:
+    """Puts pieces back at their origins: item -> envelope and part -> value."""
+
+    envelopes: dict[int, JSONObject] = field(default_factory=dict)
+    parts: dict[int, dict[int | None, Any]] = field(default_factory=dict)
+
+    def envelope(self, item: int, value: JSONObject) -> None:
+        self.envelopes.setdefault(item, dict(value))
+
+    def put(self, origin: Origin, value: Any) -> None:
+        item, part = origin
+        self.parts.setdefault(item, {})[part] = value
+
+    def items(self) -> list[tuple[int, JSONObject, list[Any] | Any]]:
+        """(item, envelope, pieces in part order — or the whole value when part is None)."""
+        out: list[tuple[int, JSONObject, list[Any] | Any]] = []
+        for item in sorted(set(self.envelopes) | set(self.parts)):
+            pieces = self.parts.get(item, {})
+            envelope = self.envelopes.get(item, {})
+            if None in pieces:
+                out.append((item, envelope, pieces[None]))
+            else:
+                out.append((item, envelope, [pieces[k] for k in sorted(pieces, key=_part_key)]))
+        return out
+
+
+def _part_key(part: int | None) -> int:
+    return -1 if part is None else part
+
+
+def tool_message(
+    call_id: Any, content: Any, origin: Origin, item_envelope: JSONObject, result: JSONObject
+) -> ChatMessage:
+    """A `role: tool` message answering `call_id`; `content` is the result's content."""
+    return ChatMessage(
+        message={"role": "tool", "tool_call_id": call_id, "content": content},
+        content_from=(origin,),
+        envelopes=((origin[0], item_envelope),),
+        result_envelope=result,
+    )
+
+
+def messages_of(views: Sequence[ChatMessage]) -> list[JSONObject]:
+    return [m.message for m in views]
