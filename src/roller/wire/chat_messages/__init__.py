@@ -44,6 +44,7 @@ class Normaliser(Protocol):
     SYSTEM_FIELD: str | None
     TOOLS_FIELD: str
     INPUT_TOKENS_INCLUDE_CACHE: bool
+    PROVIDER: str
 
     def output_items(self, output: Any) -> list[Any]: ...
 

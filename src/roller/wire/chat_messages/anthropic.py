@@ -42,6 +42,8 @@ ITEMS_FIELD = "messages"
 SYSTEM_FIELD = "system"
 TOOLS_FIELD = "tools"
 INPUT_TOKENS_INCLUDE_CACHE = False
+# The API family, as OpenTelemetry names it in `gen_ai.provider.name`.
+PROVIDER = "anthropic"
 
 
 def output_items(output: Any) -> list[Any]:

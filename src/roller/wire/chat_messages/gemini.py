@@ -47,6 +47,8 @@ ITEMS_FIELD = "contents"
 SYSTEM_FIELD = "systemInstruction"
 TOOLS_FIELD = "tools"
 INPUT_TOKENS_INCLUDE_CACHE = True
+# The API family, as OpenTelemetry names it in `gen_ai.provider.name`.
+PROVIDER = "gcp.gemini"
 
 
 def output_items(output: Any) -> list[Any]:

@@ -20,6 +20,8 @@ ITEMS_FIELD = "messages"
 SYSTEM_FIELD: str | None = None
 TOOLS_FIELD = "tools"
 INPUT_TOKENS_INCLUDE_CACHE = True
+# The API family, as OpenTelemetry names it in `gen_ai.provider.name`.
+PROVIDER = "openai"
 
 
 def output_items(output: Any) -> list[Any]:

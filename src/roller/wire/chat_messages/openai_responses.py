@@ -38,6 +38,8 @@ ITEMS_FIELD = "input"
 SYSTEM_FIELD = "instructions"
 TOOLS_FIELD = "tools"
 INPUT_TOKENS_INCLUDE_CACHE = True
+# The API family, as OpenTelemetry names it in `gen_ai.provider.name`.
+PROVIDER = "openai"
 
 _TEXT_PARTS = ("input_text", "output_text", "text")
 _CALL_FIELDS = {
