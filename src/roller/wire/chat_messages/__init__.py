@@ -43,6 +43,7 @@ class Normaliser(Protocol):
     ITEMS_FIELD: str
     SYSTEM_FIELD: str | None
     TOOLS_FIELD: str
+    STRING_ITEMS: bool
     INPUT_TOKENS_INCLUDE_CACHE: bool
     PROVIDER: str
 
@@ -71,7 +72,7 @@ def _split(n: Normaliser, request: Any) -> tuple[Any, list[Any]] | None:
     if not isinstance(request, dict):
         return None
     items = request.get(n.ITEMS_FIELD)
-    if isinstance(items, str):
+    if isinstance(items, str) and n.STRING_ITEMS:
         items = [items]
     if not isinstance(items, list):
         return None

@@ -41,6 +41,8 @@ NAME = "anthropic-messages"
 ITEMS_FIELD = "messages"
 SYSTEM_FIELD = "system"
 TOOLS_FIELD = "tools"
+# Whether the item field may be a bare string (one user message).
+STRING_ITEMS = False
 INPUT_TOKENS_INCLUDE_CACHE = False
 # The API family, as OpenTelemetry names it in `gen_ai.provider.name`.
 PROVIDER = "anthropic"
@@ -141,6 +143,8 @@ def _result_content(inner: Any) -> Any:
             out.append(image)
         else:
             out.append(block)
+    if len(out) == 1 and out[0].get("type") == "text":
+        return out[0]["text"]  # the same message as a one-text-block list, and plainer
     return out
 
 

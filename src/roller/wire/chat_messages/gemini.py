@@ -46,6 +46,8 @@ NAME = "gemini"
 ITEMS_FIELD = "contents"
 SYSTEM_FIELD = "systemInstruction"
 TOOLS_FIELD = "tools"
+# Whether the item field may be a bare string (one user message).
+STRING_ITEMS = False
 INPUT_TOKENS_INCLUDE_CACHE = True
 # The API family, as OpenTelemetry names it in `gen_ai.provider.name`.
 PROVIDER = "gcp.gemini"

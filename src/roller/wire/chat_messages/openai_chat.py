@@ -19,6 +19,8 @@ NAME = "openai-chat-completions"
 ITEMS_FIELD = "messages"
 SYSTEM_FIELD: str | None = None
 TOOLS_FIELD = "tools"
+# Whether the item field may be a bare string (one user message).
+STRING_ITEMS = False
 INPUT_TOKENS_INCLUDE_CACHE = True
 # The API family, as OpenTelemetry names it in `gen_ai.provider.name`.
 PROVIDER = "openai"

@@ -37,6 +37,8 @@ NAME = "openai-responses"
 ITEMS_FIELD = "input"
 SYSTEM_FIELD = "instructions"
 TOOLS_FIELD = "tools"
+# Whether the item field may be a bare string (one user message).
+STRING_ITEMS = True
 INPUT_TOKENS_INCLUDE_CACHE = True
 # The API family, as OpenTelemetry names it in `gen_ai.provider.name`.
 PROVIDER = "openai"

@@ -1,0 +1,58 @@
+"""Published captures of the checked-in real runs (tests/data/harnesses/<harness>/<name>/).
+
+Each fixture's tape and native logs (gunzipped where stored compressed) are laid out as
+an attempt's raw/ under a run layout, and `finalize_attempt` publishes the capture, as
+`roller collect` would have; the main trajectory is stored beside it. Claude Code,
+OpenCode, Codex, Gemini CLI and Pi cover the four protocols.
+"""
+
+from __future__ import annotations
+
+import gzip
+import shutil
+from pathlib import Path
+
+from roller.capture.layout import AttemptPaths
+from roller.capture.reader import Capture, read_attempt
+from roller.export.trajectory_file import write_trajectory
+from roller.finalize.attempt import finalize_attempt
+from tests.harnesses.fixture_capture import DATA
+
+ALL = sorted((p.parent.parent.name, p.parent.name) for p in DATA.glob("*/*/attempt.json"))
+
+
+def _unpack(src: Path, dst: Path) -> None:
+    dst.mkdir(parents=True, exist_ok=True)
+    for f in src.iterdir():
+        if f.is_dir():
+            _unpack(f, dst / f.name)
+        elif f.name.endswith(".gz"):
+            (dst / f.name.removesuffix(".gz")).write_bytes(gzip.decompress(f.read_bytes()))
+        else:
+            shutil.copyfile(f, dst / f.name)
+
+
+def publish(harness: str, name: str, dest: Path) -> AttemptPaths:
+    """The fixture as a published attempt under `dest/<harness>/<name>/` (a run dir)."""
+    source = DATA / harness / name
+    paths = AttemptPaths(dest / harness / name / "samples" / name / "capture" / "attempt-0001")
+    paths.raw.mkdir(parents=True)
+    shutil.copyfile(source / "attempt.json", paths.attempt_inputs)
+    _unpack(source / "tape", paths.tape)
+    _unpack(source / "native", paths.native)
+    finalize_attempt(paths)
+    write_trajectory(paths)
+    return paths
+
+
+def run_dir(harness: str, name: str, dest: Path) -> Path:
+    return dest / harness / name
+
+
+def load(harness: str, name: str, dest: Path) -> Capture:
+    return read_attempt(publish(harness, name, dest))
+
+
+def publish_all(dest: Path) -> dict[tuple[str, str], Capture]:
+    """Every fixture published under `dest` (about a second for all of them)."""
+    return {(h, n): load(h, n, dest) for h, n in ALL}
