@@ -56,6 +56,14 @@ def _spans(capture: Capture, content: bool = False) -> list[Span]:
     return list(scope.spans)
 
 
+def _agent_of(span: Span, by_id: dict[bytes, Span], agents: dict[bytes, str]) -> str | None:
+    """The agent whose span is the nearest agent ancestor of `span`."""
+    parent = by_id.get(span.parent_span_id)
+    while parent is not None and parent.span_id not in agents:
+        parent = by_id.get(parent.parent_span_id)
+    return agents[parent.span_id] if parent is not None else None
+
+
 def test_parent_links_form_the_agent_tree(captures: dict[tuple[str, str], Capture]) -> None:
     for key, capture in captures.items():
         spans = _spans(capture)
@@ -68,13 +76,9 @@ def test_parent_links_form_the_agent_tree(captures: dict[tuple[str, str], Captur
             if s.name.startswith("invoke_agent")
         }
 
-        def agent_of(span: Span) -> str | None:
-            parent = by_id.get(span.parent_span_id)
-            while parent is not None and parent.span_id not in agents:
-                parent = by_id.get(parent.parent_span_id)
-            return agents[parent.span_id] if parent is not None else None
-
-        tree = {agents[s.span_id]: agent_of(s) for s in spans if s.span_id in agents}
+        tree = {
+            agents[s.span_id]: _agent_of(s, by_id, agents) for s in spans if s.span_id in agents
+        }
         assert tree == {
             p.participant_id: p.parent_participant_id for p in capture.manifest.participants
         }, key
@@ -82,7 +86,7 @@ def test_parent_links_form_the_agent_tree(captures: dict[tuple[str, str], Captur
         assert len(chats) == len(capture.calls), key
         for chat in chats:
             call = next(c for c in capture.calls if c.call_id == _attrs(chat)["roller.call_id"])
-            assert agent_of(chat) == call.participant_id
+            assert _agent_of(chat, by_id, agents) == call.participant_id
             assert chat.start_time_unix_nano <= chat.end_time_unix_nano
             assert chat.kind == Span.SPAN_KIND_CLIENT
 

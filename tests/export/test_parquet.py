@@ -13,7 +13,6 @@ from tests.export.real_captures import publish
 from tests.support.captures import roller
 
 
-
 @pytest.fixture(scope="module")
 def run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """One run directory holding a Claude Code, an OpenCode, a Codex and a Gemini CLI capture."""

@@ -42,7 +42,7 @@ def _same_messages(protocol: str, a: list[Any], b: list[Any]) -> bool:
 def test_every_protocol_has_a_normaliser() -> None:
     for name in PROTOCOL_NAMES:
         n = normaliser(name)
-        assert n is not None and n.NAME == name
+        assert n is not None and name == n.NAME
 
 
 @pytest.mark.parametrize("protocol", PROTOCOL_NAMES)
