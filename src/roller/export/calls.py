@@ -52,6 +52,19 @@ def build_record(
     }
 
 
+def participant_json(p: ParticipantRecord | None) -> dict[str, Any] | None:
+    """Who made a call, as every per-call export names it."""
+    if p is None:
+        return None
+    return {
+        "participant_id": p.participant_id,
+        "role": p.role,
+        "parent_participant_id": p.parent_participant_id,
+        "depth": p.depth,
+        "name": p.name,
+    }
+
+
 def export_record(
     call: CallRecord,
     participant: ParticipantRecord | None,
@@ -61,15 +74,7 @@ def export_record(
     return build_record(
         call_id=call.call_id,
         source=source,
-        participant=None
-        if participant is None
-        else {
-            "participant_id": participant.participant_id,
-            "role": participant.role,
-            "parent_participant_id": participant.parent_participant_id,
-            "depth": participant.depth,
-            "name": participant.name,
-        },
+        participant=participant_json(participant),
         protocol=call.protocol,
         model=call.model,
         response_model=call.response_model,

@@ -24,24 +24,13 @@ from typing import Any
 
 from roller.capture.models import CallRecord, ParticipantRecord
 from roller.capture.reader import Capture
+from roller.export.calls import participant_json
 from roller.export.continuity import Continuity, continuity
 from roller.export.omissions import Omissions
 from roller.export.private_fields import strip_private
 from roller.wire.chat_messages import normaliser, reply_view, request_view
 
 SCHEMA = "roller.export.openai_messages/v1"
-
-
-def participant_json(p: ParticipantRecord | None) -> dict[str, Any] | None:
-    if p is None:
-        return None
-    return {
-        "participant_id": p.participant_id,
-        "role": p.role,
-        "parent_participant_id": p.parent_participant_id,
-        "depth": p.depth,
-        "name": p.name,
-    }
 
 
 def source_json(capture: Capture) -> dict[str, Any]:

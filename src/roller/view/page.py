@@ -26,7 +26,7 @@ from typing import Any
 from roller.capture.models import CallRecord, ParticipantRecord
 from roller.capture.reader import Capture
 from roller.view.blobs import elide
-from roller.view.tree import build_tree
+from roller.view.tree import build_tree, call_summary
 from roller.wire.chat_messages import Normaliser, normaliser
 
 
@@ -118,23 +118,16 @@ def _call(
     call: CallRecord, origin: float, previous: CallRecord | None, answered: dict[str, str]
 ) -> dict[str, Any]:
     tags, diff = _diff(call, previous)
-    usage = call.usage
+    summary = call_summary(call)  # the fields the terminal tree shows, then the page's own
+    del summary["children"], summary["status"]
     return {
-        "call_id": call.call_id,
-        "sequence": call.sequence,
+        **summary,
         "participant_id": call.participant_id,
-        "kind": call.kind,
-        "protocol": call.protocol,
-        "model": call.model,
-        "response_model": call.response_model,
-        "response_id": call.response_id,
         "finish_reason": call.finish_reason,
         "http_status": call.response.status,
         "outcome": call.response.outcome,
         "start_ms": _ms(call.request.received_at, origin),
         "end_ms": _ms(call.response.ended_at, origin),
-        "input_tokens": usage.input_tokens if usage else None,
-        "output_tokens": usage.output_tokens if usage else None,
         "statuses": {
             "execution": call.execution_status,
             "response_capture": call.response_capture_status,
@@ -142,7 +135,6 @@ def _call(
             "capture": call.capture_status,
             "export": call.export_status,
         },
-        "export_blocked_by": list(call.export_blocked_by),
         "errors": [e.model_dump() for e in call.errors],
         "output_problems": list(call.output_problems),
         "attribution": call.attribution.model_dump(),

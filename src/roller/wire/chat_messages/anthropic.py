@@ -25,13 +25,14 @@ from roller.wire.chat_messages.view import (
     ChatView,
     MessageBuilder,
     Origin,
+    PieceWriter,
     Restorer,
     arguments_text,
     arguments_value,
-    content_pieces,
     data_url,
     only_keys,
     parse_data_url,
+    restore_pieces,
     text_part,
     tool_message,
 )
@@ -206,45 +207,42 @@ def _block_of(piece: Any, part: int | None) -> Any:
     return piece
 
 
-def _restore_message(restorer: Restorer, chat: ChatMessage) -> None:
-    message = chat.message
-    for item, envelope in chat.envelopes:
-        restorer.envelope(item, envelope)
-    if message.get("role") == "tool":
-        content = message.get("content")
-        if isinstance(content, list):
-            content = [_block_of(p, 0) for p in content]
-        block = {
-            "type": "tool_result",
-            "tool_use_id": message.get("tool_call_id"),
-            "content": content,
-        }
-        block.update(chat.result_envelope or {})
-        restorer.put(chat.content_from[0], block)
-        return
-    for origin, piece in zip(chat.content_from, content_pieces(message), strict=True):
-        restorer.put(origin, _block_of(piece, origin[1]))
-    for origin, call in zip(chat.tool_calls_from, message.get("tool_calls") or [], strict=True):
-        function = call.get("function", {})
-        restorer.put(
-            origin,
-            {
-                "type": "tool_use",
-                "id": call.get("id"),
-                "name": function.get("name"),
-                "input": arguments_value(function.get("arguments")),
-            },
-        )
-    for n, origin in enumerate(chat.reasoning_from):
-        text = message.get("reasoning_content", "") if n == 0 else ""
-        restorer.put(origin, {"type": "thinking", "thinking": text})
+def _tool_result(chat: ChatMessage) -> JSONObject:
+    content = chat.message.get("content")
+    if isinstance(content, list):
+        content = [_block_of(p, 0) for p in content]
+    block = {
+        "type": "tool_result",
+        "tool_use_id": chat.message.get("tool_call_id"),
+        "content": content,
+    }
+    block.update(chat.result_envelope or {})
+    return block
+
+
+def _tool_use(call: JSONObject) -> JSONObject:
+    function = call.get("function", {})
+    return {
+        "type": "tool_use",
+        "id": call.get("id"),
+        "name": function.get("name"),
+        "input": arguments_value(function.get("arguments")),
+    }
+
+
+_WRITER = PieceWriter(
+    content=_block_of,
+    tool_call=_tool_use,
+    reasoning=lambda text: {"type": "thinking", "thinking": text},
+    tool_result=_tool_result,
+)
 
 
 def restore(messages: Sequence[ChatMessage]) -> tuple[Any, list[Any]]:
     """(system, items) back in the Anthropic shape, from a `view`."""
     restorer = Restorer()
     for chat in messages:
-        _restore_message(restorer, chat)
+        restore_pieces(restorer, chat, _WRITER)
     system: Any = None
     items: list[Any] = []
     for item, envelope, pieces in restorer.items():

@@ -31,12 +31,13 @@ from roller.wire.chat_messages.view import (
     ChatView,
     MessageBuilder,
     Origin,
+    PieceWriter,
     Restorer,
     arguments_text,
     arguments_value,
-    content_pieces,
     data_url,
     parse_data_url,
+    restore_pieces,
     text_part,
     tool_message,
 )
@@ -217,42 +218,34 @@ def _part_of(piece: Any, part: int | None) -> Any:
     return piece
 
 
-def _restore_message(restorer: Restorer, chat: ChatMessage) -> None:
-    message = chat.message
-    for item, envelope in chat.envelopes:
-        restorer.envelope(item, envelope)
-    if message.get("role") == "tool":
-        response = {
-            "id": message.get("tool_call_id"),
-            **(chat.result_envelope or {}),
-            "response": arguments_value(message.get("content")),
-        }
-        restorer.put(chat.content_from[0], {"functionResponse": response})
-        return
-    for origin, piece in zip(chat.content_from, content_pieces(message), strict=True):
-        restorer.put(origin, _part_of(piece, origin[1]))
-    for origin, call in zip(chat.tool_calls_from, message.get("tool_calls") or [], strict=True):
-        function = call.get("function", {})
-        restorer.put(
-            origin,
-            {
-                "functionCall": {
-                    "id": call.get("id"),
-                    "name": function.get("name"),
-                    "args": arguments_value(function.get("arguments")),
-                }
-            },
-        )
-    for n, origin in enumerate(chat.reasoning_from):
-        text = message.get("reasoning_content", "") if n == 0 else ""
-        restorer.put(origin, {"text": text, "thought": True})
+def _response(chat: ChatMessage) -> JSONObject:
+    response = {
+        "id": chat.message.get("tool_call_id"),
+        **(chat.result_envelope or {}),
+        "response": arguments_value(chat.message.get("content")),
+    }
+    return {"functionResponse": response}
+
+
+def _function_call(call: JSONObject) -> JSONObject:
+    function = call.get("function", {})
+    args = arguments_value(function.get("arguments"))
+    return {"functionCall": {"id": call.get("id"), "name": function.get("name"), "args": args}}
+
+
+_WRITER = PieceWriter(
+    content=_part_of,
+    tool_call=_function_call,
+    reasoning=lambda text: {"text": text, "thought": True},
+    tool_result=_response,
+)
 
 
 def restore(messages: Sequence[ChatMessage]) -> tuple[Any, list[Any]]:
     """(systemInstruction, contents) back in the Gemini shape, from a `view`."""
     restorer = Restorer()
     for chat in messages:
-        _restore_message(restorer, chat)
+        restore_pieces(restorer, chat, _WRITER)
     system: Any = None
     items: list[Any] = []
     for item, envelope, pieces in restorer.items():

@@ -20,7 +20,7 @@ Pure; no I/O.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -231,3 +231,31 @@ def tool_message(
 
 def messages_of(views: Sequence[ChatMessage]) -> list[JSONObject]:
     return [m.message for m in views]
+
+
+@dataclass(frozen=True)
+class PieceWriter:
+    """How a protocol whose items are role + parts writes each chat piece back."""
+
+    content: Callable[[Any, int | None], Any]  # a content piece (str or part) at a part index
+    tool_call: Callable[[JSONObject], Any]  # a chat tool call
+    reasoning: Callable[[str], Any]  # reasoning text (the first origin gets it all)
+    tool_result: Callable[[ChatMessage], Any]  # a `tool` message
+
+
+def restore_pieces(restorer: Restorer, chat: ChatMessage, writer: PieceWriter) -> None:
+    """Put every piece of one chat message back at its origin (Anthropic, Gemini)."""
+    message = chat.message
+    for item, envelope in chat.envelopes:
+        restorer.envelope(item, envelope)
+    if message.get("role") == "tool":
+        restorer.put(chat.content_from[0], writer.tool_result(chat))
+        return
+    for origin, piece in zip(chat.content_from, content_pieces(message), strict=True):
+        restorer.put(origin, writer.content(piece, origin[1]))
+    for origin, call in zip(chat.tool_calls_from, message.get("tool_calls") or [], strict=True):
+        restorer.put(origin, writer.tool_call(call))
+    for n, origin in enumerate(chat.reasoning_from):
+        restorer.put(
+            origin, writer.reasoning(message.get("reasoning_content", "") if n == 0 else "")
+        )
