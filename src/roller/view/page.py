@@ -7,7 +7,7 @@
   request split into its items (each with its diff tag against the same agent's
   previous call: `same`, `from_output` — the previous call's output —, `new`), the
   system prompt, tool definitions and the rest of the body, the reassembled output, its
-  tool calls and, per tool call, the later call whose input carried its result;
+  tool calls and, per tool call, its result and the later call whose input carried it;
 - `relations`: every relation, for links between calls.
 Base64 blobs are elided (`roller.view.blobs`) and counted in `summary.elided_blobs`.
 
@@ -27,7 +27,7 @@ from roller.capture.models import CallRecord, ParticipantRecord
 from roller.capture.reader import Capture
 from roller.view.blobs import elide
 from roller.view.tree import build_tree, call_summary
-from roller.wire.chat_messages import Normaliser, normaliser
+from roller.wire.chat_messages import Normaliser, normaliser, request_view
 
 
 def _ms(stamp: str | None, origin: float) -> float | None:
@@ -114,8 +114,21 @@ def _request(call: CallRecord, tags: list[str]) -> dict[str, Any]:
     }
 
 
+def _tool(tool_id: str | None, name: str | None, result: tuple[str, Any] | None) -> dict[str, Any]:
+    """A tool call of an output and, when a later input carried it, its result."""
+    return {
+        "id": tool_id,
+        "name": name,
+        "result_in": result[0] if result else None,
+        "result": result[1] if result else None,
+    }
+
+
 def _call(
-    call: CallRecord, origin: float, previous: CallRecord | None, answered: dict[str, str]
+    call: CallRecord,
+    origin: float,
+    previous: CallRecord | None,
+    answered: dict[str, tuple[str, Any]],
 ) -> dict[str, Any]:
     tags, diff = _diff(call, previous)
     summary = call_summary(call)  # the fields the terminal tree shows, then the page's own
@@ -144,7 +157,7 @@ def _call(
         "output_complete": call.output_complete,
         "provider_error": call.provider_error,
         "tool_calls": [
-            {"id": t.ref or t.id, "name": t.name, "result_in": answered.get(t.id or t.ref or "")}
+            _tool(t.ref or t.id, t.name, answered.get(t.id or t.ref or ""))
             for t in call.tool_refs.emitted
         ],
     }
@@ -208,11 +221,12 @@ def page_data(capture: Capture) -> dict[str, Any]:
     ordered = sorted(capture.calls, key=lambda c: c.sequence)
     first = ordered[0].request.received_at if ordered else capture.manifest.started_at
     origin = datetime.fromisoformat(first.replace("Z", "+00:00")).timestamp() * 1000
-    answered: dict[str, str] = {}
+    answered: dict[str, tuple[str, Any]] = {}  # tool-call id -> (call whose input had it, content)
     for call in ordered:
-        for result in call.tool_refs.results:
-            if result.id:
-                answered.setdefault(result.id, call.call_id)
+        view = request_view(call.protocol, call.context)
+        for message in view.plain() if view else []:
+            if message.get("role") == "tool" and isinstance(message.get("tool_call_id"), str):
+                answered.setdefault(message["tool_call_id"], (call.call_id, message.get("content")))
     last: dict[str, CallRecord] = {}  # participant -> its previous generation call
     calls: dict[str, dict[str, Any]] = {}
     for call in ordered:

@@ -161,6 +161,7 @@
       const row = el("div", { class: "tools" }, "tool call " + t.name + " " + (t.id || ""), " result: ");
       row.append(t.result_in ? callRef(t.result_in) : "not seen in a later input");
       box.append(row);
+      if (t.result_in) box.append(lazyBlock(`result of ${t.name} ${t.id || ""}`, t.result, "tool-result"));
     }
     box.append(lazyBlock("reassembled output", c.output));
     if (c.provider_error) box.append(lazyBlock("provider error", c.provider_error));
