@@ -12,10 +12,10 @@ import pytest
 from roller.acceptance.checks import RunEvidence, check_run, oracle_failures
 from roller.acceptance.profiles import profile_for
 from roller.acceptance.scenarios import scenario
-from roller.acceptance.spec import Scenario
 from roller.capture.layout import AttemptPaths
 from roller.capture.reader import read_attempt
 from roller.finalize.attempt import finalize_attempt
+from roller.harnesses.acceptance import Scenario
 from tests.harnesses.claude_code_fixtures import attempt_dir, lines, subagent_files, write_lines
 
 SECRET = "sk-roller-acceptance-test-value"

@@ -7,8 +7,8 @@ import pytest
 from roller.acceptance.oracle import ROOT, Label, first_user_text, label_of
 from roller.acceptance.profiles import profile_for
 from roller.acceptance.scenarios import SCENARIO_NAMES, SCENARIOS, mock_source, scenario
-from roller.acceptance.spec import Expect, HarnessProfile, Scenario, ScenarioOverride
 from roller.errors import UsageError
+from roller.harnesses.acceptance import AcceptanceProfile, Expect, Scenario, ScenarioOverride
 from roller.mock.scenario_files import load_scenario
 
 ISSUE_SCENARIOS = (
@@ -26,14 +26,16 @@ def test_the_table_has_exactly_the_issue_scenarios_and_their_mocks_load() -> Non
 
 
 def test_not_applicable_is_a_reason_not_a_scenario() -> None:
-    profile = HarnessProfile(harness="x", credential_env=(), not_applicable={"nested": "depth 1"})
+    profile = AcceptanceProfile(
+        harness="x", credential_env=(), not_applicable={"nested": "depth 1"}
+    )
     assert profile.resolve(scenario("nested")) == "depth 1"
     assert isinstance(profile.resolve(scenario("single")), Scenario)
 
 
 def test_an_override_changes_only_what_it_names() -> None:
     base = Scenario("s", "plain", "p", Expect(children=1, max_depth=1), options={"a": "1"})
-    profile = HarnessProfile(
+    profile = AcceptanceProfile(
         harness="x",
         credential_env=(),
         options={"all": "y"},

@@ -15,7 +15,7 @@ from roller.capture.layout import RunPaths
 from roller.cli.main import main
 from roller.collect.runs import open_sample
 from roller.errors import UsageError
-from roller.harnesses import HARNESSES
+from roller.harnesses import adapters
 from roller.harnesses.base import ResumableAdapter
 
 
@@ -27,7 +27,7 @@ def collect(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
 
 
 def test_only_claude_code_opencode_and_codex_can_resume() -> None:
-    assert {a.name for a in HARNESSES if isinstance(a, ResumableAdapter)} == {
+    assert {a.name for a in adapters() if isinstance(a, ResumableAdapter)} == {
         "claude-code",
         "opencode",
         "codex",

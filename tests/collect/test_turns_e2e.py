@@ -29,12 +29,15 @@ from tests.support.e2e import installed
 
 from roller.capture.models import CallRecord
 from roller.capture.reader import Capture, read_attempt
+from roller.harnesses import adapters
+from roller.harnesses.base import ResumableAdapter
 
 pytestmark = pytest.mark.e2e
 
 FIRST = "ROLLER-TURN-ONE: use one subagent, then answer."
 SECOND = "ROLLER-TURN-TWO: say it once more."
-HARNESSES = ("claude-code", "opencode", "codex")
+# Every harness that can resume (the registry decides; RESUME_FLAG must name each).
+HARNESSES = tuple(a.name for a in adapters() if isinstance(a, ResumableAdapter))
 SECOND_ROOT = REPO / "tests" / "data" / "turns" / "second-main-transcript.toml"
 # What each harness's resume flag is followed by (checked in the turn's launch.json).
 RESUME_FLAG = {"claude-code": "--resume", "opencode": "--session", "codex": "resume"}

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from roller.acceptance.profiles.claude_code import PROFILE
+from roller.acceptance.profiles import profile_for
 from roller.acceptance.runner import Outcome
 from roller.acceptance.scenarios import SCENARIO_NAMES
 from roller.capture.reader import read_attempt
@@ -23,6 +23,8 @@ from tests.support.captures import roller
 from tests.support.e2e import acceptance, installed, without_provider_keys
 
 pytestmark = pytest.mark.e2e
+
+PROFILE = profile_for("claude-code")
 
 
 @pytest.fixture(scope="session")

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from roller.acceptance.profiles.codex import PROFILE
+from roller.acceptance.profiles import profile_for
 from roller.acceptance.runner import Outcome
 from roller.acceptance.scenarios import SCENARIO_NAMES
 from roller.capture.models import CallRecord
@@ -36,6 +36,8 @@ from tests.support.captures import roller
 from tests.support.e2e import acceptance, installed, without_provider_keys
 
 pytestmark = pytest.mark.e2e
+
+PROFILE = profile_for("codex")
 
 
 @pytest.fixture(scope="session")

@@ -15,7 +15,7 @@ import pytest
 
 from roller.acceptance.profiles import profile_for
 from roller.acceptance.runner import Outcome, Plan, run_acceptance
-from roller.acceptance.scenarios import SCENARIOS
+from roller.acceptance.scenarios import SCENARIOS, scenario
 from roller.capture.reader import read_attempt
 from roller.harnesses.install import Installed
 from tests.support.e2e import installed
@@ -76,5 +76,5 @@ def test_subagent_scenarios_are_not_applicable_never_passed(
     for api in APIS:
         outcome = outcomes[(api, name)]
         assert outcome.verdict == "NOT_APPLICABLE"
-        assert outcome.reasons == (profile_for("pi").not_applicable[name],)
+        assert outcome.reasons == (profile_for("pi").resolve(scenario(name)),)
         assert outcome.run_dir is None

@@ -107,7 +107,15 @@ def test_private_fields_are_left_out_and_counted(captures: dict[tuple[str, str],
         else c
         for c in capture.calls
     ]
-    changed = Capture(capture.paths, capture.manifest, calls, capture.relations)
+    # The fields are DeepSeek Harness's own (its package declares them): a capture of
+    # another harness keeps them in `params`, one declared `deepseek` loses them.
+    kept = Capture(capture.paths, capture.manifest, calls, capture.relations)
+    other = [r for r in message_records(kept, False, Omissions("call")) if r["sequence"] < 2]
+    assert [r["left_out"] for r in other] == [[]] * 2
+    assert all({"dsh_session_log", "dsh_plugin_packages"} <= set(r["params"]) for r in other)
+    harness = capture.manifest.harness.model_copy(update={"name": "deepseek"})
+    manifest = capture.manifest.model_copy(update={"harness": harness})
+    changed = Capture(capture.paths, manifest, calls, capture.relations)
     omissions = Omissions("call")
     records = list(message_records(changed, False, omissions))
     assert all("dsh-event-payload" not in json.dumps(r) for r in records)

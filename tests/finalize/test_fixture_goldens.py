@@ -30,6 +30,9 @@ FIXTURES = sorted((p.parent.parent.name, p.parent.name) for p in DATA.glob("*/*/
 
 def _digests(harness: str, name: str, tmp: Path) -> dict[str, str]:
     finalized = finalize_fixture(harness, name, tmp)
+    # A fixture finalized without its tape or native store would hash an empty capture.
+    assert finalized.calls, f"{harness}/{name}: no calls finalized"
+    assert finalized.manifest.participants, f"{harness}/{name}: no participants"
     payloads = {
         "calls.jsonl": jsonl_bytes(serialize(c) for c in finalized.calls),
         "relations.jsonl": jsonl_bytes(serialize(r) for r in finalized.relations),

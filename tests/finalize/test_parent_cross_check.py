@@ -40,7 +40,7 @@ from roller.harnesses.base import (
     NativeLifecycle,
     NativeParticipant,
 )
-from roller.harnesses.codex.native import read_codex_native
+from roller.harnesses.codex.native import read_native
 
 Headers = list[tuple[str, str]]
 
@@ -414,7 +414,7 @@ def test_real_codex_child_calls_agree(name: str) -> None:
     built = build_capture(
         read_json_model(CODEX_DATA / name / "attempt.json", AttemptInputs),
         read_tape(CODEX_DATA / name / "tape"),
-        read_codex_native(codex_native(name)),
+        read_native(codex_native(name)),
     )
     _children_agree(built.calls, {p.participant_id: p.role for p in built.manifest.participants})
     assert not [e for e in built.manifest.capture_errors if e.code == "parent_disagreement"]

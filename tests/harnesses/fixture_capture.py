@@ -28,18 +28,30 @@ def fixture_dir(harness: str, name: str) -> Path:
     return path
 
 
+def unpacked_copy(src: Path, dst: Path) -> Path:
+    """`src` copied to `dst`, every `*.gz` file stored gunzipped under its plain name.
+
+    Fixtures keep big files (tape segments, OpenCode's SQLite store) gzipped; some
+    harnesses' tapes are stored plain. Finalize must see them as the run wrote them.
+    """
+    dst.mkdir(parents=True, exist_ok=True)
+    for entry in sorted(src.iterdir()):
+        if entry.is_dir():
+            unpacked_copy(entry, dst / entry.name)
+        elif entry.name.endswith(".gz"):
+            (dst / entry.name.removesuffix(".gz")).write_bytes(gzip.decompress(entry.read_bytes()))
+        else:
+            shutil.copyfile(entry, dst / entry.name)
+    return dst
+
+
 def native_copy(harness: str, name: str, dest: Path) -> Path:
     """A writable copy of a fixture's native dir (tests corrupt copies, never the data)."""
-    target = dest / "native"
-    shutil.copytree(fixture_dir(harness, name) / "native", target)
-    return target
+    return unpacked_copy(fixture_dir(harness, name) / "native", dest / "native")
 
 
 def tape_of(harness: str, name: str, dest: Path) -> TapeReadResult:
-    tape_dir = dest / "tape"
-    tape_dir.mkdir(parents=True, exist_ok=True)
-    for seg in sorted((fixture_dir(harness, name) / "tape").glob("*.rtape.gz")):
-        (tape_dir / seg.name.removesuffix(".gz")).write_bytes(gzip.decompress(seg.read_bytes()))
+    tape_dir = unpacked_copy(fixture_dir(harness, name) / "tape", dest / "tape")
     result = read_tape(tape_dir)
     assert not result.problems, result.problems
     return result

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from roller.harnesses.base import NativeCapture, NativeRelation
-from roller.harnesses.claude_code.logs import read_claude_code_logs
+from roller.harnesses.claude_code.logs import read_native
 
 from .claude_code_fixtures import (
     lines,
@@ -73,7 +73,7 @@ def _of(native_capture: NativeCapture, kind: str) -> list[NativeRelation]:
 
 @pytest.mark.parametrize("name", FIXTURES)
 def test_every_message_id_maps_to_the_transcript_it_is_in(name: str) -> None:
-    nc = read_claude_code_logs(native(name))
+    nc = read_native(native(name))
     assert nc.problems == ()
     expected = {"main": set(_message_ids(main_transcript(native(name))))}
     for agent_id, path in subagent_files(native(name)).items():
@@ -92,7 +92,7 @@ def test_every_message_id_maps_to_the_transcript_it_is_in(name: str) -> None:
 
 
 def test_single_background_child_launch_then_notification() -> None:
-    nc = read_claude_code_logs(native("single"))
+    nc = read_native(native("single"))
     main = main_transcript(native("single"))
     ((agent_id, _),) = subagent_files(native("single")).items()
     meta = _meta(native("single"), agent_id)
@@ -136,7 +136,7 @@ def test_parallel_tool_calls_are_two_lines_of_one_message_id() -> None:
     spawns = _spawn_lines(main)
     assert len(spawns) == 2 and set(spawns.values()) == {shared}
 
-    nc = read_claude_code_logs(native("parallel"))
+    nc = read_native(native("parallel"))
     assert len(nc.coverage.ids["main"]) == len(ids)  # one output, not two
     assert nc.identity.keys[shared] == ("main",)
     spawn_rels = _of(nc, "spawn")
@@ -155,7 +155,7 @@ def test_parallel_tool_calls_are_two_lines_of_one_message_id() -> None:
 
 
 def test_nested_foreground_depth_two_without_tool_use_result() -> None:
-    nc = read_claude_code_logs(native("nested"))
+    nc = read_native(native("nested"))
     agents = subagent_files(native("nested"))
     (grandchild,) = [a for a in agents if _meta(native("nested"), a).get("parentAgentId")]
     (child,) = [a for a in agents if a != grandchild]
@@ -180,7 +180,7 @@ def test_nested_foreground_depth_two_without_tool_use_result() -> None:
 
 
 def test_foreground_has_no_launch_acknowledgement() -> None:
-    nc = read_claude_code_logs(native("foreground"))
+    nc = read_native(native("foreground"))
     ((agent_id, _),) = subagent_files(native("foreground")).items()
     assert _meta(native("foreground"), agent_id)["requestShape"] == "foreground"
     assert {r.type for r in nc.relations} == {"spawn", "result_delivered", "child_completed"}
@@ -189,7 +189,7 @@ def test_foreground_has_no_launch_acknowledgement() -> None:
 
 def test_background_grandchild_is_delivered_to_the_root() -> None:
     """2.1.332: the child stopped before its background grandchild; the root got it."""
-    nc = read_claude_code_logs(native("nested-background"))
+    nc = read_native(native("nested-background"))
     agents = subagent_files(native("nested-background"))
     (grandchild,) = [
         a for a in agents if _meta(native("nested-background"), a).get("parentAgentId")
@@ -225,7 +225,7 @@ def test_midturn_notification_arrives_as_a_queued_command_attachment() -> None:
     assert not [
         ln for ln in lines(main) if (ln.get("origin") or {}).get("kind") == "task-notification"
     ]
-    nc = read_claude_code_logs(native("midturn-notification"))
+    nc = read_native(native("midturn-notification"))
     (delivered,) = _of(nc, "result_delivered")
     assert delivered.delivered_text == attachment["attachment"]["prompt"]
     assert delivered.evidence[0].ref == attachment["uuid"]
@@ -237,7 +237,7 @@ def test_midturn_notification_arrives_as_a_queued_command_attachment() -> None:
 def test_a_child_still_running_when_the_harness_stopped_is_pending() -> None:
     ((agent_id, _),) = subagent_files(native("killed-child")).items()
     assert "finished" not in _meta(native("killed-child"), agent_id)
-    nc = read_claude_code_logs(native("killed-child"))
+    nc = read_native(native("killed-child"))
     assert nc.lifecycle.status == "pending"
     assert nc.lifecycle.pending_keys == (agent_id,)
     states = {p.key: p.state for p in nc.participants}
@@ -252,7 +252,7 @@ def test_missing_meta_json_makes_the_lifecycle_unknown(tmp_path: Path) -> None:
     copy = native_copy("single", tmp_path)
     ((agent_id, path),) = subagent_files(copy).items()
     path.with_suffix(".meta.json").unlink()
-    nc = read_claude_code_logs(copy)
+    nc = read_native(copy)
     assert nc.lifecycle.status == "unknown"
     assert any("no metadata" in p for p in nc.problems)
     assert {p.key: p.state for p in nc.participants}[agent_id] == "unknown"
@@ -267,7 +267,7 @@ def test_meta_naming_another_tool_call_binds_nothing(tmp_path: Path) -> None:
     data = json.loads(meta_a.read_text())
     data["toolUseId"] = "toolu_not_in_any_transcript"
     meta_a.write_text(json.dumps(data))
-    nc = read_claude_code_logs(copy)
+    nc = read_native(copy)
     assert nc.lifecycle.status == "unknown"
     assert any("no transcript" in p for p in nc.problems)
     assert {r.child_key for r in nc.relations if r.type == "spawn"} == {b}
@@ -281,7 +281,7 @@ def test_a_toolUseResult_naming_another_agent_is_a_problem(tmp_path: Path) -> No
         if isinstance(v.get("toolUseResult"), dict) and "agentId" in v["toolUseResult"]:
             v["toolUseResult"]["agentId"] = "a0000000000000000"
     write_lines(main, values)
-    nc = read_claude_code_logs(copy)
+    nc = read_native(copy)
     assert nc.lifecycle.status == "unknown"
     assert any("names agent a0000000000000000" in p for p in nc.problems)
 
@@ -292,7 +292,7 @@ def test_a_failed_notification_is_child_failed(tmp_path: Path) -> None:
     main.write_text(
         main.read_text().replace("<status>completed</status>", "<status>failed</status>")
     )
-    nc = read_claude_code_logs(copy)
+    nc = read_native(copy)
     assert [r.type for r in nc.relations if r.type.startswith("child_")] == ["child_failed"]
     child = next(p for p in nc.participants if p.role == "child")
     assert child.state == "failed"
@@ -309,7 +309,7 @@ def test_an_unanswered_notification_leaves_the_lifecycle_pending(tmp_path: Path)
         if (v.get("origin") or {}).get("kind") == "task-notification"
     )
     write_lines(main, values[: note + 1])  # the process stopped before answering it
-    nc = read_claude_code_logs(copy)
+    nc = read_native(copy)
     (delivered,) = _of(nc, "result_delivered")
     assert delivered.target_response_id is None
     assert "no later response" in (delivered.note or "")
@@ -325,7 +325,7 @@ def test_one_message_id_in_two_transcripts_maps_to_both(tmp_path: Path) -> None:
         if v.get("type") == "assistant":
             v["message"]["id"] = root_id
     write_lines(path, values)
-    nc = read_claude_code_logs(copy)
+    nc = read_native(copy)
     assert set(nc.identity.keys[root_id]) == {"main", agent_id}
     assert any(root_id in p for p in nc.problems)
 
@@ -334,12 +334,12 @@ def test_a_torn_last_line_is_a_problem_not_a_crash(tmp_path: Path) -> None:
     copy = native_copy("single", tmp_path)
     main = main_transcript(copy)
     main.write_bytes(main.read_bytes() + b'{"type": "assistant", "message": {"id": "msg_')
-    nc = read_claude_code_logs(copy)
+    nc = read_native(copy)
     assert any("torn or corrupt" in p for p in nc.problems)
     assert nc.lifecycle.status == "complete"
 
 
 def test_no_transcript_at_all(tmp_path: Path) -> None:
-    nc = read_claude_code_logs(tmp_path)
+    nc = read_native(tmp_path)
     assert nc.participants == () and nc.lifecycle.status == "unknown"
     assert nc.problems == ("expected one main transcript under projects/*/, found 0",)

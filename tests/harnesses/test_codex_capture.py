@@ -20,7 +20,7 @@ from roller.capture.reader import read_json_model
 from roller.capture.tape import read_tape
 from roller.finalize.assemble import FinalizedCapture, build_capture
 from roller.harnesses.base import NativeCapture
-from roller.harnesses.codex.native import read_codex_native
+from roller.harnesses.codex.native import read_native
 from tests.harnesses.codex_data import (
     DATA,
     copy,
@@ -45,7 +45,7 @@ def _build(name: str, native_capture: NativeCapture | None = None) -> FinalizedC
     inputs = read_json_model(DATA / name / "attempt.json", AttemptInputs)
     tape = read_tape(DATA / name / "tape")
     assert tape.problems == ()
-    return build_capture(inputs, tape, native_capture or read_codex_native(native(name)))
+    return build_capture(inputs, tape, native_capture or read_native(native(name)))
 
 
 def _header(call: CallRecord, name: str) -> str | None:
@@ -107,7 +107,7 @@ def test_spawn_matches_both_call_id_and_item_id_in_the_parents_output(name: str)
 def test_only_one_of_call_id_and_item_id_matching_leaves_the_spawn_unknown(
     name: str, which: str
 ) -> None:
-    capture = read_codex_native(native(name))
+    capture = read_native(native(name))
     relations = []
     for rel in capture.relations:
         if rel.model_tool_ref is not None and rel.type in ("spawn", "launch_acknowledged"):
@@ -192,7 +192,7 @@ def test_a_native_response_id_missing_from_the_calls_fails_coverage(tmp_path: Pa
         return lines
 
     rewrite(path, edit)
-    built = _build("v1-single", read_codex_native(d))
+    built = _build("v1-single", read_native(d))
     coverage = built.manifest.coverage
     assert not coverage.ok  # the count still matches; the id does not
     assert coverage.problems == [f"{root}: native output resp_not_captured has no captured call"]
@@ -200,7 +200,7 @@ def test_a_native_response_id_missing_from_the_calls_fails_coverage(tmp_path: Pa
 
 
 def test_dynamic_tools_in_the_root_reach_the_manifest(tmp_path: Path) -> None:
-    capture = read_codex_native(native("v1-single"))
+    capture = read_native(native("v1-single"))
     blocked = dataclasses.replace(
         capture, main_trajectory_blocked_by=("dynamic_tools_loaded: x #9 tool_search_output",)
     )

@@ -13,7 +13,7 @@ from roller.errors import HarnessError, UsageError
 from roller.harnesses import adapter_for
 from roller.harnesses.base import LaunchPlan, LaunchRequest, ScratchDirs
 from roller.harnesses.codex import CodexAdapter
-from roller.harnesses.codex.native import read_codex_native
+from roller.harnesses.codex.native import read_native
 
 KEY = "sk-roller-test-value"
 ROOT = "01a228f6-f4fe-7253-be35-eb9ed07ba9c8"
@@ -202,7 +202,7 @@ def test_collect_native_snapshots_the_state_db_with_its_wal(tmp_path: Path) -> N
     with sqlite3.connect(dest / "state_5.sqlite") as copy:
         assert copy.execute("PRAGMA journal_mode").fetchone() == ("delete",)
         assert copy.execute("SELECT id FROM threads").fetchall() == [(ROOT,)]
-    capture = read_codex_native(dest)
+    capture = read_native(dest)
     assert capture.problems == () and [p.key for p in capture.participants] == [ROOT]
     assert sorted(p.name for p in dest.iterdir()) == ["sessions", "state_5.sqlite"]  # read-only
 
@@ -214,7 +214,7 @@ def test_a_state_db_that_cannot_be_copied_is_reported_by_the_reader(tmp_path: Pa
     (home / "state_5.sqlite").write_bytes(b"this is not a database" * 100)
     dest = tmp_path / "native"
     CodexAdapter().collect_native(request.dirs, dest)
-    capture = read_codex_native(dest)
+    capture = read_native(dest)
     assert any(
         "state_5.sqlite is missing (copy failed: file is not a database)" in p
         for p in capture.problems

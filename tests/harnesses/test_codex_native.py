@@ -16,7 +16,7 @@ import pytest
 from roller.errors import HarnessError
 from roller.harnesses.base import NativeCapture, NativeRelation
 from roller.harnesses.codex import confirmed_root_thread
-from roller.harnesses.codex.native import read_codex_native
+from roller.harnesses.codex.native import read_native
 from tests.harnesses.codex_data import (
     copy,
     items,
@@ -40,7 +40,7 @@ def _response_ids(path: Path) -> list[str]:
 
 
 def test_v1_single_participants_come_from_session_meta_and_spawn_edges() -> None:
-    capture = read_codex_native(native("v1-single"))
+    capture = read_native(native("v1-single"))
     root, (child,) = root_and_children(native("v1-single"))
     assert capture.problems == ()
     by_key = {p.key: p for p in capture.participants}
@@ -62,7 +62,7 @@ def test_v1_single_participants_come_from_session_meta_and_spawn_edges() -> None
 
 
 def test_v1_spawn_keeps_call_id_and_item_id_of_the_native_function_call() -> None:
-    capture = read_codex_native(native("v1-single"))
+    capture = read_native(native("v1-single"))
     root, (child,) = root_and_children(native("v1-single"))
     (call,) = [
         r["payload"]
@@ -84,7 +84,7 @@ def test_v1_spawn_keeps_call_id_and_item_id_of_the_native_function_call() -> Non
 def test_v1_results_are_bound_to_the_response_that_sampled_them() -> None:
     """wait_agent's output and the subagent notification both entered the root's last
     request: its response id is the token_usage_record after them."""
-    capture = read_codex_native(native("v1-single"))
+    capture = read_native(native("v1-single"))
     root, (child,) = root_and_children(native("v1-single"))
     path = rollouts(native("v1-single"))[root]
     last_response = _response_ids(path)[-1]
@@ -112,7 +112,7 @@ def test_v1_results_are_bound_to_the_response_that_sampled_them() -> None:
 
 
 def test_coverage_counts_token_usage_records_per_thread_and_lists_their_ids() -> None:
-    capture = read_codex_native(native("v1-single"))
+    capture = read_native(native("v1-single"))
     files = rollouts(native("v1-single"))
     cov = capture.coverage
     assert cov.basis == "token_usage_count"
@@ -125,7 +125,7 @@ def test_coverage_counts_token_usage_records_per_thread_and_lists_their_ids() ->
 
 
 def test_v2_warm_fork_inherited_parent_history_is_not_the_childs() -> None:
-    capture = read_codex_native(native("v2-fork"))
+    capture = read_native(native("v2-fork"))
     root, (child,) = root_and_children(native("v2-fork"))
     child_file = rollouts(native("v2-fork"))[child]
     meta = records(child_file)[0]["payload"]
@@ -151,7 +151,7 @@ def test_v2_warm_fork_inherited_parent_history_is_not_the_childs() -> None:
 
 
 def test_v2_result_arrives_as_final_answer_agent_message() -> None:
-    capture = read_codex_native(native("v2-fork"))
+    capture = read_native(native("v2-fork"))
     root, (child,) = root_and_children(native("v2-fork"))
     path = rollouts(native("v2-fork"))[root]
     (message,) = items(path, "response_item", "agent_message")
@@ -164,7 +164,7 @@ def test_v2_result_arrives_as_final_answer_agent_message() -> None:
 
 
 def test_nested_depth_two_from_the_parent_chain() -> None:
-    capture = read_codex_native(native("v1-nested"))
+    capture = read_native(native("v1-nested"))
     by_key = {p.key: p for p in capture.participants}
     depths = sorted((p.depth, p.role) for p in capture.participants)
     assert depths == [(0, "root"), (1, "child"), (2, "child")]
@@ -177,7 +177,7 @@ def test_nested_depth_two_from_the_parent_chain() -> None:
 
 
 def test_identical_prompts_are_two_children_told_apart_by_ids() -> None:
-    capture = read_codex_native(native("v1-identical-prompts"))
+    capture = read_native(native("v1-identical-prompts"))
     _root, children = root_and_children(native("v1-identical-prompts"))
     files = rollouts(native("v1-identical-prompts"))
     prompts = {
@@ -192,7 +192,7 @@ def test_identical_prompts_are_two_children_told_apart_by_ids() -> None:
 
 
 def test_child_aborted_when_the_parent_did_not_wait_is_failed() -> None:
-    capture = read_codex_native(native("v1-no-wait"))
+    capture = read_native(native("v1-no-wait"))
     _root, (child,) = root_and_children(native("v1-no-wait"))
     (aborted,) = items(rollouts(native("v1-no-wait"))[child], "event_msg", "turn_aborted")
     assert {p.key: p.state for p in capture.participants}[child] == "failed"
@@ -204,7 +204,7 @@ def test_child_aborted_when_the_parent_did_not_wait_is_failed() -> None:
 
 
 def test_resumed_root_keeps_its_thread_and_is_confirmed() -> None:
-    capture = read_codex_native(native("v1-resume"))
+    capture = read_native(native("v1-resume"))
     root, _children = root_and_children(native("v1-resume"))
     path = rollouts(native("v1-resume"))[root]
     assert len(items(path, "event_msg", "task_started")) == 2  # two turns, one thread
@@ -225,7 +225,7 @@ def test_disagreeing_parents_lose_the_lineage(tmp_path: Path) -> None:
         return lines
 
     rewrite(rollouts(d)[child], edit)
-    capture = read_codex_native(d)
+    capture = read_native(d)
     by_key = {p.key: p for p in capture.participants}
     assert by_key[child].parent_key is None and by_key[child].role == "child"
     assert any(f"thread {child}: parents disagree" in p for p in capture.problems)
@@ -237,7 +237,7 @@ def test_missing_spawn_edge_is_a_problem(tmp_path: Path) -> None:
     _root, (child,) = root_and_children(d)
     with sqlite3.connect(d / "state_5.sqlite") as conn:
         conn.execute("DELETE FROM thread_spawn_edges")
-    capture = read_codex_native(d)
+    capture = read_native(d)
     assert capture.problems == (
         f"thread {child}: no thread_spawn_edges row for its parent {_root}",
     )
@@ -246,7 +246,7 @@ def test_missing_spawn_edge_is_a_problem(tmp_path: Path) -> None:
 def test_missing_state_db_is_a_problem_but_rollouts_still_count(tmp_path: Path) -> None:
     d = copy("v1-single", tmp_path)
     (d / "state_5.sqlite").unlink()
-    capture = read_codex_native(d)
+    capture = read_native(d)
     assert len(capture.problems) == 1 and "state_5.sqlite is missing" in capture.problems[0]
     assert len(capture.participants) == 2 and len(_relations(capture, "spawn")) == 1
 
@@ -257,7 +257,7 @@ def test_torn_line_is_reported_with_file_and_line(tmp_path: Path) -> None:
     path = rollouts(d)[root]
     text = path.read_text()
     path.write_text(text + '{"timestamp":"2026-11-29T20:20:04Z","type":"event_ms')
-    capture = read_codex_native(d)
+    capture = read_native(d)
     rel = path.relative_to(d).as_posix()
     lines = len(text.splitlines())
     assert capture.problems == (f"{rel}:{lines + 1}: not JSON (Unterminated string starting at)",)
@@ -274,7 +274,7 @@ def test_a_record_naming_another_thread_is_not_reassigned(tmp_path: Path) -> Non
         return lines
 
     rewrite(rollouts(d)[child], edit)
-    capture = read_codex_native(d)
+    capture = read_native(d)
     assert capture.coverage.counts[child] == 0  # not counted for either thread
     assert capture.coverage.counts[root] == len(_response_ids(rollouts(d)[root]))
     assert any(f"names thread {root}, not the file's {child}" in p for p in capture.problems)
@@ -289,7 +289,7 @@ def test_session_meta_outside_an_inherited_block_is_a_problem(tmp_path: Path) ->
         return lines
 
     rewrite(rollouts(d)[child], edit)
-    capture = read_codex_native(d)
+    capture = read_native(d)
     assert any("a session_meta outside an inherited history block" in p for p in capture.problems)
 
 
@@ -303,7 +303,7 @@ def test_spawn_output_naming_an_unknown_thread_is_a_problem(tmp_path: Path) -> N
         return json.loads(text)  # type: ignore[no-any-return]
 
     rewrite(rollouts(d)[root], edit)
-    capture = read_codex_native(d)
+    capture = read_native(d)
     assert any(f"child thread {ghost} has no rollout" in p for p in capture.problems)
 
 
@@ -330,7 +330,7 @@ def test_a_response_sampled_before_a_result_arrived_did_not_consume_it(tmp_path:
         return lines
 
     rewrite(path, edit)
-    capture = read_codex_native(d)
+    capture = read_native(d)
     delivered = {r.note: r for r in _relations(capture, "result_delivered")}
     assert set(delivered) == {"wait_agent output"}
     assert capture.coverage.notes[1:] == (
@@ -343,7 +343,7 @@ def test_a_response_sampled_before_a_result_arrived_did_not_consume_it(tmp_path:
 
 
 def test_no_rollouts_is_a_problem_and_an_unknown_lifecycle(tmp_path: Path) -> None:
-    capture = read_codex_native(tmp_path)
+    capture = read_native(tmp_path)
     assert capture.participants == () and dict(capture.identity.keys) == {}
     assert capture.lifecycle.status == "unknown"
     assert any("no rollout" in p for p in capture.problems)
@@ -358,7 +358,7 @@ def test_a_thread_still_in_its_turn_leaves_the_lifecycle_pending(tmp_path: Path)
         rollouts(d)[child],
         lambda lines: [x for x in lines if x["payload"].get("type") != "task_complete"],  # type: ignore[union-attr]
     )
-    capture = read_codex_native(d)
+    capture = read_native(d)
     assert capture.lifecycle.status == "pending"
     assert capture.lifecycle.pending_keys == (child,)
     assert _relations(capture, "child_completed") == []
@@ -382,9 +382,9 @@ def test_tools_loaded_by_tool_search_in_the_root_bar_the_main_trajectory(tmp_pat
         },
     }
     rewrite(rollouts(d)[child], lambda lines: [*lines, line])
-    assert read_codex_native(d).main_trajectory_blocked_by == ()  # a child's tools: no bar
+    assert read_native(d).main_trajectory_blocked_by == ()  # a child's tools: no bar
     rewrite(rollouts(d)[root], lambda lines: [*lines, line])
-    (block,) = read_codex_native(d).main_trajectory_blocked_by
+    (block,) = read_native(d).main_trajectory_blocked_by
     assert block.startswith("dynamic_tools_loaded: ") and f"root thread {root}" in block
     assert "#99 tool_search_output" in block
 
@@ -394,4 +394,4 @@ def test_confirmed_root_refuses_disagreeing_logs(tmp_path: Path) -> None:
     with sqlite3.connect(d / "state_5.sqlite") as conn:
         conn.execute("DELETE FROM thread_spawn_edges")
     with pytest.raises(HarnessError, match="not confirmed"):
-        confirmed_root_thread(read_codex_native(d))
+        confirmed_root_thread(read_native(d))

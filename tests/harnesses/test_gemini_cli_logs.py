@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from roller.harnesses.gemini_cli.chats import wire_tool_id
-from roller.harnesses.gemini_cli.logs import read_gemini_cli_logs
+from roller.harnesses.gemini_cli.logs import read_native
 
 from .fixture_capture import native_copy
 
@@ -74,7 +74,7 @@ def _responses(native: Path) -> list[dict[str, Any]]:
 @pytest.mark.parametrize("name", FIXTURES)
 def test_real_logs_read_without_problems(name: str, tmp_path: Path) -> None:
     native = native_copy("gemini-cli", name, tmp_path)
-    capture = read_gemini_cli_logs(native)
+    capture = read_native(native)
     assert capture.problems == ()
     assert capture.subtasks == "supported"
     assert capture.lifecycle.status == "complete"
@@ -96,7 +96,7 @@ def test_real_logs_read_without_problems(name: str, tmp_path: Path) -> None:
 @pytest.mark.parametrize("name", FIXTURES)
 def test_every_logged_response_id_joins_the_prompts_owner(name: str, tmp_path: Path) -> None:
     native = native_copy("gemini-cli", name, tmp_path)
-    capture = read_gemini_cli_logs(native)
+    capture = read_native(native)
     expected: dict[str, tuple[str, ...]] = {}
     for attrs in _responses(native):
         chunks = json.loads(attrs["response_text"])
@@ -113,7 +113,7 @@ def test_every_logged_response_id_joins_the_prompts_owner(name: str, tmp_path: P
 
 def test_router_side_calls_are_joined_to_the_turn_they_serve(tmp_path: Path) -> None:
     native = native_copy("gemini-cli", "parallel", tmp_path)
-    capture = read_gemini_cli_logs(native)
+    capture = read_native(native)
     routers = [a for a in _responses(native) if a["role"] == "utility_router"]
     assert len(routers) == 3  # the root's turn and each child's
     owners = set()
@@ -125,7 +125,7 @@ def test_router_side_calls_are_joined_to_the_turn_they_serve(tmp_path: Path) -> 
 
 def test_spawns_are_bound_to_the_response_that_emitted_them(tmp_path: Path) -> None:
     native = native_copy("gemini-cli", "parallel", tmp_path)
-    capture = read_gemini_cli_logs(native)
+    capture = read_native(native)
     (emitting,) = [
         a
         for a in _responses(native)
@@ -145,7 +145,7 @@ def test_spawns_are_bound_to_the_response_that_emitted_them(tmp_path: Path) -> N
 
 
 def test_delivery_and_completion_per_child(tmp_path: Path) -> None:
-    capture = read_gemini_cli_logs(native_copy("gemini-cli", "parallel", tmp_path))
+    capture = read_native(native_copy("gemini-cli", "parallel", tmp_path))
     children = {p.key for p in capture.participants if p.role == "child"}
     for kind in ("spawn", "result_delivered", "child_completed"):
         assert {r.child_key for r in capture.relations if r.type == kind} == children
@@ -156,7 +156,7 @@ def test_subagent_tool_ids_are_assigned_from_the_prompt_id_the_chat_confirms(
     tmp_path: Path,
 ) -> None:
     native = native_copy("gemini-cli", "file-sharing", tmp_path)
-    capture = read_gemini_cli_logs(native)
+    capture = read_native(native)
     (child,) = [p.key for p in capture.participants if p.role == "child"]
     child_responses = [a for a in _responses(native) if a["role"] == "subagent"]
     assert len(child_responses) == 2  # run_shell_command, then complete_task
@@ -168,7 +168,7 @@ def test_subagent_tool_ids_are_assigned_from_the_prompt_id_the_chat_confirms(
 
 
 def test_a_child_that_never_completes_its_task_failed(tmp_path: Path) -> None:
-    capture = read_gemini_cli_logs(native_copy("gemini-cli", "child-failed", tmp_path))
+    capture = read_native(native_copy("gemini-cli", "child-failed", tmp_path))
     (child,) = [p for p in capture.participants if p.role == "child"]
     assert child.state == "failed"
     (failed,) = [r for r in capture.relations if r.type == "child_failed"]
@@ -186,7 +186,7 @@ def test_terminate_reason_falls_back_to_the_spawn_result_without_telemetry(
 ) -> None:
     native = native_copy("gemini-cli", "child-failed", tmp_path)
     (native / "telemetry.log").unlink()
-    capture = read_gemini_cli_logs(native)
+    capture = read_native(native)
     (child,) = [p for p in capture.participants if p.role == "child"]
     assert child.state == "failed"
     assert capture.identity.keys == {}
@@ -195,7 +195,7 @@ def test_terminate_reason_falls_back_to_the_spawn_result_without_telemetry(
 
 def test_killed_run_leaves_an_unlinked_child_and_an_unknown_lifecycle(tmp_path: Path) -> None:
     native = native_copy("gemini-cli", "killed-child", tmp_path)
-    capture = read_gemini_cli_logs(native)
+    capture = read_native(native)
     (child,) = [p for p in capture.participants if p.role == "child"]
     # the spawn's tool call is written when it finishes: the kill came first
     assert child.parent_key is None and child.state == "unknown"
@@ -210,7 +210,7 @@ def test_a_prompt_id_naming_no_chat_joins_nothing(tmp_path: Path) -> None:
     text = (native / "telemetry.log").read_text()
     (child,) = [sid for sid, (kind, _) in _chats(native).items() if kind == "subagent"]
     (native / "telemetry.log").write_text(text.replace(f'"{child}#', '"someone-else#'))
-    capture = read_gemini_cli_logs(native)
+    capture = read_native(native)
     assert child not in {o for owners in capture.identity.keys.values() for o in owners}
     assert any("names no chat" in p for p in capture.problems)
 
@@ -221,7 +221,7 @@ def test_duplicate_and_corrupt_chat_lines_are_problems(tmp_path: Path) -> None:
     with main_path.open("a") as f:
         f.write("{not json\n")
     (main_path.parent / "copy.jsonl").write_text(main_path.read_text())
-    capture = read_gemini_cli_logs(native)
+    capture = read_native(native)
     assert any(p.endswith(": not JSON") for p in capture.problems)
     assert any("also has" in p for p in capture.problems)
 

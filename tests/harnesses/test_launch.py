@@ -8,12 +8,12 @@ from pathlib import Path
 import pytest
 
 from roller.errors import HarnessError, UsageError
-from roller.harnesses import HARNESSES
+from roller.harnesses import adapters
 from roller.harnesses.base import HarnessAdapter, LaunchRequest, ScratchDirs
 from roller.harnesses.launch import harness_env
 from roller.harnesses.native_files import copy_tree, snapshot_sqlite
 
-INSTALLED = [a for a in HARNESSES if a.pin.registry != "none"]
+INSTALLED = [a for a in adapters() if a.pin.registry != "none"]
 
 
 def _request(tmp_path: Path, **changes: object) -> LaunchRequest:

@@ -124,7 +124,7 @@ def test_tools_option(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("changes", "error", "message"),
     [
-        ({"options": {"api": "google-generative-ai"}}, UsageError, "is not one of"),
+        ({"options": {"api": "google-generative-ai"}}, UsageError, "api must be one of"),
         ({"options": {"bogus": "1"}}, UsageError, "unknown pi option"),
         ({"prompt": None}, UsageError, "needs a prompt"),
         ({"install_dir": None}, HarnessError, "roller harness install pi"),

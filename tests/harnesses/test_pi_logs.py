@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from roller.harnesses.pi.logs import read_pi_logs
+from roller.harnesses.pi.logs import read_native
 
 from .fixture_capture import native_copy
 
@@ -36,7 +36,7 @@ def _session(native: Path) -> tuple[Path, list[dict[str, Any]]]:
 @pytest.mark.parametrize("name", FIXTURES)
 def test_real_session_one_root_joined_by_response_id(name: str, tmp_path: Path) -> None:
     native = native_copy("pi", name, tmp_path)
-    capture = read_pi_logs(native)
+    capture = read_native(native)
     assert capture.problems == ()
     path, entries = _session(native)
     session_id = entries[0]["id"]
@@ -90,7 +90,7 @@ def test_a_failed_call_is_not_a_completed_assistant(tmp_path: Path) -> None:
     }
     with path.open("a") as f:
         f.write(json.dumps(failed) + "\n")
-    capture = read_pi_logs(native)
+    capture = read_native(native)
     session_id = entries[0]["id"]
     assert dict(capture.coverage.counts) == {session_id: 1}
     assert capture.participants[0].state == "failed"
@@ -106,7 +106,7 @@ def test_missing_response_id_corrupt_lines_and_extra_sessions_are_problems(tmp_p
     path.write_text("".join(json.dumps(e) + "\n" for e in entries) + "{torn\n")
     other = path.with_name("2026-11-29T00-00-00-000Z_other.jsonl")
     other.write_text(json.dumps({"type": "session", "version": 3, "id": "other"}) + "\n")
-    capture = read_pi_logs(native)
+    capture = read_native(native)
     assert capture.identity.keys == {}
     problems = "\n".join(capture.problems)
     assert "has no responseId" in problems
@@ -115,6 +115,6 @@ def test_missing_response_id_corrupt_lines_and_extra_sessions_are_problems(tmp_p
 
 
 def test_no_sessions_at_all(tmp_path: Path) -> None:
-    capture = read_pi_logs(tmp_path)
+    capture = read_native(tmp_path)
     assert capture.participants == ()
     assert capture.problems == ("expected one session file, found 0",)

@@ -7,7 +7,9 @@ from typing import Any
 
 import pytest
 
-from roller.identity import BodyConversation, body_conversation_id, derive
+from roller.harnesses import body_conversation as body_conversation_id
+from roller.harnesses import identify as derive
+from roller.identity import BodyConversation
 from roller.identity.derive import REASON_BODY_DIFFERS
 
 from .invariants import assert_invariants, rejected_fields

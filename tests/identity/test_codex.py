@@ -7,10 +7,11 @@ from typing import Any
 
 import pytest
 
-from roller.identity import WireIdentity, derive
-from roller.identity.codex import REASON_ROOT_WITH_PARENT, REASON_SELF_PARENT
+from roller.harnesses import identify as derive
+from roller.identity import WireIdentity
 from roller.identity.evidence import REASON_JSON_TOO_LARGE, REASON_NOT_JSON_OBJECT
 from roller.identity.gating import REASON_INSTALL_SCOPED
+from roller.identity.threads import REASON_ROOT_WITH_PARENT, REASON_SELF_PARENT
 from roller.identity.validation import REASON_BAD_CHARS
 
 from .invariants import assert_invariants, rejected_fields

@@ -7,15 +7,17 @@ from typing import Any
 
 import pytest
 
-from roller.identity import WireIdentity, derive
-from roller.identity.deepseek import REASON_BODY_MISMATCH, REASON_SELF_PARENT
+from roller.harnesses import identify as derive
+from roller.identity import WireIdentity
 from roller.identity.gating import REASON_INSTALL_SCOPED
+from roller.identity.lineage import REASON_SELF_PARENT, reason_body_mismatch
 from roller.identity.validation import REASON_BAD_CHARS, REASON_NOT_STRING
 
 from .invariants import assert_invariants, rejected_fields
 from .wire_samples import DS_CHILD, DS_ROOT, DS_USER, ds_body, ds_headers
 
 LOG = "body.dsh_session_log.session"
+REASON_BODY_MISMATCH = reason_body_mismatch("x-deepseek-harness-session-id")
 
 
 def run(headers: Any, body: Any) -> WireIdentity:

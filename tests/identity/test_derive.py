@@ -11,8 +11,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from multidict import CIMultiDict
 
-from roller.identity import HARNESS_NAMES, WireIdentity, derive, valid_id
-from roller.identity.gating import INSTALL_SCOPED_HEADERS, NATIVE_HEADER_OWNERS, ROLLER_HEADERS
+from roller.harnesses import harness_names, registry
+from roller.harnesses import identify as derive
+from roller.identity import ROLLER_HEADERS, WireIdentity, valid_id
 
 from .invariants import assert_invariants, rejected_fields
 from .wire_samples import (
@@ -34,6 +35,10 @@ from .wire_samples import (
     ds_body,
     ds_headers,
 )
+
+HARNESS_NAMES = harness_names()
+NATIVE_HEADER_OWNERS = registry().gate.owners
+INSTALL_SCOPED_HEADERS = registry().gate.install_scoped
 
 
 def run(harness: str, headers: Any, body: Any = None, roller: Any = None) -> WireIdentity:

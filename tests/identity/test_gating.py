@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from roller.identity import HARNESS_NAMES, derive
-from roller.identity.derive import REASON_UNKNOWN_HARNESS
-from roller.identity.gating import NATIVE_HEADER_OWNERS, REASON_INSTALL_SCOPED
+from roller.harnesses import harness_names, registry
+from roller.harnesses import identify as derive
+from roller.identity.gating import REASON_INSTALL_SCOPED, REASON_UNKNOWN_HARNESS
 
 from .invariants import assert_invariants, rejected_fields
 from .wire_samples import (
@@ -21,6 +21,8 @@ from .wire_samples import (
     PI_SESSION,
 )
 
+HARNESS_NAMES = harness_names()
+NATIVE_HEADER_OWNERS = registry().gate.owners
 VALUE = "ses_f599e0060ffe4gLnO1q69ZcNFw"
 
 UNDECLARED = [

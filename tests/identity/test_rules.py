@@ -6,7 +6,8 @@ from typing import Any
 
 import pytest
 
-from roller.identity import WireIdentity, derive
+from roller.harnesses import identify as derive
+from roller.identity import WireIdentity
 from roller.identity.rules import REASON_NO_SESSION, REASON_PARENT_WITHOUT_AGENT, REASON_SELF_PARENT
 from roller.identity.validation import (
     REASON_BAD_CHARS,

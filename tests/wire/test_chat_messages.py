@@ -15,8 +15,7 @@ import pytest
 
 from roller.capture.models import CallRecord
 from roller.capture.reader import Capture
-from roller.export.history import history_of, item_key, output_items
-from roller.wire import PROTOCOL_NAMES
+from roller.wire import PROTOCOL_NAMES, Codec, codec_named
 from roller.wire.chat_messages import normaliser, reply_view, request_view, restore_request
 from tests.export.real_captures import publish_all
 
@@ -35,8 +34,15 @@ def _calls(captures: dict[tuple[str, str], Capture], protocol: str) -> list[Call
     ]
 
 
+def _codec(protocol: str) -> Codec:
+    codec = codec_named(protocol)
+    assert codec is not None
+    return codec
+
+
 def _same_messages(protocol: str, a: list[Any], b: list[Any]) -> bool:
-    return [item_key(protocol, i) for i in a] == [item_key(protocol, i) for i in b]
+    key = _codec(protocol).item_key
+    return [key(i) for i in a] == [key(i) for i in b]
 
 
 def test_every_protocol_has_a_normaliser() -> None:
@@ -58,8 +64,8 @@ def test_round_trip_over_real_calls(
         view = request_view(protocol, call.context)
         assert view is not None
         back = restore_request(protocol, view.messages)
-        original = history_of(protocol, call.context)
-        restored = history_of(protocol, {**call.context, **back})
+        original = _codec(protocol).history(call.context)
+        restored = _codec(protocol).history({**call.context, **back})
         assert original is not None and restored is not None
         assert _same_messages(protocol, original.items, restored.items), call.call_id
         assert restored.system == original.system, call.call_id
@@ -76,7 +82,7 @@ def test_round_trip_over_real_calls(
             n = normaliser(protocol)
             assert n is not None
             _, items = n.restore(reply.messages)
-            assert _same_messages(protocol, output_items(protocol, call.output), items)
+            assert _same_messages(protocol, _codec(protocol).output_items(call.output), items)
             emitted = [c["id"] for m in reply.plain() for c in m.get("tool_calls") or []]
             assert emitted == [t.id or t.ref for t in call.tool_refs.emitted]
     assert tool_messages > 0, "the real calls carry tool results"

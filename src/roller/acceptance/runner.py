@@ -28,10 +28,10 @@ from typing import Literal
 from roller.acceptance.checks import RunEvidence, check_run
 from roller.acceptance.profiles import profile_for
 from roller.acceptance.scenarios import SCENARIOS, mock_source, scenario
-from roller.acceptance.spec import HarnessProfile, Scenario
 from roller.collect.session import CREDENTIAL_ENV
 from roller.errors import UsageError
 from roller.harnesses import adapter_for
+from roller.harnesses.acceptance import AcceptanceProfile, Scenario
 from roller.harnesses.install import find_installed, install
 from roller.mock.scenario_files import load_scenario
 from roller.mock.server import MockModel
@@ -66,7 +66,7 @@ class Plan:
     options: Mapping[str, str] = field(default_factory=dict)
 
 
-def collect_env(plan: Plan, profile: HarnessProfile) -> tuple[dict[str, str], tuple[str, ...]]:
+def collect_env(plan: Plan, profile: AcceptanceProfile) -> tuple[dict[str, str], tuple[str, ...]]:
     """The environment for `roller collect`, and the credential values in it."""
     names = set(CREDENTIAL_ENV) | set(profile.credential_env) | set(plan.credential_env)
     env = {
@@ -84,7 +84,7 @@ def collect_env(plan: Plan, profile: HarnessProfile) -> tuple[dict[str, str], tu
 
 
 def _argv(
-    plan: Plan, profile: HarnessProfile, sc: Scenario, api_base: str, run_dir: Path
+    plan: Plan, profile: AcceptanceProfile, sc: Scenario, api_base: str, run_dir: Path
 ) -> list[str]:
     timeout = profile.timeout_s
     argv = [
@@ -111,7 +111,7 @@ def _argv(
 
 async def _run_one(
     plan: Plan,
-    profile: HarnessProfile,
+    profile: AcceptanceProfile,
     sc: Scenario,
     env: Mapping[str, str],
     creds: tuple[str, ...],

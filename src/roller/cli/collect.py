@@ -17,7 +17,8 @@ from roller.capture.models import Retention
 from roller.capture.reader import read_attempt
 from roller.collect.session import CollectRequest, CollectResult, collect
 from roller.errors import UsageError
-from roller.harnesses import HARNESSES
+from roller.harnesses import adapter_for, adapters
+from roller.harnesses.base import ResumableAdapter
 from roller.view.render import render_tree
 from roller.view.tree import build_tree
 
@@ -31,8 +32,10 @@ DEFAULT_API_BASE = "mock:plain"
 @click.option(
     "--harness",
     required=True,
-    type=click.Choice([a.name for a in HARNESSES]),
-    help="What to run: a known harness, or `generic` for the command after `--`.",
+    type=click.Choice([a.name for a in adapters()]),
+    help="What to run: a known harness; "
+    + ", ".join(f"`{a.name}`" for a in adapters() if a.runs_command)
+    + " runs the command after `--`.",
 )
 @click.option(
     "--api-base",
@@ -46,8 +49,9 @@ DEFAULT_API_BASE = "mock:plain"
     "prompts",
     multiple=True,
     help="The task given to the harness. Repeat it for a multi-turn conversation: each "
-    "later prompt resumes the same conversation (claude-code, opencode, codex), and the "
-    "whole conversation is one capture.",
+    "later prompt resumes the same conversation ("
+    + ", ".join(a.name for a in adapters() if isinstance(a, ResumableAdapter))
+    + "), and the whole conversation is one capture.",
 )
 @click.option(
     "--prompts-file",
@@ -126,13 +130,14 @@ def command(
     turns = read_prompts(prompts, prompts_file)
     if capture_calls and api_base is None:
         raise UsageError("--capture-calls requires an explicit --api-base (URL or mock:SCENARIO)")
-    if harness == "generic" and not command:
-        raise UsageError("--harness generic needs the command to run after `--`")
-    if harness != "generic" and command:
+    runs_command = adapter_for(harness).runs_command
+    if runs_command and not command:
+        raise UsageError(f"--harness {harness} needs the command to run after `--`")
+    if not runs_command and command:
         raise UsageError(
             f"--harness {harness} runs the harness itself; pass --prompt, not a command"
         )
-    if harness != "generic" and not turns:
+    if not runs_command and not turns:
         raise UsageError(f"--harness {harness} needs --prompt")
     parsed: dict[str, str] = {}
     for item in options:

@@ -22,7 +22,7 @@ from roller.gateway.config import load_config, resolve_db
 from roller.gateway.server import Gateway
 from roller.gateway.store import safe_url
 from roller.gateway.tokens import add_client
-from roller.identity import HARNESS_NAMES
+from roller.harnesses import harness_names
 
 _CONFIG = click.Path(dir_okay=False, path_type=Path)
 
@@ -98,7 +98,7 @@ def token() -> None:
 @click.option(
     "--harness",
     required=True,
-    type=click.Choice(HARNESS_NAMES),
+    type=click.Choice(harness_names()),
     help="The harness the token is for: only its identity headers are trusted.",
 )
 def token_add(config_path: Path, principal: str, account: str, harness: str) -> None:

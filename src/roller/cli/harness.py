@@ -10,7 +10,7 @@ from rich.status import Status
 from rich.table import Table
 
 from roller.errors import UsageError
-from roller.harnesses import HARNESSES, adapter_for
+from roller.harnesses import adapter_for, adapters
 from roller.harnesses.install import cache_root, find_installed, install
 
 
@@ -25,20 +25,30 @@ def command() -> None:
 
 @command.command("list")
 def list_() -> None:
-    """Show each harness: pinned version, installed or not, capabilities."""
+    """Show each harness: pinned version, installed or not, capabilities, `--option` keys."""
     table = Table(title=f"harnesses (cache: {cache_root() / 'harnesses'})")
-    for col in ("harness", "package", "pinned", "installed", "subtasks", "output coverage"):
+    columns = (
+        "harness",
+        "package",
+        "pinned",
+        "installed",
+        "subtasks",
+        "output coverage",
+        "options",
+    )
+    for col in columns:
         table.add_column(col)
-    for a in HARNESSES:
-        if a.pin.registry == "none":
+    for a in adapters():
+        if a.runs_command:
             installed = "n/a (your command)"
             package = "-"
         else:
             found = find_installed(a)
             installed = f"[green]yes[/] {found.bin}" if found else "[yellow]no[/]"
             package = f"{a.pin.registry}:{a.pin.package}"
+        options = ", ".join(o.key for o in a.options) or "-"
         table.add_row(
-            a.name, package, a.pin.version or "-", installed, a.subtasks, a.coverage_basis
+            a.name, package, a.pin.version or "-", installed, a.subtasks, a.coverage_basis, options
         )
     Console().print(table)
 
@@ -50,15 +60,15 @@ def list_() -> None:
 def install_(names: tuple[str, ...], all_: bool, version: str | None) -> None:
     """Install NAMES (or --all) at their pinned versions; idempotent."""
     if all_:
-        adapters = [a for a in HARNESSES if a.pin.registry != "none"]
+        chosen = [a for a in adapters() if a.pin.registry != "none"]
     elif names:
-        adapters = [adapter_for(n) for n in names]
+        chosen = [adapter_for(n) for n in names]
     else:
         raise UsageError("name a harness (see `roller harness list`) or pass --all")
-    if version is not None and len(adapters) != 1:
+    if version is not None and len(chosen) != 1:
         raise UsageError("--version applies to exactly one harness")
     console = Console(stderr=True)
-    for a in adapters:
+    for a in chosen:
         if a.pin.registry == "none":
             raise UsageError(f"{a.name} runs your own command; there is nothing to install")
         want = version or a.pin.version

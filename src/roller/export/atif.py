@@ -30,10 +30,10 @@ from roller.capture.models import CallRecord, ParticipantRecord, RelationRecord
 from roller.capture.reader import Capture
 from roller.capture.trajectory_record import TrajectorySegment
 from roller.export.atif_steps import Steps, build_steps
-from roller.export.history import history_of, item_key, output_items
 from roller.export.omissions import Omissions
 from roller.export.openai_messages import params_of
 from roller.export.trajectory import build_trajectory, participant_segments
+from roller.wire import Codec, codec_named
 from roller.wire.chat_messages import normaliser
 
 SCHEMA_VERSION = "ATIF-v1.8"
@@ -46,8 +46,8 @@ def _tool_id(relation: RelationRecord) -> str | None:
     return relation.tool_call_id
 
 
-def _keys(protocol: str | None, items: list[Any]) -> list[Hashable]:
-    return [k for k in (item_key(str(protocol), i) for i in items) if k is not None]
+def _keys(codec: Codec, items: list[Any]) -> list[Hashable]:
+    return [k for k in map(codec.item_key, items) if k is not None]
 
 
 def copied_prefix(
@@ -58,17 +58,17 @@ def copied_prefix(
     prefix carries something the parent's model produced (`outputs`: the keys of the
     parent's output items). A child that merely starts with the same system or
     environment messages as its parent (a fresh context) has no copied context."""
-    protocol = child_first.protocol
-    if spawning is None or protocol is None or protocol != spawning.protocol:
+    codec = codec_named(child_first.protocol)
+    if spawning is None or codec is None or child_first.protocol != spawning.protocol:
         return 0
-    mine = history_of(protocol, child_first.context)
-    theirs = history_of(protocol, spawning.context)
+    mine = codec.history(child_first.context)
+    theirs = codec.history(spawning.context)
     if mine is None or theirs is None:
         return 0
-    parent = _keys(protocol, theirs.items + output_items(protocol, spawning.output))
+    parent = _keys(codec, theirs.items + codec.output_items(spawning.output))
     shared: list[Hashable] = []
     for item in mine.items:
-        key = item_key(protocol, item)
+        key = codec.item_key(item)
         if len(shared) >= len(parent) or key != parent[len(shared)]:
             break
         shared.append(key)
@@ -76,7 +76,8 @@ def copied_prefix(
 
 
 def output_keys(calls: list[CallRecord]) -> set[Hashable]:
-    return {k for c in calls for k in _keys(c.protocol, output_items(str(c.protocol), c.output))}
+    codecs = ((c, codec_named(c.protocol)) for c in calls)
+    return {k for c, codec in codecs if codec for k in _keys(codec, codec.output_items(c.output))}
 
 
 class _Build:
@@ -133,7 +134,7 @@ class _Build:
                 else ()
             )
             agent["tool_definitions"] = list(tools)
-            params, removed = params_of(first)
+            params, removed = params_of(first, harness.name)
             extra["request_params"] = params
             if removed:
                 extra["left_out"] = list(removed)

@@ -32,7 +32,7 @@ from typing import Any
 
 from roller.capture.models import CallRecord
 from roller.capture.trajectory_record import TrajectoryMessage, TrajectorySegment
-from roller.export.history import item_key
+from roller.wire import codec_named
 from roller.wire.chat_messages import normaliser, prompt_tokens
 from roller.wire.chat_messages.view import arguments_value, parse_data_url
 
@@ -252,7 +252,9 @@ def _system_prompt(protocol: str, segment: TrajectorySegment) -> Any:
 
 
 def _keys(protocol: str, messages: Sequence[TrajectoryMessage]) -> list[Hashable]:
-    return [item_key(protocol, m.message) for m in messages]
+    codec = codec_named(protocol)
+    assert codec is not None  # a segment's protocol is one the trajectory could read
+    return [codec.item_key(m.message) for m in messages]
 
 
 def build_steps(

@@ -5,7 +5,7 @@ of the previous) need to know where to cut: a compaction, stripped thinking the 
 does not keep, a side request (title generation) or a rewritten history all make a
 call whose input is not the previous call's input plus its output. This is decided
 from the actual contexts with the main trajectory's definition of "the same message"
-(`roller.export.history`), per participant, in arrival order:
+(`Codec.item_key`, rules in `roller.wire.history`), per participant, in arrival order:
 
 - `extends_previous`: the call's input extends, item by item, the previous generation
   call's input plus its output (when that output completed), with the same system
@@ -24,13 +24,7 @@ from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 
 from roller.capture.models import CallRecord
-from roller.export.history import (
-    SERVER_STATE_FIELDS,
-    SUPPORTED,
-    history_of,
-    item_key,
-    output_items,
-)
+from roller.wire import codec_named
 
 
 @dataclass(frozen=True)
@@ -60,19 +54,16 @@ class _Shape:
 
 
 def _shape(call: CallRecord) -> _Shape | str:
-    protocol = call.protocol
-    if protocol not in SUPPORTED:
+    codec = codec_named(call.protocol)
+    history = codec.history(call.context) if codec is not None else None
+    if codec is None or history is None:
         return "unreadable_request"
-    assert protocol is not None
-    history = history_of(protocol, call.context)
-    if history is None:
-        return "unreadable_request"
-    if isinstance(call.context, dict) and any(call.context.get(f) for f in SERVER_STATE_FIELDS):
+    if codec.server_state(call.context):
         return "history_not_in_request"
-    keys = tuple(k for k in (item_key(protocol, i) for i in history.items) if k is not None)
-    produced = output_items(protocol, call.output) if call.output_complete else []
-    out = tuple(k for k in (item_key(protocol, i) for i in produced) if k is not None)
-    return _Shape(protocol, history.system, keys, keys + out)
+    keys = tuple(k for k in map(codec.item_key, history.items) if k is not None)
+    produced = codec.output_items(call.output) if call.output_complete else []
+    out = tuple(k for k in map(codec.item_key, produced) if k is not None)
+    return _Shape(codec.name, history.system, keys, keys + out)
 
 
 def _extends(shape: _Shape, earlier: _Shape) -> bool:

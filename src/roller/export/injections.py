@@ -5,47 +5,41 @@ background child's completion, or its own reminders, as input. The main trajecto
 them verbatim as the input items they were and tags them; this module finds them.
 
 Rules:
-- Recognition is by the wrapper the harness puts around them, per harness — never by
-  guessing from free text, and only for the harness that uses that wrapper:
-  - Claude Code: a text part of a `user` or `system` message holding a whole
-    `<task-notification>…</task-notification>` element and opening with one of Claude
-    Code's wrappers — `<system-reminder>` (a new turn, `user` message),
-    `[SYSTEM NOTIFICATION - NOT USER INPUT]` (delivered mid-turn, `system` message,
-    2.1.332) or the element itself — is a `task_notification` naming its
-    `<tool-use-id>`; any other part that is a whole `<system-reminder>…</system-reminder>`
-    is a `system_reminder`.
-  - Codex: a user message whose text is a whole
-    `<subagent_notification>{json}</subagent_notification>` (v1, naming `agent_path`),
-    and any `agent_message` input item (v2, naming its `author`).
+- Recognition is by the wrappers the declared harness puts around them, declared as data
+  in its package (`roller.harnesses.wrappers.InjectionWrappers`, the shapes documented
+  there) — never by guessing from free text, and only for the harness that uses that
+  wrapper (a harness declaring none injects nothing).
 - Only top-level parts of input items are examined (a reminder nested inside a tool
-  result belongs to the tool result).
-- A notification is bound to the root's established `result_delivered` relations that deliver
-  into the call where the item first entered the trajectory: by the tool-call id the
-  wrapper names (Claude Code), or — for a relation carrying no tool call, i.e. delivered
-  by the notification itself — by the child participant whose native ids hold the agent
-  the wrapper names (Codex). An unbound notification is
-  still injected: the wrapper is the evidence, and `relation_ids` stays empty.
+  result belongs to the tool result); the first declared part shape that matches a part
+  wins.
+- A notification is bound to the root's established `result_delivered` relations that
+  deliver into the call where the item first entered the trajectory, as its wrapper
+  declares: by the tool-call id the wrapper names (`binds="tool_call_id"`), or — for a
+  relation carrying no tool call, i.e. delivered by the notification itself — by the
+  child participant whose native ids hold the agent the wrapper names (`binds="child"`).
+  An unbound notification is still injected: the wrapper is the evidence, and
+  `relation_ids` stays empty.
 """
 
 from __future__ import annotations
 
 import json
-import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from roller.capture.models import ParticipantRecord, RelationRecord
 from roller.capture.trajectory_record import Injection, InjectionKind
+from roller.harnesses import registry
+from roller.harnesses.wrappers import (
+    Binding,
+    ElementPart,
+    InjectionWrappers,
+    NotificationPart,
+    PartShape,
+)
 
-_REMINDER = ("<system-reminder>", "</system-reminder>")
-_TASK_NOTIFICATION = ("<task-notification>", "</task-notification>")
-_NOTIFICATION_BANNER = "[SYSTEM NOTIFICATION - NOT USER INPUT]"
-_CLAUDE_CODE_OPENINGS = (_REMINDER[0], _NOTIFICATION_BANNER, _TASK_NOTIFICATION[0])
-_TOOL_USE_ID = re.compile(r"<tool-use-id>\s*([^<\s]+)\s*</tool-use-id>")
-_SUBAGENT = ("<subagent_notification>", "</subagent_notification>")
-
-# (kind, part index or None, wrapper, what it names)
-Found = tuple[InjectionKind, int | None, str, str | None]
+# (kind, part index or None, wrapper, what it names, how it binds)
+Found = tuple[InjectionKind, int | None, str, str | None, Binding | None]
 
 
 def _parts(content: Any) -> list[tuple[int | None, str]]:
@@ -61,53 +55,55 @@ def _parts(content: Any) -> list[tuple[int | None, str]]:
     ]
 
 
-def _claude_code(item: Any) -> list[Found]:
-    if not isinstance(item, dict) or item.get("role") not in ("user", "system"):
-        return []
-    found: list[Found] = []
-    for part, text in _parts(item.get("content")):
-        body = text.strip()
-        opening = next((o for o in _CLAUDE_CODE_OPENINGS if body.startswith(o)), None)
+def _match(shape: PartShape, part: int | None, body: str) -> Found | None:
+    if isinstance(shape, NotificationPart):
+        opening = next((o for o in shape.openings if body.startswith(o)), None)
         if opening is None:
-            continue
-        inner = body.removesuffix(_REMINDER[1]).rstrip()
-        if _TASK_NOTIFICATION[0] in inner and inner.endswith(_TASK_NOTIFICATION[1]):
-            match = _TOOL_USE_ID.search(inner)
-            found.append(("task_notification", part, opening, match.group(1) if match else None))
-        elif opening == _REMINDER[0] and body.endswith(_REMINDER[1]):
-            found.append(("system_reminder", part, opening, None))
-    return found
+            return None
+        inner = body.removesuffix(shape.trailer).rstrip() if shape.trailer else body
+        if shape.element[0] in inner and inner.endswith(shape.element[1]):
+            match = shape.names.search(inner)
+            return (shape.kind, part, opening, match.group(1) if match else None, shape.binds)
+        return None
+    if body.startswith(shape.open) and body.endswith(shape.close):
+        return (shape.kind, part, shape.open, _element_names(shape, body), shape.binds)
+    return None
 
 
-def _codex(item: Any) -> list[Found]:
+def _element_names(shape: ElementPart, body: str) -> str | None:
+    if shape.names_key is None:
+        return None
+    try:
+        data = json.loads(body[len(shape.open) : -len(shape.close)])
+    except (ValueError, RecursionError):
+        return None
+    value = data.get(shape.names_key) if isinstance(data, dict) else None
+    return value if isinstance(value, str) else None
+
+
+def recognize(wrappers: InjectionWrappers, item: Any) -> list[Found]:
+    """The injections one input item carries, by the harness's declared wrappers."""
     if not isinstance(item, dict):
         return []
-    if item.get("type") == "agent_message":
-        author = item.get("author")
-        return [
-            ("agent_message", None, "agent_message", author if isinstance(author, str) else None)
-        ]
-    if item.get("type", "message") != "message" or item.get("role") != "user":
+    for typed in wrappers.items:
+        if item.get("type") == typed.item_type:
+            names = item.get(typed.names_field)
+            names = names if isinstance(names, str) else None
+            return [(typed.kind, None, typed.item_type, names, typed.binds)]
+    kind = wrappers.message_type
+    if kind is not None and item.get("type", kind) != kind:
+        return []
+    if item.get("role") not in wrappers.roles:
         return []
     found: list[Found] = []
     for part, text in _parts(item.get("content")):
         body = text.strip()
-        if body.startswith(_SUBAGENT[0]) and body.endswith(_SUBAGENT[1]):
-            names: str | None = None
-            try:
-                data = json.loads(body[len(_SUBAGENT[0]) : -len(_SUBAGENT[1])])
-            except json.JSONDecodeError:
-                data = None
-            if isinstance(data, dict) and isinstance(data.get("agent_path"), str):
-                names = data["agent_path"]
-            found.append(("subagent_notification", part, _SUBAGENT[0], names))
+        for shape in wrappers.parts:
+            hit = _match(shape, part, body)
+            if hit is not None:
+                found.append(hit)
+                break
     return found
-
-
-RECOGNIZERS: dict[str, Callable[[Any], list[Found]]] = {
-    "claude-code": _claude_code,
-    "codex": _codex,
-}
 
 
 def _part_count(item: Any) -> int | None:
@@ -126,19 +122,18 @@ def injections_of(
     participants: dict[str, ParticipantRecord],
 ) -> tuple[bool, list[Injection]]:
     """(whether the whole item was injected, its injected parts) for one input item."""
-    recognize = RECOGNIZERS.get(harness)
-    if recognize is None:
+    declared = registry().get(harness)
+    if declared is None:
         return False, []
-    found = recognize(item)
     out = [
         Injection(
             kind=kind,
             part=part,
             wrapper=wrapper,
             names=names,
-            relation_ids=_binding(kind, names, call_id, root_id, relations, participants),
+            relation_ids=_binding(binds, names, call_id, root_id, relations, participants),
         )
-        for kind, part, wrapper, names in found
+        for kind, part, wrapper, names, binds in recognize(declared.injections, item)
     ]
     parts = _part_count(item)
     whole = bool(out) and (
@@ -148,14 +143,14 @@ def injections_of(
 
 
 def _binding(
-    kind: InjectionKind,
+    binds: Binding | None,
     names: str | None,
     call_id: str,
     root_id: str,
     relations: Sequence[RelationRecord],
     participants: dict[str, ParticipantRecord],
 ) -> list[str]:
-    if kind == "system_reminder" or names is None:
+    if binds is None or names is None:
         return []
     out: list[str] = []
     for rel in relations:
@@ -166,11 +161,11 @@ def _binding(
             or rel.target_call_id != call_id
         ):
             continue
-        if kind == "task_notification":
+        if binds == "tool_call_id":
             bound = rel.tool_call_id == names
         else:
-            # Delivered by the notification itself, not by a tool result (Codex wait_agent
-            # delivers the same child into the same call with its own relation).
+            # Delivered by the notification itself, not by a tool result (a wait tool may
+            # deliver the same child into the same call with its own relation).
             child = participants.get(rel.child_participant_id or "")
             bound = (
                 rel.tool_call_id is None

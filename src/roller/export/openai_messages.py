@@ -45,9 +45,10 @@ def source_json(capture: Capture) -> dict[str, Any]:
     }
 
 
-def params_of(call: CallRecord) -> tuple[dict[str, Any], tuple[str, ...]]:
-    """The request body minus items, system prompt, tools and harness-private fields."""
-    body, removed = strip_private(call.context)
+def params_of(call: CallRecord, harness: str) -> tuple[dict[str, Any], tuple[str, ...]]:
+    """The request body minus items, system prompt, tools and the declared harness's
+    private fields."""
+    body, removed = strip_private(call.context, harness)
     n = normaliser(call.protocol)
     if not isinstance(body, dict) or n is None:
         return {}, removed
@@ -60,6 +61,7 @@ def message_record(
     participant: ParticipantRecord | None,
     source: dict[str, Any],
     flow: Continuity | None,
+    harness: str,
 ) -> dict[str, Any] | None:
     """The call as OpenAI chat messages; None when its request has no readable items."""
     view = request_view(call.protocol, call.context)
@@ -67,7 +69,7 @@ def message_record(
         return None
     tool_ids = [t.ref or t.id for t in call.tool_refs.emitted]
     reply = reply_view(call.protocol, call.output, tool_ids) if call.output is not None else None
-    params, removed = params_of(call)
+    params, removed = params_of(call, harness)
     usage = call.usage.model_dump() if call.usage else None
     return {
         "schema": SCHEMA,
@@ -117,7 +119,9 @@ def message_records(
     source = source_json(capture)
     for call in chosen_calls(capture, include_blocked, omissions):
         owner = participants.get(call.participant_id or "")
-        record = message_record(call, owner, source, flows.get(call.call_id))
+        record = message_record(
+            call, owner, source, flows.get(call.call_id), capture.manifest.harness.name
+        )
         if record is None:
             omissions.leave_out("unreadable_request")
             continue

@@ -78,18 +78,7 @@ def rfc3339(ns: int | None) -> str | None:
 
 
 def _status_inputs(call: DecodedCall, identity_status: IdentityStatus, errors: int) -> StatusInputs:
-    return StatusInputs(
-        kind=call.kind,
-        execution_status=call.execution_status,
-        response_capture_status=call.response_capture_status,
-        context_parsed=call.context_ok,
-        output_complete=bool(call.reassembly and call.reassembly.complete),
-        tool_call_without_identity=call.tool_call_without_identity,
-        identity_status=identity_status,
-        model=call.model,
-        response_model=call.response_model,
-        error_count=errors,
-    )
+    return call.status_inputs(identity_status, errors)
 
 
 def _participant_ids(scope: str, drafts: Sequence[ParticipantDraft]) -> dict[str, str]:

@@ -25,8 +25,9 @@ scope = "account"
 Rules this module keeps:
 - A token is stored only as its SHA-256; `roller gateway token add` appends a client.
 - A client declares its harness; the identity rules trust only that harness's native
-  headers (`roller.identity`), so an unknown harness name is a configuration error, not
-  a silent `generic`.
+  headers (`roller.identity`), so a name the harness registry does not know
+  (`roller.harnesses.registry`) is a configuration error, never silently treated as a
+  harness without native identity.
 - Principal and account names are plain ids (`NAME_PATTERN`): they appear in URLs, logs
   and source keys, and must never need escaping.
 - Relative paths are relative to the configuration file, not the working directory.
@@ -44,8 +45,9 @@ from pathlib import Path
 from typing import Any, Final, Literal
 
 from roller.errors import ConfigError, UsageError
-from roller.identity import HARNESS_NAMES
-from roller.proxy.routing import FAMILIES, Family, check_upstream_url
+from roller.harnesses import harness_names
+from roller.proxy.routing import check_upstream_url
+from roller.wire.endpoints import FAMILIES, Family
 
 NAME_PATTERN: Final = re.compile(r"[A-Za-z0-9_.@\-]{1,100}")
 _SHA256: Final = re.compile(r"[0-9a-f]{64}")
@@ -97,8 +99,10 @@ def check_name(what: str, value: object) -> str:
 
 
 def check_harness(value: object) -> str:
-    if not isinstance(value, str) or value not in HARNESS_NAMES:
-        raise ConfigError(f"harness must be one of: {', '.join(HARNESS_NAMES)}")
+    """A declared harness name: one the registry knows (with or without an adapter)."""
+    names = harness_names()
+    if not isinstance(value, str) or value not in names:
+        raise ConfigError(f"harness must be one of: {', '.join(names)}")
     return value
 
 

@@ -30,7 +30,7 @@ from roller.gateway.inspection import note_json, session_tree
 from roller.gateway.policy import GatewayPolicy, unauthorized
 from roller.gateway.scope import SessionRef, note_allowed
 from roller.gateway.store import RuntimeSession, StoreError
-from roller.identity import derive
+from roller.harnesses import identify
 from roller.proxy import RequestHead
 
 MAX_NOTE_BYTES: Final = 64 * 1024
@@ -78,7 +78,7 @@ class GatewayRoutes:
         return client
 
     async def _caller_session(self, request: web.Request, client: Client) -> str:
-        identity = derive(client.harness, request.headers)
+        identity = identify(client.harness, request.headers)
         plan = plan_session(client, identity)
         resolution = await self.store.run(self.store.resolve, plan, datetime.now(UTC))
         return resolution.session_id

@@ -1,30 +1,39 @@
-"""Harness adapters. Adding a harness touches its module, one line in `HARNESSES`, its
-test file and `tests/data/harnesses/<name>/` (see docs/architecture.md)."""
+"""Harnesses: one package per harness, each a declared unit (`roller.harnesses.harness`).
+
+A harness package (`roller.harnesses.<name>/`) holds everything roller knows about that
+harness: its wire profile, tool names and injection wrappers (`profile`), its adapter
+(launch plan, native log copy and reader, in `__init__` and reader modules beside it) and
+its acceptance profile (`acceptance`); a harness seen only on the wire has a profile and
+nothing else. `roller.harnesses.registry` lists each package once; every other
+harness-keyed table is derived from it. The modules beside the packages are what every
+harness shares: `base` (the adapter contract), `harness`, `options`, `launch`, `tools`,
+`wrappers`, `acceptance`, `install`, `native_files`, `resume`.
+
+Adding a harness: its package, one line in `registry.BUILTIN`, one line in the
+import-linter independence list (pyproject.toml), its tests and
+`tests/data/harnesses/<name>/` (docs/architecture.md, "Where a harness lives").
+"""
 
 from __future__ import annotations
 
-from roller.errors import UsageError
-from roller.harnesses.base import HarnessAdapter
-from roller.harnesses.claude_code import ClaudeCodeAdapter
-from roller.harnesses.codex import CodexAdapter
-from roller.harnesses.gemini_cli import GeminiCliAdapter
-from roller.harnesses.generic import GenericAdapter
-from roller.harnesses.opencode import OpenCodeAdapter
-from roller.harnesses.pi import PiAdapter
-
-HARNESSES: tuple[HarnessAdapter, ...] = (
-    GenericAdapter(),
-    ClaudeCodeAdapter(),
-    OpenCodeAdapter(),
-    GeminiCliAdapter(),
-    PiAdapter(),
-    CodexAdapter(),
+from roller.harnesses.registry import (
+    adapter_for,
+    adapters,
+    body_conversation,
+    harness_names,
+    identify,
+    register,
+    registry,
+    unregister,
 )
 
-
-def adapter_for(name: str) -> HarnessAdapter:
-    for adapter in HARNESSES:
-        if adapter.name == name:
-            return adapter
-    known = ", ".join(a.name for a in HARNESSES)
-    raise UsageError(f"unknown harness {name!r} (known: {known})")
+__all__ = [
+    "adapter_for",
+    "adapters",
+    "body_conversation",
+    "harness_names",
+    "identify",
+    "register",
+    "registry",
+    "unregister",
+]

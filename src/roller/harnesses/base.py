@@ -1,10 +1,14 @@
 """The adapter contract every harness implements, and the values it hands to finalize.
 
-An adapter is one small class, listed once in `roller.harnesses.HARNESSES`. It owns four
+An adapter is one small class, part of its harness package's `HARNESS` declaration
+(`roller.harnesses.harness`, listed once in `roller.harnesses.registry`). It owns four
 things and nothing else:
 1. its pin (registry, package, exact version, binary) — `roller harness install` uses it;
 2. `launch_plan(request) -> LaunchPlan`: flags, environment and config files as data
-   (DESIGN.md rule 5); launching itself is done by `roller.collect`;
+   (DESIGN.md rule 5), from the `options` descriptors it declares
+   (`roller.harnesses.options`, resolved in `roller.harnesses.launch`); launching itself
+   is done by `roller.collect`. `runs_command` says the harness runs the user's command
+   (`roller collect … -- CMD`) instead of a prompt;
 3. `collect_native(dirs, dest)`: copy the native logs out of the scratch HOME/work dir
    into the attempt's `raw/native/` (the only I/O an adapter does after the run);
 4. `read_native(native_dir) -> NativeCapture`: a pure reader of those copies. Its
@@ -25,6 +29,7 @@ from pathlib import Path
 from typing import Literal, Protocol, runtime_checkable
 
 from roller.capture.models import LifecycleStatus, OutputCoverage, RelationType, SubtaskCapability
+from roller.harnesses.options import LaunchOption
 
 ParticipantState = Literal["completed", "failed", "running", "unknown"]
 
@@ -221,10 +226,12 @@ class LaunchPlan:
 
 class HarnessAdapter(Protocol):
     name: str
-    profile: str
+    profile: str  # the launch profile's name, recorded in the manifest
     pin: Pin
     subtasks: SubtaskCapability
     coverage_basis: OutputCoverage
+    options: tuple[LaunchOption, ...]
+    runs_command: bool
 
     def launch_plan(self, request: LaunchRequest) -> LaunchPlan: ...
 

@@ -3,8 +3,9 @@
 Each adapter keeps its own flags, files and variables as data (DESIGN.md rule 5); this
 module owns only what is the same for all of them, so it is decided once:
 - a launch is refused, before anything runs, when the harness is not installed, when it
-  has no prompt (empty or blank: a headless harness has nothing to do), or when it is
-  given a `--option` key it does not know (a typo must not be silently dropped);
+  has no prompt (empty or blank: a headless harness has nothing to do), or when its
+  `--option`s do not fit the descriptors it declares (`roller.harnesses.options`: an
+  unknown key, a value outside the allowed ones);
 - the binary is the pinned one in roller's cache (`roller.harnesses.install.bin_path`),
   and its directory comes first on PATH, so a harness that runs its own binary again
   runs the pinned one;
@@ -16,35 +17,48 @@ module owns only what is the same for all of them, so it is decided once:
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from roller.errors import HarnessError, UsageError
 from roller.harnesses.base import LaunchRequest, Pin, ScratchDirs
 from roller.harnesses.install import bin_path
+from roller.harnesses.options import LaunchOption, LaunchOptions, resolve_options
 
 # PATH when the user's environment has none: where Node and the usual tools live.
 DEFAULT_PATH = "/usr/local/bin:/usr/bin:/bin"
 
 
-def checked_launch(
-    name: str, pin: Pin, request: LaunchRequest, options: Iterable[str]
-) -> tuple[Path, str]:
-    """The installed binary and the prompt, once the request is one `name` can run.
+@dataclass(frozen=True)
+class CheckedLaunch:
+    """What a launch plan is built from once the request passed every check."""
 
-    `options` are the `--option` keys the harness knows; any other key is refused.
+    binary: Path
+    prompt: str
+    options: LaunchOptions
+
+
+def checked_launch(
+    name: str, pin: Pin, request: LaunchRequest, options: Sequence[LaunchOption]
+) -> CheckedLaunch:
+    """The installed binary, the prompt and the resolved options of a request `name` can run.
+
+    `options` are the descriptors the harness declares; the request's `--option`s are
+    resolved against them (`resolve_options`).
     """
     if request.install_dir is None:
         raise HarnessError(f"{name} is not installed: run `roller harness install {name}`")
+    prompt = required_prompt(name, request)
+    resolved = resolve_options(name, options, request.options)
+    return CheckedLaunch(bin_path(pin, request.install_dir), prompt, resolved)
+
+
+def required_prompt(name: str, request: LaunchRequest) -> str:
+    """The request's prompt; a missing or blank one is refused."""
     if request.prompt is None or not request.prompt.strip():
         raise UsageError(f"{name} needs a prompt (--prompt)")
-    known = list(options)
-    unknown = sorted(set(request.options) - set(known))
-    if unknown:
-        raise UsageError(
-            f"unknown {name} option(s) {', '.join(unknown)} (known: {', '.join(known)})"
-        )
-    return bin_path(pin, request.install_dir), request.prompt
+    return request.prompt
 
 
 def base_env(dirs: ScratchDirs, path: str) -> dict[str, str]:

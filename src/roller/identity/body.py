@@ -1,97 +1,112 @@
-"""Conversation ids carried in a request body, per harness.
+"""Body-level conversation id kinds: a plain (optionally prefixed) field, and an id inside a
+JSON object carried as a string.
 
 The gateway's third identity source, after roller's explicit headers and the harness's
-native headers: a body-level conversation id. Like the headers it is gated on the
-declared harness, because the fields are generic: `prompt_cache_key` is an ordinary
-OpenAI Responses field any client may fill with anything (Hermes fills it with a hash of
-its instructions and tools, identical across unrelated runs), and Anthropic
-`metadata.user_id` is free text for most clients.
+native headers. Like the headers it is gated on the declared harness (a profile names
+its body field; other harnesses' fields are never read), because the fields are generic:
+`prompt_cache_key` is an ordinary OpenAI Responses field any client may fill with
+anything, and Anthropic `metadata.user_id` is free text for most clients.
 
-What each harness puts there (measured, see docs/identity.md):
-- Claude Code (2.1.332): `metadata.user_id` is a JSON *string*
-  `{"device_id": …, "account_uuid": …, "session_id": <session uuid>}`. The session is the
-  same for the parent and every subagent: per conversation, not per participant.
-  `device_id` is install-scoped and `account_uuid` account-scoped: never keys.
-- Codex (0.171.0): `prompt_cache_key` is the root session id, in child requests too.
-- Pi (0.73.1, Responses API only): `prompt_cache_key` equals the `session_id` header. Pi has
-  no in-process subagents; an extension's child is a separate process with its own id.
-- Qwen Code (0.24.4, Responses API only): `prompt_cache_key` is `qwen-code:<sessionId>`,
-  the same for parent and child; the key is the part after the prefix.
-- Hermes (0.19.0, Responses API only): `prompt_cache_key` is `pck_<hash>` of instructions and
-  tools: shared by unrelated runs, so `per_conversation` is False and it never keys anything.
-- OpenCode, Gemini CLI, OpenClaw, DeepSeek, generic: nothing read. (DeepSeek's body
-  `dsh_session_log` is lineage evidence for its header rule, not a conversation id; it is
-  omitted when the harness has no pending events.)
+What a kind says about its value (declared per harness, measured; docs/identity.md):
+- `per_conversation`: stable within one conversation and different between
+  conversations, so it may key a session. A value shared by unrelated runs (a hash of
+  instructions and tools) is evidence only and never keys anything.
+- `per_participant`: parent and child send different values (true only for a harness
+  whose session is one participant).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Final
 
 from roller.identity.evidence import Evidence, HeaderView, dig, parse_json_object
+from roller.identity.profile import WireProfile
 from roller.identity.wire_identity import BodyConversation
 
-QWEN_PREFIX: Final = "qwen-code:"
-REASON_NOT_QWEN_FORM: Final = "not of the form qwen-code:<session id>"
 REASON_USER_ID_NOT_JSON: Final = "not a JSON object string"
 
-_CACHE_KEY_FIELD: Final = "body.prompt_cache_key"
-_USER_ID_FIELD: Final = "body.metadata.user_id"
+
+def reason_not_prefixed(prefix: str) -> str:
+    return f"not of the form {prefix}<session id>"
 
 
-def body_conversation_id(harness: str, body: object) -> BodyConversation | None:
-    """The conversation id `body` carries for the declared `harness`, or None.
+@dataclass(frozen=True, slots=True)
+class BodyField:
+    """A plain body field; with `prefix`, the key is the part after it (required)."""
 
-    Pure and total: any `body` (parsed JSON or anything else) is accepted. Use the result
-    as a session key only when `per_conversation` is True.
-    """
-    return read_body_conversation(harness, body, Evidence(HeaderView(None)))
+    path: tuple[str, ...]
+    per_conversation: bool = True
+    per_participant: bool = False
+    prefix: str | None = None
 
-
-def read_body_conversation(harness: str, body: object, ev: Evidence) -> BodyConversation | None:
-    """`body_conversation_id`, recording evidence and rejections into `ev`."""
-    if harness == "claude-code":
-        return _claude_code(body, ev)
-    if harness in ("codex", "pi", "qwen-code", "hermes"):
-        present, value = dig(body, "prompt_cache_key")
+    def read(self, body: object, ev: Evidence) -> BodyConversation | None:
+        present, value = dig(body, *self.path)
         if not present:
             return None
-        if harness == "qwen-code":
-            if not isinstance(value, str) or not value.startswith(QWEN_PREFIX):
-                ev.reject(_CACHE_KEY_FIELD, REASON_NOT_QWEN_FORM)
+        source = ".".join(self.path)
+        if self.prefix is not None:
+            if not isinstance(value, str) or not value.startswith(self.prefix):
+                ev.reject(f"body.{source}", reason_not_prefixed(self.prefix))
                 return None
-            value = value[len(QWEN_PREFIX) :]
-        key = ev.check(_CACHE_KEY_FIELD, value).value
+            value = value[len(self.prefix) :]
+        key = ev.check(f"body.{source}", value).value
         if key is None:
             return None
         return BodyConversation(
             key=key,
-            source="prompt_cache_key",
-            per_conversation=harness != "hermes",
-            per_participant=harness == "pi",
+            source=source,
+            per_conversation=self.per_conversation,
+            per_participant=self.per_participant,
         )
-    return None
 
 
-def _claude_code(body: object, ev: Evidence) -> BodyConversation | None:
-    present, user_id = dig(body, "metadata", "user_id")
-    if not present:
-        return None
-    parsed = parse_json_object(user_id) if isinstance(user_id, str) else None
-    if parsed is None:
-        ev.reject(_USER_ID_FIELD, REASON_USER_ID_NOT_JSON)
-        return None
-    for scoped, reason in (
-        ("device_id", "install-scoped id, never a session key"),
-        ("account_uuid", "account-scoped id, never a session key"),
-    ):
-        if parsed.get(scoped):
-            ev.reject(f"{_USER_ID_FIELD}.{scoped}", reason)
-    if "session_id" not in parsed:
-        return None
-    key = ev.check(f"{_USER_ID_FIELD}.session_id", parsed["session_id"]).value
-    if key is None:
-        return None
-    return BodyConversation(
-        key=key, source="metadata.user_id", per_conversation=True, per_participant=False
-    )
+@dataclass(frozen=True, slots=True)
+class JsonStringField:
+    """A body field holding a JSON object as a string; the session id is its `key`.
+
+    `scoped`: keys of that object that are install- or account-scoped (key, reason): noted
+    as rejected when set, never read. Names the conversation, never the participant.
+    """
+
+    path: tuple[str, ...]
+    key: str
+    scoped: tuple[tuple[str, str], ...] = ()
+
+    def read(self, body: object, ev: Evidence) -> BodyConversation | None:
+        present, text = dig(body, *self.path)
+        if not present:
+            return None
+        source = ".".join(self.path)
+        field = f"body.{source}"
+        parsed = parse_json_object(text) if isinstance(text, str) else None
+        if parsed is None:
+            ev.reject(field, REASON_USER_ID_NOT_JSON)
+            return None
+        for scoped, reason in self.scoped:
+            if parsed.get(scoped):
+                ev.reject(f"{field}.{scoped}", reason)
+        if self.key not in parsed:
+            return None
+        key = ev.check(f"{field}.{self.key}", parsed[self.key]).value
+        if key is None:
+            return None
+        return BodyConversation(
+            key=key, source=source, per_conversation=True, per_participant=False
+        )
+
+
+def body_conversation_id(profile: WireProfile, body: object) -> BodyConversation | None:
+    """The conversation id `body` carries for the harness `profile` describes, or None.
+
+    Pure and total: any `body` (parsed JSON or anything else) is accepted. Use the result
+    as a session key only when `per_conversation` is True.
+    """
+    return read_body_conversation(profile, body, Evidence(HeaderView(None)))
+
+
+def read_body_conversation(
+    profile: WireProfile, body: object, ev: Evidence
+) -> BodyConversation | None:
+    """`body_conversation_id`, recording evidence and rejections into `ev`."""
+    return profile.body.read(body, ev) if profile.body is not None else None

@@ -1,6 +1,6 @@
 """`Keys`: what one identity rule concluded, before evidence and rejections are attached.
 
-Each rule (`roller.identity.rules`, `.codex`, `.deepseek`) returns a `Keys` or None
+Each rule kind (`roller.identity.rules`, `.threads`, `.lineage`) returns a `Keys` or None
 ("this rule has nothing to say"); `roller.identity.derive` picks one by precedence and
 wraps it into a `WireIdentity`. The constructors below are how the rules build a result
 (labels such as `agent_id` are added with `dataclasses.replace`), so the invariants of

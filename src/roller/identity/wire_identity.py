@@ -20,23 +20,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, NamedTuple
+from typing import Any, NamedTuple
 
-IdentityRule = Literal[
-    "roller-headers",
-    "claude-code-headers",
-    "opencode-headers",
-    "codex-headers",
-    "deepseek-headers",
-    "pi-session-header",
-    "body-conversation-id",
-    "none",
-]
+IdentityRule = str
+"""A rule name, persisted in every call record's `native_identity.rule`: the engine's own
+`roller-headers`, `body-conversation-id` and `none`, or the name a harness profile gives
+its native header rule (`<harness>-headers`, …; stable once recorded)."""
 
-BodySource = Literal[
-    "metadata.user_id",
-    "prompt_cache_key",
-]
+BodySource = str
+"""The body field a conversation id came from, as a dotted path (`prompt_cache_key`)."""
 
 
 class Rejection(NamedTuple):
@@ -60,12 +52,12 @@ class BodyConversation:
     - `source`: the body field it came from.
     - `per_conversation`: True when the value is stable within one harness conversation and
       differs between conversations, so it may key a session. False when it is shared by
-      unrelated runs (Hermes' `prompt_cache_key` is a hash of instructions and tools):
-      such a value is evidence only and must never key a session.
-    - `per_participant`: True when parent and child send different values. False for every
-      harness probed: Claude Code's `metadata.user_id` session, Codex' and Qwen Code's
-      `prompt_cache_key` are the root's, in child requests too, so a body id names the
-      conversation and never tells a child from its parent.
+      unrelated runs (a hash of instructions and tools): such a value is evidence only
+      and must never key a session.
+    - `per_participant`: True when parent and child send different values (a harness
+      whose session is one participant). False for every harness with subagents probed:
+      the body id is the root's, in child requests too, so it names the conversation and
+      never tells a child from its parent.
     """
 
     key: str

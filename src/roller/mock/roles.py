@@ -1,15 +1,17 @@
 """Tool roles: one scenario word ("spawn", "shell", …) for each harness's own tool.
 
 A scenario says *what* the model does (spawn a subagent, run a shell command); this module
-says *how* on the harness at hand, from the tools the request offers. Rules kept here:
-- A role resolves to the first offered tool in its row of `ROLE_TOOLS` (matched by bare
-  name, so Codex's namespaced `multi_agent_v1.spawn_agent` counts); when none is offered
-  the role does not resolve and the rule using it does not match.
+says *how* on the harness at hand, from the tools the request offers. Which tool plays
+which role is each harness's declared fact (`roller.harnesses.tools.ToolHints`, in its
+package's profile); `role_tools()` merges them over the harness registry. Rules kept here:
+- A role resolves to the first offered tool in its merged row (matched by bare name, so a
+  namespaced `multi_agent_v1.spawn_agent` counts); when none is offered the role does
+  not resolve and the rule using it does not match. A spawn tool a harness declares for
+  forking spawns only is picked first by a forking spawn and never by a plain one.
 - Arguments start from the tool's own schema (required properties only), get the role's
   meaning put into whichever property the schema names for it (`prompt`, `message`,
-  `task`, `goal`…), harness constants where the harness needs one (OpenCode `task`
-  `subagent_type: "general"`, Gemini `invoke_agent` `agent_name: "generalist"`), and
-  finally the scenario's explicit `arguments`, which always win.
+  `task`, `goal`…), the constants the harness declares for that tool (a subagent type,
+  an agent name), and finally the scenario's explicit `arguments`, which always win.
 - Everything derived from the context (Codex v1 `wait_agent` targets) comes from this
   request's own history: the spawn results it carries.
 """
@@ -20,48 +22,41 @@ import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, get_args
+from typing import Any
 
+from roller.harnesses import registry
+from roller.harnesses.registry import Registry
+from roller.harnesses.tools import ROLES, Role
 from roller.mock.arguments import fill
 from roller.mock.reply import ToolCallOut
 from roller.mock.request_view import ContextCall, OfferedTool, RequestView
 from roller.wire.types import JSONObject
 
-Role = Literal["spawn", "shell", "write", "read", "wait", "complete"]
-ROLES: tuple[Role, ...] = get_args(Role)
 
-# role -> harness tool names, in order of preference. Sources: /work/shared/harnesses/*.md.
-ROLE_TOOLS: dict[Role, tuple[str, ...]] = {
-    # Claude Code Agent (older: Task), Qwen Code agent, OpenCode task, Codex spawn_agent
-    # (v1 multi_agent_v1 / v2 collaboration), Gemini CLI invoke_agent, Hermes delegate_task,
-    # DeepSeek/Pi-extension subagent, OpenClaw sessions_spawn.
-    "spawn": (
-        "Agent",
-        "Task",
-        "agent",
-        "task",
-        "spawn_agent",
-        "invoke_agent",
-        "delegate_task",
-        "subagent",
-        "subagent_fork",
-        "sessions_spawn",
-    ),
-    "shell": (
-        "Bash",
-        "bash",
-        "exec_command",
-        "shell",
-        "shell_command",
-        "run_shell_command",
-        "terminal",
-        "exec",
-    ),
-    "write": ("Write", "write", "write_file"),
-    "read": ("Read", "read", "read_file"),
-    "wait": ("wait_agent",),
-    "complete": ("complete_task",),
-}
+def _merged_roles(reg: Registry) -> dict[Role, tuple[str, ...]]:
+    rows: dict[Role, list[str]] = {role: [] for role in ROLES}
+    for harness in reg.harnesses:
+        for role in ROLES:
+            rows[role] += [n for n in harness.tools.names(role) if n not in rows[role]]
+    return {role: tuple(names) for role, names in rows.items()}
+
+
+def _fork_spawn(reg: Registry) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(n for h in reg.harnesses for n in h.tools.fork_spawn))
+
+
+def _constants(reg: Registry) -> dict[str, dict[str, Any]]:
+    out: dict[str, dict[str, Any]] = {}
+    for harness in reg.harnesses:
+        for tool, values in harness.tools.constants.items():
+            out.setdefault(tool, {}).update(values)
+    return out
+
+
+def role_tools() -> dict[Role, tuple[str, ...]]:
+    """role -> every registered harness's tool names for it, in order of preference."""
+    return registry().derived(_merged_roles)
+
 
 # Parameters a role takes in a scenario (name -> accepted Python types), and the required ones.
 ROLE_PARAMS: dict[Role, dict[str, tuple[type, ...]]] = {
@@ -91,11 +86,6 @@ ROLE_REQUIRED: dict[Role, tuple[str, ...]] = {
 _PROMPT_PROPS = ("prompt", "message", "task", "goal", "instructions", "query")
 _PATH_PROPS = ("file_path", "filePath", "path", "absolute_path")
 _COMMAND_PROPS = ("command", "cmd")
-# Harness constants: a value the harness needs that no scenario should have to know.
-_CONSTANTS: dict[str, dict[str, Any]] = {
-    "task": {"subagent_type": "general"},
-    "invoke_agent": {"agent_name": "generalist"},
-}
 _TASK_NAME_CHARS = re.compile(r"[^a-z0-9_]+")
 
 
@@ -114,7 +104,7 @@ class CallSpec:
 
 def role_of(name: str) -> Role | None:
     """The role a tool name plays (used to classify calls already in the context)."""
-    for role, names in ROLE_TOOLS.items():
+    for role, names in role_tools().items():
         if name in names:
             return role
     return None
@@ -153,11 +143,12 @@ def resolve_call(spec: CallSpec, view: RequestView) -> ToolCallOut | None:
 
 
 def _tool_for(role: Role, view: RequestView, params: Mapping[str, Any]) -> OfferedTool | None:
-    names = ROLE_TOOLS[role]
+    names = role_tools()[role]
     if role == "spawn":
-        # DeepSeek's fork spawn is its own tool; only a forking spawn prefers it.
-        first = ("subagent_fork",) if params.get("fork") else ()
-        names = first + tuple(n for n in names if n != "subagent_fork")
+        # A harness's fork spawn may be its own tool; only a forking spawn uses it.
+        fork = registry().derived(_fork_spawn)
+        first = fork if params.get("fork") else ()
+        names = first + tuple(n for n in names if n not in fork)
     for name in names:
         tool = next((t for t in view.tools if t.name == name), None)
         if tool is not None:
@@ -194,7 +185,7 @@ def _role_arguments(
     args = fill(schema)
     if not isinstance(args, dict):
         args = {}
-    for name, value in _CONSTANTS.get(tool.name, {}).items():
+    for name, value in registry().derived(_constants).get(tool.name, {}).items():
         if _has(schema, name):
             args[name] = value
     if role == "spawn":

@@ -17,8 +17,9 @@ from pathlib import Path
 from typing import Any, get_args
 
 from roller.errors import ConfigError
+from roller.harnesses.tools import ROLES, Role
 from roller.mock.request_view import RequestKind
-from roller.mock.roles import ROLE_PARAMS, ROLE_REQUIRED, ROLES, CallSpec, Role
+from roller.mock.roles import ROLE_PARAMS, ROLE_REQUIRED, CallSpec
 from roller.mock.scenario import DEFAULT_TEXT, DEFAULT_TITLE, Match, Rule, Scenario
 from roller.wire.types import PROTOCOL_NAMES
 

@@ -1,9 +1,9 @@
 """The common acceptance scenarios (issue 4): one table, shared by every harness.
 
 Each row implies its expectations; a harness that runs a scenario differently (a
-foreground default, no nesting, no background parameter) says so in its profile under
-`roller.acceptance.profiles`, never here. Mock scenario files that are not built into
-`roller mock-model` live beside this module.
+foreground default, no nesting, no background parameter) says so in its acceptance
+profile (`roller.harnesses.<name>.acceptance`), never here. Mock scenario files that are
+not built into `roller mock-model` live beside this module.
 """
 
 from __future__ import annotations
@@ -11,29 +11,10 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from roller.acceptance.spec import Expect, Scenario, ScenarioOverride, ToolResultExpect
-from roller.capture.models import RelationType
 from roller.errors import UsageError
+from roller.harnesses.acceptance import Expect, Scenario, ToolResultExpect, delegation_relations
 
 SCENARIO_DIR = Path(__file__).parent
-
-# The relations every delegation establishes, whatever its mode: the spawn, the result
-# reaching the parent, the child's completion, and the result in a later parent input.
-# A background delegation adds the launch acknowledgement and its entry into a later
-# parent input (never taken for completion).
-_DELEGATION: tuple[RelationType, ...] = (
-    "spawn",
-    "result_delivered",
-    "child_completed",
-    "result_in_context",
-)
-_BACKGROUND: tuple[RelationType, ...] = ("launch_acknowledged", "launch_ack_in_context")
-
-
-def delegation_relations(children: int, background: bool = False) -> dict[RelationType, int]:
-    """Minimum established relations for `children` delegations of one kind."""
-    types = _DELEGATION + (_BACKGROUND if background else ())
-    return dict.fromkeys(types, children)
 
 
 def delegating(children: int, max_depth: int = 1, *, background: bool = False) -> Expect:
@@ -43,12 +24,6 @@ def delegating(children: int, max_depth: int = 1, *, background: bool = False) -
         max_depth=max_depth,
         relations=delegation_relations(children, background=background),
     )
-
-
-def background_default(children: int) -> ScenarioOverride:
-    """For a harness that delegates in the background unless told otherwise: the
-    scenario's delegations also show the launch acknowledgement."""
-    return ScenarioOverride(expect={"relations": delegation_relations(children, background=True)})
 
 
 SCENARIOS: tuple[Scenario, ...] = (
@@ -125,7 +100,7 @@ SCENARIOS: tuple[Scenario, ...] = (
         mock="spawn-fork",
         prompt="Fork yourself into one subagent that keeps this conversation; it replies done.",
         expect=replace(delegating(1), child_forked_from_root=True),
-        summary="a child started from a copy of its parent's history (Codex v2 warm fork)",
+        summary="a child started from a copy of its parent's history (a warm fork)",
     ),
     Scenario(
         name="foreground",

@@ -43,9 +43,13 @@ from pathlib import Path
 
 from roller.capture.models import OutputCoverage, SubtaskCapability
 from roller.harnesses.base import LaunchPlan, LaunchRequest, NativeCapture, Pin, ScratchDirs
-from roller.harnesses.claude_code.logs import read_claude_code_logs
+from roller.harnesses.claude_code.acceptance import ACCEPTANCE
+from roller.harnesses.claude_code.logs import read_native
+from roller.harnesses.claude_code.profile import INJECTIONS, NAME, SPAWN_TOOLS, TOOLS, WIRE
+from roller.harnesses.harness import Harness
 from roller.harnesses.launch import checked_launch, harness_env, passed_credentials
 from roller.harnesses.native_files import copy_tree
+from roller.harnesses.options import CliFlag, LaunchOption
 from roller.harnesses.resume import confirmed_id, confirmed_root_participant, resume_id
 
 # Everything that is not a model call, off (see the module docstring).
@@ -58,33 +62,49 @@ QUIET_ENV: Mapping[str, str] = {
 }
 HEADLESS_ARGS: tuple[str, ...] = ("-p", "--output-format", "stream-json", "--verbose")
 CREDENTIAL_ENV: tuple[str, ...] = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
-DELEGATION_TOOL = "Agent"
+DELEGATION_TOOL = SPAWN_TOOLS[0]
 DEFAULT_ALLOWED_TOOLS = "Bash,Read,Write,Edit"
 
 # Claude Code session ids are UUIDs (the main transcript's file name).
 _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 
-# --option KEY -> the flag it becomes (the value passed as the flag's argument).
-OPTION_FLAGS: Mapping[str, str] = {
-    "allowed-tools": "--allowedTools",
-    "permission-mode": "--permission-mode",
-    "agents": "--agents",
-    "max-turns": "--max-turns",
-}
-OPTION_DEFAULTS: Mapping[str, str] = {"allowed-tools": DEFAULT_ALLOWED_TOOLS}
-# Claude Code refuses to bypass permissions as root unless told it is sandboxed; the
-# scratch HOME/work dir is roller's sandbox for the run.
-PERMISSION_MODE_ENV: Mapping[str, Mapping[str, str]] = {
-    "bypassPermissions": {"IS_SANDBOX": "1"},
-}
+# `--option` keys: each value is its flag's argument; an empty value drops the flag (and
+# the default).
+OPTIONS: tuple[LaunchOption, ...] = (
+    LaunchOption(
+        "allowed-tools",
+        CliFlag("--allowedTools"),
+        "tools allowed without asking (comma-separated)",
+        default=DEFAULT_ALLOWED_TOOLS,
+        empty_drops=True,
+    ),
+    LaunchOption(
+        "permission-mode",
+        CliFlag("--permission-mode"),
+        "Claude Code's permission mode",
+        empty_drops=True,
+        # Claude Code refuses to bypass permissions as root unless told it is sandboxed;
+        # the scratch HOME/work dir is roller's sandbox for the run.
+        env_when={"bypassPermissions": {"IS_SANDBOX": "1"}},
+    ),
+    LaunchOption(
+        "agents",
+        CliFlag("--agents"),
+        "JSON for --agents (custom subagents, e.g. with their own tool set)",
+        empty_drops=True,
+    ),
+    LaunchOption("max-turns", CliFlag("--max-turns"), "turn limit", empty_drops=True),
+)
 
 
 class ClaudeCodeAdapter:
-    name = "claude-code"
+    name = NAME
     profile = "cli-print"
     pin = Pin(registry="npm", package="@anthropic-ai/claude-code", version="2.1.332", bin="claude")
     subtasks: SubtaskCapability = "supported"
     coverage_basis: OutputCoverage = "per_message_id"
+    options = OPTIONS
+    runs_command = False
 
     def launch_plan(self, request: LaunchRequest) -> LaunchPlan:
         return self._plan(request, resume_session=None)
@@ -100,13 +120,9 @@ class ClaudeCodeAdapter:
         return self._plan(request, resume_session=resume_id(self.name, "session id", root, _UUID))
 
     def _plan(self, request: LaunchRequest, resume_session: str | None) -> LaunchPlan:
-        binary, prompt = checked_launch(self.name, self.pin, request, OPTION_FLAGS)
-        argv = [str(binary), *HEADLESS_ARGS]
-        options = {**OPTION_DEFAULTS, **request.options}
-        for key, flag in OPTION_FLAGS.items():
-            value = options.get(key)
-            if value:  # an empty value drops a default flag
-                argv += [flag, value]
+        launch = checked_launch(self.name, self.pin, request, OPTIONS)
+        binary = launch.binary
+        argv = [str(binary), *HEADLESS_ARGS, *launch.options.argv()]
         if not request.capture_calls:
             argv += ["--disallowedTools", DELEGATION_TOOL]
         if request.model:
@@ -116,7 +132,7 @@ class ClaudeCodeAdapter:
 
         env = harness_env(request.dirs, binary)
         env.update(QUIET_ENV)
-        env.update(PERMISSION_MODE_ENV.get(options.get("permission-mode", ""), {}))
+        env.update(launch.options.env())
         env["ANTHROPIC_BASE_URL"] = request.base_urls["anthropic"]
         secrets = passed_credentials(request.credentials, CREDENTIAL_ENV)
         env.update(secrets)
@@ -126,7 +142,7 @@ class ClaudeCodeAdapter:
             cwd=request.dirs.work,
             timeout_s=request.timeout_s,
             secret_env=frozenset(secrets),
-            stdin=prompt.encode(),
+            stdin=launch.prompt.encode(),
         )
 
     def collect_native(self, dirs: ScratchDirs, dest: Path) -> None:
@@ -136,5 +152,15 @@ class ClaudeCodeAdapter:
         subagent transcripts) and `~/.claude.json` (install ids, no evidence)."""
         copy_tree(dirs.home / ".claude" / "projects", dest / "projects")
 
-    def read_native(self, native_dir: Path) -> NativeCapture | None:
-        return read_claude_code_logs(native_dir)
+    read_native = staticmethod(read_native)
+
+
+HARNESS = Harness(
+    name=NAME,
+    package=__name__,
+    wire=WIRE,
+    tools=TOOLS,
+    injections=INJECTIONS,
+    adapter=ClaudeCodeAdapter(),
+    acceptance=ACCEPTANCE,
+)

@@ -1,6 +1,6 @@
 """The Claude Code native facts: participants, identity, relations, lifecycle.
 
-`read_claude_code_logs(native_dir) -> NativeCapture` is the adapter's pure reader;
+`read_native(native_dir) -> NativeCapture` is the adapter's pure reader;
 `claude_code.transcripts` parses the files (its docstring gives the log location and
 shape, checked against Claude Code 2.1.332 on 2026-11-29). What is decided here:
 - participants: `main` (the root) and one per subagent transcript (key = agentId); the
@@ -42,6 +42,7 @@ from roller.harnesses.base import (
     NativeRelation,
     ParticipantState,
 )
+from roller.harnesses.claude_code import profile
 from roller.harnesses.claude_code.transcripts import (
     ROOT_KEY,
     Meta,
@@ -53,7 +54,7 @@ from roller.harnesses.claude_code.transcripts import (
     message_id,
 )
 
-SPAWN_TOOLS = frozenset({"Agent", "Task"})
+SPAWN_TOOLS = frozenset(profile.SPAWN_TOOLS)
 Outcome = Literal["completed", "failed"]
 OUTCOME_RELATION: Mapping[Outcome, RelationType] = {
     "completed": "child_completed",
@@ -83,7 +84,7 @@ class _Child:
         return "unknown" if meta.finished else "running"  # stopped, but how is unknown
 
 
-def read_claude_code_logs(native_dir: Path) -> NativeCapture:
+def read_native(native_dir: Path) -> NativeCapture:
     """The native facts of the Claude Code session copied under `native_dir`."""
     problems: list[str] = []
     session = load_session(native_dir, problems)

@@ -33,7 +33,7 @@ picks the most recently updated thread and may pick a child.
 Native logs: `$CODEX_HOME/sessions/` (rollout JSONL per thread) is copied to
 `raw/native/sessions/`, and `state_5.sqlite` (threads, spawn edges) to
 `raw/native/state_5.sqlite` through SQLite's backup API (one consistent snapshot,
-WAL included). The reader is `roller.harnesses.codex.native.read_codex_native`.
+WAL included). The reader is `roller.harnesses.codex.native.read_native`.
 """
 
 from __future__ import annotations
@@ -54,21 +54,41 @@ from roller.harnesses.base import (
     Pin,
     ScratchDirs,
 )
-from roller.harnesses.codex.native import SESSIONS, read_codex_native
+from roller.harnesses.codex.acceptance import ACCEPTANCE
+from roller.harnesses.codex.native import SESSIONS, read_native
+from roller.harnesses.codex.profile import INJECTIONS, NAME, TOOLS, WIRE
 from roller.harnesses.codex.state import COPY_ERROR_SUFFIX, STATE_DB
+from roller.harnesses.harness import Harness
 from roller.harnesses.launch import checked_launch, harness_env
 from roller.harnesses.native_files import copy_tree, snapshot_sqlite
+from roller.harnesses.options import ConfigKey, LaunchOption, LaunchOptions
 from roller.harnesses.resume import confirmed_id, confirmed_root_participant, resume_id
 
 PROVIDER = "roller"
 KEY_ENV = "OPENAI_API_KEY"
 EXEC_ARGS: tuple[str, ...] = ("exec", "--skip-git-repo-check", "--json")
-# --option KEY -> allowed values (None: any value the key's own check accepts).
-OPTIONS: Mapping[str, frozenset[str] | None] = {
-    "multi-agent": frozenset({"v1", "v2"}),
-    "max-depth": None,
-    "sandbox": frozenset({"read-only", "workspace-write", "danger-full-access"}),
-}
+OPTIONS: tuple[LaunchOption, ...] = (
+    LaunchOption(
+        "multi-agent",
+        ConfigKey("[features] multi_agent_v2"),
+        "subagent protocol: v1 (multi_agent_v1 namespace) or v2 (collaboration, warm forks)",
+        choices=("v1", "v2"),
+        default="v1",
+    ),
+    LaunchOption(
+        "max-depth",
+        ConfigKey("[agents] max_depth"),
+        "how deep v1 children may spawn (Codex's default 1: a child gets no spawn tool)",
+        integer=(1, 8),
+    ),
+    LaunchOption(
+        "sandbox",
+        ConfigKey("sandbox_mode"),
+        "Codex's sandbox for commands",
+        choices=("danger-full-access", "read-only", "workspace-write"),
+        default="workspace-write",
+    ),
+)
 _UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
 
 
@@ -95,17 +115,18 @@ def render_config(tables: Mapping[str, Mapping[str, str | bool | int]]) -> str:
     return "\n".join(lines).lstrip("\n") + "\n"
 
 
-def config_tables(request: LaunchRequest) -> dict[str, dict[str, str | bool | int]]:
+def config_tables(
+    request: LaunchRequest, options: LaunchOptions
+) -> dict[str, dict[str, str | bool | int]]:
     """The generated config as data (see the module docstring for each value's reason)."""
-    options = request.options
-    v2 = options.get("multi-agent", "v1") == "v2"
+    v2 = options["multi-agent"] == "v2"
     top: dict[str, str | bool | int] = {"model_provider": PROVIDER}
     if request.model:
         top["model"] = request.model
     top.update(
         {
             "approval_policy": "never",
-            "sandbox_mode": options.get("sandbox", "workspace-write"),
+            "sandbox_mode": options["sandbox"],
             "check_for_update_on_startup": False,
         }
     )
@@ -133,16 +154,6 @@ def config_tables(request: LaunchRequest) -> dict[str, dict[str, str | bool | in
     return tables
 
 
-def _check_values(options: Mapping[str, str]) -> None:
-    for key, allowed in OPTIONS.items():
-        value = options.get(key)
-        if value is not None and allowed is not None and value not in allowed:
-            raise UsageError(f"codex option {key} must be one of {', '.join(sorted(allowed))}")
-    depth = options.get("max-depth")
-    if depth is not None and not (depth.isdigit() and 1 <= int(depth) <= 8):
-        raise UsageError("codex option max-depth must be an integer from 1 to 8")
-
-
 def confirmed_root_thread(native: NativeCapture | None) -> str:
     """The root thread id the native logs confirm, for `codex exec resume`.
 
@@ -150,16 +161,18 @@ def confirmed_root_thread(native: NativeCapture | None) -> str:
     anything else is an error, because resuming a guessed thread would continue the
     wrong conversation.
     """
-    root = confirmed_root_participant("codex", native)
-    return confirmed_id("codex", "thread uuid", root.key, _UUID)
+    root = confirmed_root_participant(NAME, native)
+    return confirmed_id(NAME, "thread uuid", root.key, _UUID)
 
 
 class CodexAdapter:
-    name = "codex"
+    name = NAME
     profile = "exec"
     pin = Pin(registry="npm", package="@openai/codex", version="0.171.0", bin="codex")
     subtasks: SubtaskCapability = "supported"
     coverage_basis: OutputCoverage = "token_usage_count"
+    options = OPTIONS
+    runs_command = False
 
     def launch_plan(self, request: LaunchRequest) -> LaunchPlan:
         """The first turn: `codex exec … -` with the prompt on stdin."""
@@ -170,14 +183,14 @@ class CodexAdapter:
 
     def resume_plan(self, request: LaunchRequest, root: str) -> LaunchPlan:
         """A later turn in the same scratch HOME: resume the confirmed root thread."""
-        return self._plan(request, resume_thread=resume_id("codex", "thread uuid", root, _UUID))
+        return self._plan(request, resume_thread=resume_id(NAME, "thread uuid", root, _UUID))
 
     def _plan(self, request: LaunchRequest, resume_thread: str | None) -> LaunchPlan:
-        binary, prompt = checked_launch(self.name, self.pin, request, OPTIONS)
-        _check_values(request.options)
+        launch = checked_launch(self.name, self.pin, request, OPTIONS)
+        binary = launch.binary
         key = request.credentials.get(KEY_ENV)
         if not key:
-            raise UsageError(f"codex reads its provider key from {KEY_ENV}; it is not set")
+            raise UsageError(f"{NAME} reads its provider key from {KEY_ENV}; it is not set")
         if resume_thread is None:
             argv = [str(binary), *EXEC_ARGS, "-"]
         else:
@@ -191,9 +204,13 @@ class CodexAdapter:
             env=env,
             cwd=request.dirs.work,
             timeout_s=request.timeout_s,
-            files=(FileToWrite(home / "config.toml", render_config(config_tables(request))),),
+            files=(
+                FileToWrite(
+                    home / "config.toml", render_config(config_tables(request, launch.options))
+                ),
+            ),
             secret_env=frozenset({KEY_ENV}),
-            stdin=prompt.encode(),
+            stdin=launch.prompt.encode(),
         )
 
     def collect_native(self, dirs: ScratchDirs, dest: Path) -> None:
@@ -209,5 +226,15 @@ class CodexAdapter:
                 dest.mkdir(parents=True, exist_ok=True)
                 (dest / f"{STATE_DB}{COPY_ERROR_SUFFIX}").write_text(f"{exc}\n")
 
-    def read_native(self, native_dir: Path) -> NativeCapture | None:
-        return read_codex_native(native_dir)
+    read_native = staticmethod(read_native)
+
+
+HARNESS = Harness(
+    name=NAME,
+    package=__name__,
+    wire=WIRE,
+    tools=TOOLS,
+    injections=INJECTIONS,
+    adapter=CodexAdapter(),
+    acceptance=ACCEPTANCE,
+)

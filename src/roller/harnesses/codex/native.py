@@ -66,7 +66,7 @@ COVERAGE_NOTE = (
 DYNAMIC_TOOLS_BLOCK = "dynamic_tools_loaded"
 
 
-def read_codex_native(native_dir: Path) -> NativeCapture:
+def read_native(native_dir: Path) -> NativeCapture:
     """Everything the copied native logs of one attempt say (see the module docstring)."""
     problems: list[str] = []
     rollouts = _read_rollouts(native_dir, problems)

@@ -43,20 +43,35 @@ from roller.harnesses.base import (
     FileToWrite,
     LaunchPlan,
     LaunchRequest,
-    NativeCapture,
     Pin,
     ScratchDirs,
 )
-from roller.harnesses.gemini_cli.logs import TELEMETRY_FILE, read_gemini_cli_logs
+from roller.harnesses.gemini_cli.acceptance import ACCEPTANCE
+from roller.harnesses.gemini_cli.logs import TELEMETRY_FILE, read_native
+from roller.harnesses.gemini_cli.profile import NAME, SPAWN_TOOL, TOOLS, WIRE
+from roller.harnesses.harness import Harness
 from roller.harnesses.launch import checked_launch, harness_env, passed_credentials
 from roller.harnesses.native_files import copy_file, copy_tree
+from roller.harnesses.options import CliFlag, ConfigKey, LaunchOption
 
 CREDENTIAL_ENV: tuple[str, ...] = ("GEMINI_API_KEY",)
-SPAWN_TOOL = "invoke_agent"
 HEADLESS_ARGS: tuple[str, ...] = ("--output-format", "stream-json")
 QUIET_ENV: Mapping[str, str] = {"GEMINI_CLI_NO_RELAUNCH": "true"}
-OPTION_DEFAULTS: Mapping[str, str] = {"approval-mode": "yolo"}
-OPTIONS: tuple[str, ...] = ("approval-mode", "agents")
+OPTIONS: tuple[LaunchOption, ...] = (
+    LaunchOption(
+        "approval-mode",
+        CliFlag("--approval-mode"),
+        "the CLI's approval mode (`default` offers no tool that writes or runs a shell)",
+        default="yolo",
+        empty_drops=True,
+    ),
+    LaunchOption(
+        "agents",
+        ConfigKey("~/.gemini/agents/<name>.md"),
+        "JSON {name: {description, prompt, tools, model, …}}: local agent definitions",
+        empty_drops=True,
+    ),
+)
 # Keys a local agent definition may carry besides its prompt (the CLI's own schema).
 AGENT_KEYS: tuple[str, ...] = (
     "description",
@@ -115,21 +130,21 @@ def agent_files(home: Path, spec: str) -> tuple[FileToWrite, ...]:
 
 
 class GeminiCliAdapter:
-    name = "gemini-cli"
+    name = NAME
     profile = "cli-headless"
     pin = Pin(registry="npm", package="@google/gemini-cli", version="0.61.0", bin="gemini")
     subtasks: SubtaskCapability = "supported"
     coverage_basis: OutputCoverage = "per_response_id"
+    options = OPTIONS
+    runs_command = False
 
     def launch_plan(self, request: LaunchRequest) -> LaunchPlan:
-        binary, prompt = checked_launch(self.name, self.pin, request, OPTIONS)
-        options = {**OPTION_DEFAULTS, **request.options}
-        argv = [str(binary), *HEADLESS_ARGS]
-        if options.get("approval-mode"):  # an empty value drops the default
-            argv += ["--approval-mode", options["approval-mode"]]
+        launch = checked_launch(self.name, self.pin, request, OPTIONS)
+        binary, options = launch.binary, launch.options
+        argv = [str(binary), *HEADLESS_ARGS, *options.argv()]
         if request.model:
             argv += ["--model", request.model]
-        argv.append(f"--prompt={prompt}")
+        argv.append(f"--prompt={launch.prompt}")
 
         home = request.dirs.home
         gemini_dir = home / ".gemini"
@@ -140,7 +155,7 @@ class GeminiCliAdapter:
                 + "\n",
             )
         ]
-        if options.get("agents"):
+        if "agents" in options:
             files += agent_files(home, options["agents"])
 
         env = harness_env(request.dirs, binary)
@@ -164,5 +179,14 @@ class GeminiCliAdapter:
             copy_tree(chats, dest / chats.relative_to(gemini_dir))
         copy_file(gemini_dir / TELEMETRY_FILE, dest / TELEMETRY_FILE)
 
-    def read_native(self, native_dir: Path) -> NativeCapture | None:
-        return read_gemini_cli_logs(native_dir)
+    read_native = staticmethod(read_native)
+
+
+HARNESS = Harness(
+    name=NAME,
+    package=__name__,
+    wire=WIRE,
+    tools=TOOLS,
+    adapter=GeminiCliAdapter(),
+    acceptance=ACCEPTANCE,
+)

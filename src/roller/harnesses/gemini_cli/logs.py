@@ -72,7 +72,7 @@ def _owner(prompt_id: str, known: Iterable[str]) -> str | None:
     return match["key"] if match and match["key"] in keys else None
 
 
-def read_gemini_cli_logs(native_dir: Path) -> NativeCapture:
+def read_native(native_dir: Path) -> NativeCapture:
     problems: list[str] = []
     chats = read_chats(native_dir, problems)
     telemetry_path = native_dir / TELEMETRY_FILE

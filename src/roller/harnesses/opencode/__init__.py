@@ -48,8 +48,8 @@ written with SQLite's backup API into `raw/native/opencode.db`: one self-contain
 file in journal mode DELETE. OpenCode's own log (`~/.local/share/opencode/log/*.log`)
 is copied to `raw/native/log/` for people; nothing reads it.
 
-Native reading: `opencode_store.read_store` (rows) and `opencode_native.native_capture`
-(facts); their docstrings give the tables and fields and what each fact rests on.
+Native reading: `opencode.native.read_native` (facts, over `opencode.store.read_store`'s
+rows); their docstrings give the tables and fields and what each fact rests on.
 """
 
 from __future__ import annotations
@@ -70,10 +70,14 @@ from roller.harnesses.base import (
     Pin,
     ScratchDirs,
 )
+from roller.harnesses.harness import Harness
 from roller.harnesses.launch import checked_launch, harness_env, passed_credentials
 from roller.harnesses.native_files import copy_sqlite_parts, copy_tree, snapshot_sqlite
-from roller.harnesses.opencode.native import native_capture
-from roller.harnesses.opencode.store import DB_NAME, read_store
+from roller.harnesses.opencode.acceptance import ACCEPTANCE
+from roller.harnesses.opencode.native import read_native
+from roller.harnesses.opencode.profile import NAME, TOOLS, WIRE
+from roller.harnesses.opencode.store import DB_NAME
+from roller.harnesses.options import ConfigKey, LaunchOption
 from roller.harnesses.resume import confirmed_id, confirmed_root_participant, resume_id
 
 PROVIDER = "roller"
@@ -98,10 +102,14 @@ RUN_FLAGS = ("--format", "json", "--print-logs", "--log-level", "INFO")
 # OpenCode session ids: `ses_` and 26 base-62 characters (1.18.33).
 _SESSION_ID = re.compile(r"ses_[0-9A-Za-z]{8,64}")
 # Launch options (`roller collect --option KEY=VALUE`).
-OPTIONS: dict[str, str] = {
-    "agents": "JSON: OpenCode `agent` config entries (custom subagents with their own "
-    "prompt, permissions and model; a bare model name is served through the proxy)",
-}
+OPTIONS: tuple[LaunchOption, ...] = (
+    LaunchOption(
+        "agents",
+        ConfigKey("opencode.json agent"),
+        "JSON: OpenCode `agent` config entries (custom subagents with their own "
+        "prompt, permissions and model; a bare model name is served through the proxy)",
+    ),
+)
 
 
 def data_dir(home: Path) -> Path:
@@ -179,11 +187,13 @@ def opencode_config(
 
 
 class OpenCodeAdapter:
-    name = "opencode"
+    name = NAME
     profile = "bundled"
     pin = Pin(registry="npm", package="opencode-ai", version="1.18.33", bin="opencode")
     subtasks: SubtaskCapability = "supported"
     coverage_basis: OutputCoverage = "per_session_assistant_count"
+    options = OPTIONS
+    runs_command = False
 
     def launch_plan(self, request: LaunchRequest) -> LaunchPlan:
         return self._plan(request, resume_session=None)
@@ -200,10 +210,11 @@ class OpenCodeAdapter:
         )
 
     def _plan(self, request: LaunchRequest, resume_session: str | None) -> LaunchPlan:
-        binary, prompt = checked_launch(self.name, self.pin, request, OPTIONS)
+        launch = checked_launch(self.name, self.pin, request, OPTIONS)
+        binary = launch.binary
         model = request.model or DEFAULT_MODEL
         secrets = passed_credentials(request.credentials, (KEY_ENV,))
-        agents = parse_agents(request.options["agents"]) if "agents" in request.options else None
+        agents = parse_agents(launch.options["agents"]) if "agents" in launch.options else None
         config = opencode_config(
             request.base_urls["openai"],
             model,
@@ -224,7 +235,7 @@ class OpenCodeAdapter:
                 FileToWrite(config_path(request.dirs.home), json.dumps(config, indent=2) + "\n"),
             ),
             secret_env=frozenset(secrets),
-            stdin=prompt.encode(),
+            stdin=launch.prompt.encode(),
         )
 
     def collect_native(self, dirs: ScratchDirs, dest: Path) -> None:
@@ -233,9 +244,7 @@ class OpenCodeAdapter:
         consolidate_db(source / DB_NAME, dest / DB_NAME)
         copy_tree(source / "log", dest / "log")
 
-    def read_native(self, native_dir: Path) -> NativeCapture | None:
-        """OpenCode's native facts from `raw/native/opencode.db` (see the module docstring)."""
-        return native_capture(read_store(native_dir / DB_NAME))
+    read_native = staticmethod(read_native)
 
 
 def consolidate_db(db: Path, dest: Path) -> None:
@@ -251,3 +260,13 @@ def consolidate_db(db: Path, dest: Path) -> None:
     except sqlite3.Error:
         # Kept as they were, so the reader reports a store that is not a consolidated copy.
         copy_sqlite_parts(db, dest)
+
+
+HARNESS = Harness(
+    name=NAME,
+    package=__name__,
+    wire=WIRE,
+    tools=TOOLS,
+    adapter=OpenCodeAdapter(),
+    acceptance=ACCEPTANCE,
+)

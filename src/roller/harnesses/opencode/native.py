@@ -1,5 +1,7 @@
 """OpenCode's native facts: participants, identity, relations, coverage and lifecycle,
-derived purely from its store (`opencode_store.Store`).
+derived purely from its store (`opencode.store.Store`). `read_native(native_dir)` is the
+adapter's reader: the consolidated `raw/native/opencode.db` (the tables and fields are
+in `roller.harnesses.opencode.store`) turned into these facts.
 
 Checked against OpenCode 1.18.33, with every field below seen in real runs:
 - **Participants.** One per session row. A subagent is its own session whose `parent_id`
@@ -30,6 +32,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
 
 from roller.capture.models import RelationType
 from roller.harnesses.base import (
@@ -42,7 +45,14 @@ from roller.harnesses.base import (
     NativeRelation,
     ParticipantState,
 )
-from roller.harnesses.opencode.store import DB_NAME, Store, StoredMessage, StoredPart, StoredSession
+from roller.harnesses.opencode.store import (
+    DB_NAME,
+    Store,
+    StoredMessage,
+    StoredPart,
+    StoredSession,
+    read_store,
+)
 
 # OpenCode's own placeholder titles (`Session.isDefaultTitle` in 1.18.33).
 _DEFAULT_TITLE = re.compile(
@@ -100,6 +110,11 @@ def _completed_outputs(messages: Iterable[StoredMessage], finished: set[str]) ->
         for m in messages
         if m.role == "assistant" and m.completed and m.error is None and m.id in finished
     )
+
+
+def read_native(native_dir: Path) -> NativeCapture:
+    """OpenCode's native facts from `native_dir/opencode.db` (see the module docstring)."""
+    return native_capture(read_store(native_dir / DB_NAME))
 
 
 def native_capture(store: Store) -> NativeCapture:

@@ -42,18 +42,20 @@ from pathlib import Path
 from typing import Any
 
 from roller.capture.models import OutputCoverage, SubtaskCapability
-from roller.errors import UsageError
 from roller.harnesses.base import (
     FileToWrite,
     LaunchPlan,
     LaunchRequest,
-    NativeCapture,
     Pin,
     ScratchDirs,
 )
+from roller.harnesses.harness import Harness
 from roller.harnesses.launch import checked_launch, harness_env, passed_credentials
 from roller.harnesses.native_files import copy_tree
-from roller.harnesses.pi.logs import read_pi_logs
+from roller.harnesses.options import CliFlag, ConfigKey, LaunchOption
+from roller.harnesses.pi.acceptance import ACCEPTANCE
+from roller.harnesses.pi.logs import read_native
+from roller.harnesses.pi.profile import NAME, TOOLS, WIRE
 
 PROVIDER = "roller"
 # The model asked for when `--model` is not given (what `roller mock-model` lists); a
@@ -68,7 +70,6 @@ PRINT_ARGS: tuple[str, ...] = (
     "--no-themes",
     "--no-context-files",
 )
-OPTIONS: tuple[str, ...] = ("api", "tools")
 
 
 @dataclass(frozen=True)
@@ -85,6 +86,21 @@ APIS: Mapping[str, PiApi] = {
     "anthropic-messages": PiApi("anthropic", "ANTHROPIC_API_KEY"),
 }
 DEFAULT_API = "openai-responses"
+OPTIONS: tuple[LaunchOption, ...] = (
+    LaunchOption(
+        "api",
+        ConfigKey("models.json providers.roller.api"),
+        "the API Pi speaks to the proxy (only openai-responses carries the session id)",
+        choices=tuple(APIS),
+        default=DEFAULT_API,
+    ),
+    LaunchOption(
+        "tools",
+        CliFlag("--tools"),
+        "comma-separated tool allowlist (default Pi's four: read, bash, edit, write)",
+        empty_drops=True,
+    ),
+)
 
 
 def models_json(api: str, base_url: str, model: str) -> dict[str, Any]:
@@ -103,22 +119,20 @@ def models_json(api: str, base_url: str, model: str) -> dict[str, Any]:
 
 
 class PiAdapter:
-    name = "pi"
+    name = NAME
     profile = "print-no-extensions"
     pin = Pin(registry="npm", package="@mariozechner/pi-coding-agent", version="0.73.1", bin="pi")
     subtasks: SubtaskCapability = "not_available_in_bundled_profile"
     coverage_basis: OutputCoverage = "per_session_assistant_count"
+    options = OPTIONS
+    runs_command = False
 
     def launch_plan(self, request: LaunchRequest) -> LaunchPlan:
-        binary, prompt = checked_launch(self.name, self.pin, request, OPTIONS)
-        api = request.options.get("api") or DEFAULT_API
-        if api not in APIS:
-            raise UsageError(f"pi option api: {api!r} is not one of {', '.join(APIS)}")
+        launch = checked_launch(self.name, self.pin, request, OPTIONS)
+        binary, api = launch.binary, launch.options["api"]
         model = request.model or DEFAULT_MODEL
         argv = [str(binary), *PRINT_ARGS, "--provider", PROVIDER, "--model", model]
-        if request.options.get("tools"):
-            argv += ["--tools", request.options["tools"]]
-        argv += ["--mode", "json", "-p"]
+        argv += [*launch.options.argv(), "--mode", "json", "-p"]
 
         agent_dir = request.dirs.home / ".pi" / "agent"
         base_url = request.base_urls[APIS[api].base_family]
@@ -145,12 +159,21 @@ class PiAdapter:
             timeout_s=request.timeout_s,
             files=files,
             secret_env=frozenset(secrets),
-            stdin=prompt.encode(),
+            stdin=launch.prompt.encode(),
         )
 
     def collect_native(self, dirs: ScratchDirs, dest: Path) -> None:
         """Copy `~/.pi/agent/sessions/` (one JSONL file per session)."""
         copy_tree(dirs.home / ".pi" / "agent" / "sessions", dest / "sessions")
 
-    def read_native(self, native_dir: Path) -> NativeCapture | None:
-        return read_pi_logs(native_dir)
+    read_native = staticmethod(read_native)
+
+
+HARNESS = Harness(
+    name=NAME,
+    package=__name__,
+    wire=WIRE,
+    tools=TOOLS,
+    adapter=PiAdapter(),
+    acceptance=ACCEPTANCE,
+)

@@ -95,7 +95,7 @@ def _state(assistants: list[dict[str, Any]]) -> ParticipantState:
     return "failed" if stop in UNFINISHED else "unknown"
 
 
-def read_pi_logs(native_dir: Path) -> NativeCapture:
+def read_native(native_dir: Path) -> NativeCapture:
     problems: list[str] = []
     participants: list[NativeParticipant] = []
     keys: dict[str, list[str]] = {}

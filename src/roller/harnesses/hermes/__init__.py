@@ -1,0 +1,12 @@
+"""Hermes Agent: a harness roller sees only on the wire, through the gateway.
+
+No adapter (roller does not launch it): the package is its declared profile
+(`roller.harnesses.hermes.profile`), which the gateway's credentials may name.
+"""
+
+from __future__ import annotations
+
+from roller.harnesses.harness import Harness
+from roller.harnesses.hermes.profile import NAME, TOOLS, WIRE
+
+HARNESS = Harness(name=NAME, package=__name__, wire=WIRE, tools=TOOLS)

@@ -1,0 +1,63 @@
+"""`WireProfile`: what one harness puts on the wire about who is calling, as data.
+
+A harness package declares its profile (`roller.harnesses.<name>.profile`); this package
+reads requests through it and never names a harness itself. A profile says:
+- `harness`: the declared name the profile belongs to (the gateway credential's or the
+  run's `harness`, never sniffed from the request);
+- `rule`: the native header rule, one of the generic rule kinds (`rules.AgentScoped`,
+  `rules.SessionPerAgent`, `rules.SessionHeader`, `threads.ThreadSession`,
+  `lineage.BodyLineage`) parametrized by the harness's header names, or None when the
+  harness sends no identity header. Every header the rule reads is trusted for this
+  harness only (`gating.Gate`);
+- `body`: the body-level conversation id (`body.BodyField`, `body.JsonStringField`), or
+  None;
+- `install_scoped`: headers carrying an install-scoped id (one value per installation,
+  shared by every conversation on the machine): never read, never in evidence, rejected
+  under whichever harness is declared.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+from roller.identity.evidence import Evidence
+from roller.identity.keys import Keys
+from roller.identity.wire_identity import BodyConversation
+
+
+class HeaderRule(Protocol):
+    """A native header rule: reads only its own headers, returns `Keys` or None.
+
+    `name` is the rule name recorded in `WireIdentity.rule` (stable: it is persisted in
+    every call record's `native_identity`). Gating happens before `read` is called.
+    """
+
+    @property
+    def name(self) -> str: ...
+
+    def headers(self) -> tuple[str, ...]:
+        """Every header this rule reads (lower-case): trusted for its harness only."""
+        ...
+
+    def read(self, ev: Evidence, body: object) -> Keys | None: ...
+
+
+class BodyRule(Protocol):
+    """A body-level conversation id: `read` records evidence and rejections into `ev`."""
+
+    def read(self, body: object, ev: Evidence) -> BodyConversation | None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class WireProfile:
+    """One harness's identity facts on the wire (see the module docstring)."""
+
+    harness: str
+    rule: HeaderRule | None = None
+    body: BodyRule | None = None
+    install_scoped: tuple[str, ...] = ()
+
+    def headers(self) -> tuple[str, ...]:
+        """The native headers this harness is trusted to send."""
+        return self.rule.headers() if self.rule is not None else ()
