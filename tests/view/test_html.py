@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, Page, sync_playwright
+from playwright.sync_api import Browser, Page, expect, sync_playwright
 
 from roller.capture.reader import Capture, read_attempt
 from roller.view.html import render_html
@@ -129,7 +129,8 @@ def test_click_a_child_agent_shows_its_calls_without_any_network(
             items = page.locator("#detail details.item")
             assert items.count() >= 3
             items.first.click()
-            assert items.first.locator("pre").count() == 1
+            # `toggle` fires after the click returns: wait for the body it adds.
+            expect(items.first.locator("pre")).to_have_count(1)
         # Search narrows the calls to those whose content matches.
         page.fill("#search", "ROLLER-SUBTASK")
         assert "match" in page.locator("#search-count").inner_text()
