@@ -17,7 +17,7 @@ import pytest
 from roller.capture.reader import Capture
 from roller.export.atif import atif_document
 from roller.export.omissions import Omissions
-from roller.wire.chat_messages import request_view
+from roller.export.openai_messages import request_view
 from tests.export.real_captures import ALL, publish, publish_all
 from tests.support.captures import roller
 
@@ -189,7 +189,7 @@ def test_tools_metrics_and_timestamps_come_from_the_requests(
     root_first = calls[
         next(p for p in capture.manifest.participants if p.role == "root").call_ids[0]
     ]
-    view = request_view(root_first.protocol, root_first.context)
+    view = request_view(root_first)
     assert view is not None
     assert doc["agent"]["tool_definitions"] == list(view.tools) and view.tools
     for step in doc["steps"]:

@@ -13,8 +13,8 @@ from roller.capture.reader import Capture
 from roller.export.continuity import continuity
 from roller.export.omissions import Omissions
 from roller.export.openai_messages import message_records
-from roller.wire.chat_messages import restore_request
-from roller.wire.chat_messages.view import ChatMessage
+from roller.wire import codec_for
+from roller.wire.chat import ChatMessage
 from tests.export.real_captures import publish, publish_all
 from tests.support.captures import roller
 
@@ -147,7 +147,7 @@ def test_round_trip_from_an_exported_record(captures: dict[tuple[str, str], Capt
             for m, o in zip(line["messages"], line["origin"]["messages"], strict=True)
         ]
         call = next(c for c in capture.calls if c.call_id == record["call_id"])
-        back = restore_request("openai-responses", views)["input"]
+        back = codec_for("openai-responses").chat.restore(views)["input"]
         assert [i.get("call_id") or i.get("role") for i in back] == [
             i.get("call_id") or i.get("role") for i in call.context["input"]
         ]

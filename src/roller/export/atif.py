@@ -34,7 +34,6 @@ from roller.export.omissions import Omissions
 from roller.export.openai_messages import params_of
 from roller.export.trajectory import build_trajectory, participant_segments
 from roller.wire import Codec, codec_named
-from roller.wire.chat_messages import normaliser
 
 SCHEMA_VERSION = "ATIF-v1.8"
 
@@ -127,12 +126,9 @@ class _Build:
         }
         if first is not None:
             agent["model_name"] = first.model
-            n = normaliser(first.protocol)
-            tools = (
-                n.tools_view(first.context.get(n.TOOLS_FIELD)).tools
-                if n and isinstance(first.context, dict)
-                else ()
-            )
+            codec = codec_named(first.protocol)
+            history = codec.history(first.context) if codec is not None else None
+            tools = codec.chat.tools(history.tools).tools if codec and history else ()
             agent["tool_definitions"] = list(tools)
             params, removed = params_of(first, harness.name)
             extra["request_params"] = params

@@ -32,9 +32,9 @@ from typing import Any
 
 from roller.capture.models import CallRecord
 from roller.capture.trajectory_record import TrajectoryMessage, TrajectorySegment
-from roller.wire import codec_named
-from roller.wire.chat_messages import normaliser, prompt_tokens
-from roller.wire.chat_messages.view import arguments_value, parse_data_url
+from roller.export.calls import prompt_tokens
+from roller.wire import Codec, codec_named
+from roller.wire.chat import arguments_value, parse_data_url
 
 IMAGE_TYPES = ("image/jpeg", "image/png", "image/gif", "image/webp")
 _SOURCE = {"user": "user", "system": "system", "developer": "system", "assistant": "agent"}
@@ -115,14 +115,18 @@ def _tool_call(call: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _codec(protocol: str | None) -> Codec:
+    codec = codec_named(protocol)
+    assert codec is not None  # a segment's protocol is one the trajectory could read
+    return codec
+
+
 def metrics_of(call: CallRecord) -> dict[str, Any] | None:
     usage = call.usage
     if usage is None:
         return None
     metrics: dict[str, Any] = {
-        "prompt_tokens": prompt_tokens(
-            call.protocol, usage.input_tokens, usage.cache_read_tokens, usage.cache_write_tokens
-        ),
+        "prompt_tokens": prompt_tokens(call),
         "completion_tokens": usage.output_tokens,
         "cached_tokens": usage.cache_read_tokens,
     }
@@ -132,10 +136,8 @@ def metrics_of(call: CallRecord) -> dict[str, Any] | None:
 
 
 def _agent_step(steps: Steps, call: CallRecord, items: list[Any]) -> None:
-    n = normaliser(call.protocol)
-    assert n is not None
     tool_ids = [t.ref or t.id for t in call.tool_refs.emitted]
-    view = n.view(None, items, tool_ids)
+    view = _codec(call.protocol).chat.items(items, tool_ids=tool_ids)
     texts: list[Any] = []
     reasoning: list[str] = []
     calls: list[dict[str, Any]] = []
@@ -205,9 +207,7 @@ def _observe(steps: Steps, chat: dict[str, Any], timestamp: str, copied: bool) -
 def _input_item(
     steps: Steps, protocol: str, message: TrajectoryMessage, timestamp: str, copied: bool
 ) -> None:
-    n = normaliser(protocol)
-    assert n is not None
-    view = n.view(None, [message.message])
+    view = _codec(protocol).chat.items([message.message])
     steps.problems.extend(view.problems)
     for chat in view.plain():
         role = str(chat.get("role"))
@@ -243,18 +243,13 @@ def _input_item(
             steps.tool_steps[c["tool_call_id"]] = added
 
 
-def _system_prompt(protocol: str, segment: TrajectorySegment) -> Any:
-    n = normaliser(protocol)
+def _system_prompt(segment: TrajectorySegment) -> Any:
     config = segment.configs[0] if segment.configs else None
-    if n is None or not n.SYSTEM_FIELD or not isinstance(config, dict):
-        return None
-    return config.get(n.SYSTEM_FIELD)
+    return _codec(segment.protocol).system_prompt(config)
 
 
 def _keys(protocol: str, messages: Sequence[TrajectoryMessage]) -> list[Hashable]:
-    codec = codec_named(protocol)
-    assert codec is not None  # a segment's protocol is one the trajectory could read
-    return [codec.item_key(m.message) for m in messages]
+    return [_codec(protocol).item_key(m.message) for m in messages]
 
 
 def build_steps(
@@ -281,11 +276,10 @@ def build_steps(
                     },
                 }
             )
-        system = _system_prompt(segment.protocol, segment)
+        system = _system_prompt(segment)
         if system is not None:
-            n = normaliser(segment.protocol)
-            assert n is not None
-            (chat, *_) = n.view(system, []).plain() or [{"content": ""}]
+            view = _codec(segment.protocol).chat.items([], system=system)
+            (chat, *_) = view.plain() or [{"content": ""}]
             content, _ = content_of(chat.get("content"), steps.problems)
             steps.add(
                 {

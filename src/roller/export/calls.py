@@ -15,6 +15,7 @@ from typing import IO, Any
 
 from roller.capture.models import CallRecord, ParticipantRecord
 from roller.capture.reader import Capture
+from roller.wire import codec_named
 
 EXPORT_SCHEMA = "roller.export.call/v1"
 
@@ -63,6 +64,18 @@ def participant_json(p: ParticipantRecord | None) -> dict[str, Any] | None:
         "depth": p.depth,
         "name": p.name,
     }
+
+
+def prompt_tokens(call: CallRecord) -> int | None:
+    """All the call's prompt tokens, cached included (its protocol says whether its input
+    count already holds them); None without usage."""
+    usage = call.usage
+    codec = codec_named(call.protocol)
+    if usage is None or codec is None:
+        return usage.input_tokens if usage else None
+    return codec.chat.prompt_tokens(
+        usage.input_tokens, usage.cache_read_tokens, usage.cache_write_tokens
+    )
 
 
 def export_record(

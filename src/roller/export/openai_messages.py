@@ -3,10 +3,10 @@
 One `roller.export.openai_messages/v1` record per call (a JSON line): the request's
 conversation as OpenAI chat `messages` (the system prompt first), its `tools` as chat
 function tools, and the assistant `reply` — whatever protocol the call used
-(`roller.wire.chat_messages` normalises). Kept alongside, so nothing needs guessing:
+(`Codec.chat` normalises, `roller.wire.chat`). Kept alongside, so nothing needs guessing:
 - `protocol`, `response_id` and `origin`: for every message, where each piece came from
   in the protocol's own items and each source item's envelope (role, type, item ids),
-  from which `roller.wire.chat_messages.restore_request` rebuilds the original items;
+  from which `Codec.chat.restore` rebuilds the original items;
 - `participant` (id, role, parent, depth, name) and `continuity` (`roller.export.continuity`:
   whether the context extends the same agent's previous call, and why not);
 - `params`: the request body without its items, system prompt and tools (sampling
@@ -28,7 +28,8 @@ from roller.export.calls import participant_json
 from roller.export.continuity import Continuity, continuity
 from roller.export.omissions import Omissions
 from roller.export.private_fields import strip_private
-from roller.wire.chat_messages import normaliser, reply_view, request_view
+from roller.wire import codec_named
+from roller.wire.chat import ChatView
 
 SCHEMA = "roller.export.openai_messages/v1"
 
@@ -49,11 +50,26 @@ def params_of(call: CallRecord, harness: str) -> tuple[dict[str, Any], tuple[str
     """The request body minus items, system prompt, tools and the declared harness's
     private fields."""
     body, removed = strip_private(call.context, harness)
-    n = normaliser(call.protocol)
-    if not isinstance(body, dict) or n is None:
+    codec = codec_named(call.protocol)
+    history = codec.history(body) if codec is not None else None
+    if codec is None or history is None:
         return {}, removed
-    skip = {n.ITEMS_FIELD, n.TOOLS_FIELD, n.SYSTEM_FIELD}
-    return {k: v for k, v in body.items() if k not in skip}, removed
+    return {k: v for k, v in history.config.items() if k != codec.system_field}, removed
+
+
+def request_view(call: CallRecord) -> ChatView | None:
+    """The call's request as chat messages and tools; None when no codec reads it."""
+    codec = codec_named(call.protocol)
+    return codec.chat.request(call.context) if codec is not None else None
+
+
+def reply_view(call: CallRecord) -> ChatView:
+    """The call's output as chat message(s), its tool calls under the ids the capture
+    gave them (Gemini's API names none); empty without an output."""
+    codec = codec_named(call.protocol)
+    if codec is None or call.output is None:
+        return ChatView()
+    return codec.chat.reply(call.output, [t.ref or t.id for t in call.tool_refs.emitted])
 
 
 def message_record(
@@ -64,11 +80,10 @@ def message_record(
     harness: str,
 ) -> dict[str, Any] | None:
     """The call as OpenAI chat messages; None when its request has no readable items."""
-    view = request_view(call.protocol, call.context)
+    view = request_view(call)
     if view is None:
         return None
-    tool_ids = [t.ref or t.id for t in call.tool_refs.emitted]
-    reply = reply_view(call.protocol, call.output, tool_ids) if call.output is not None else None
+    reply = reply_view(call) if call.output is not None else None
     params, removed = params_of(call, harness)
     usage = call.usage.model_dump() if call.usage else None
     return {

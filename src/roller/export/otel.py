@@ -29,8 +29,9 @@ from typing import Any
 from roller import __version__
 from roller.capture.models import CallRecord, ParticipantRecord
 from roller.capture.reader import Capture
+from roller.export.calls import prompt_tokens
 from roller.export.otel_content import chat_content, tool_content
-from roller.wire.chat_messages import normaliser, prompt_tokens
+from roller.wire import codec_named
 
 KIND_INTERNAL = 1
 KIND_CLIENT = 3
@@ -103,19 +104,15 @@ def _times(call: CallRecord, fallback: int) -> tuple[int, int]:
 def _chat_span(scope: str, call: CallRecord, parent: str | None, content: bool) -> _Span:
     start, end = _times(call, 0)
     usage = call.usage
-    n = normaliser(call.protocol)
+    codec = codec_named(call.protocol)
     attrs: dict[str, Any] = {
         "gen_ai.operation.name": "chat",
-        "gen_ai.provider.name": n.PROVIDER if n else None,
+        "gen_ai.provider.name": codec.chat.provider if codec else None,
         "gen_ai.request.model": call.model,
         "gen_ai.response.model": call.response_model,
         "gen_ai.response.id": call.response_id,
         "gen_ai.response.finish_reasons": [call.finish_reason] if call.finish_reason else None,
-        "gen_ai.usage.input_tokens": prompt_tokens(
-            call.protocol, usage.input_tokens, usage.cache_read_tokens, usage.cache_write_tokens
-        )
-        if usage
-        else None,
+        "gen_ai.usage.input_tokens": prompt_tokens(call),
         "gen_ai.usage.output_tokens": usage.output_tokens if usage else None,
         "gen_ai.usage.cache_read.input_tokens": usage.cache_read_tokens if usage else None,
         "gen_ai.usage.cache_creation.input_tokens": usage.cache_write_tokens if usage else None,

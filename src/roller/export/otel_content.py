@@ -6,7 +6,7 @@ The GenAI semantic conventions carry messages as JSON (`gen_ai.input.messages`,
 `{"type": "tool_call", "id", "name", "arguments"}`,
 `{"type": "tool_call_response", "id", "response"}`, `{"type": "reasoning", "content"}`;
 output messages add `finish_reason`. Built from the OpenAI chat view
-(`roller.wire.chat_messages`), so every protocol maps the same way; a part the chat view
+(`Codec.chat`, `roller.wire.chat`), so every protocol maps the same way; a part the chat view
 kept verbatim is carried as `{"type": <its type>, "content": <it>}`.
 """
 
@@ -16,8 +16,8 @@ import json
 from typing import Any
 
 from roller.capture.models import CallRecord
-from roller.wire.chat_messages import reply_view, request_view
-from roller.wire.chat_messages.view import arguments_value
+from roller.export.openai_messages import reply_view, request_view
+from roller.wire.chat import arguments_value
 
 
 def _parts(message: dict[str, Any]) -> list[dict[str, Any]]:
@@ -57,7 +57,7 @@ def _messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def chat_content(call: CallRecord) -> dict[str, str]:
     """The content attributes of one call's `chat` span, JSON-encoded."""
-    view = request_view(call.protocol, call.context)
+    view = request_view(call)
     if view is None:
         return {}
     messages = view.plain()
@@ -72,8 +72,7 @@ def chat_content(call: CallRecord) -> dict[str, str]:
             [p for m in _messages(system) for p in m["parts"]]
         )
     if call.output is not None:
-        tool_ids = [t.ref or t.id for t in call.tool_refs.emitted]
-        reply = _messages(reply_view(call.protocol, call.output, tool_ids).plain())
+        reply = _messages(reply_view(call).plain())
         for message in reply:
             message["finish_reason"] = call.finish_reason
         out["gen_ai.output.messages"] = _dumps(reply)
@@ -88,15 +87,14 @@ def tool_content(call: CallRecord, answered: CallRecord | None, tool_id: str) ->
     """`gen_ai.tool.call.arguments` (from the emitting output) and `.result` (from the
     later input that carried it), JSON-encoded."""
     out: dict[str, str] = {}
-    tool_ids = [t.ref or t.id for t in call.tool_refs.emitted]
-    for message in reply_view(call.protocol, call.output, tool_ids).plain():
+    for message in reply_view(call).plain():
         for tool in message.get("tool_calls") or []:
             if tool.get("id") == tool_id:
                 body = tool.get("function") or tool.get("custom") or {}
                 out["gen_ai.tool.call.arguments"] = _dumps(
                     arguments_value(body.get("arguments", body.get("input")))
                 )
-    view = request_view(answered.protocol, answered.context) if answered else None
+    view = request_view(answered) if answered else None
     for message in view.plain() if view else []:
         if message.get("role") == "tool" and message.get("tool_call_id") == tool_id:
             out["gen_ai.tool.call.result"] = _dumps(message.get("content"))

@@ -25,7 +25,7 @@ from typing import Any
 from roller.capture.trajectory_record import TrajectoryRecord
 from roller.errors import UsageError
 from roller.export.omissions import Omissions
-from roller.wire.chat_messages import normaliser
+from roller.wire import codec_named
 
 INSTALL_HINT = "Parquet export needs pyarrow: pip install 'roller[export]'"
 
@@ -198,15 +198,10 @@ def segment_rows(record: TrajectoryRecord) -> list[dict[str, Any]]:
     """One row per segment of a built trajectory."""
     rows = []
     for segment in record.segments:
-        n = normaliser(segment.protocol)
+        codec = codec_named(segment.protocol)
         config = segment.configs[0] if segment.configs else {}
-        system = (
-            config.get(n.SYSTEM_FIELD)
-            if n and n.SYSTEM_FIELD and isinstance(config, dict)
-            else None
-        )
         items = [m.message for m in segment.messages]
-        view = n.view(system, items) if n else None
+        view = codec.chat.items(items, system=codec.system_prompt(config)) if codec else None
         tools = segment.tool_snapshots[0].tools if segment.tool_snapshots else None
         rows.append(
             {
@@ -222,7 +217,7 @@ def segment_rows(record: TrajectoryRecord) -> list[dict[str, Any]]:
                 "start_detail": segment.start.detail,
                 "call_ids": [r.call_id for r in segment.requests],
                 "messages": [message_row(m) for m in view.plain()] if view else [],
-                "tools_json": _json(list(n.tools_view(tools).tools) if n else tools),
+                "tools_json": _json(list(codec.chat.tools(tools).tools) if codec else tools),
                 "items_json": _json([m.model_dump(mode="json") for m in segment.messages]),
                 "export_status": record.export_status,
                 "export_blocked_by": list(record.export_blocked_by),

@@ -11,7 +11,7 @@
 - `relations`: every relation, for links between calls.
 Base64 blobs are elided (`roller.view.blobs`) and counted in `summary.elided_blobs`.
 
-The diff compares items by their OpenAI chat form (`roller.wire.chat_messages`) without
+The diff compares items by their OpenAI chat form (`Codec.chat`, `roller.wire.chat`) without
 reasoning — close to the main trajectory's "same message", and protocol-neutral; the
 view is a sibling of `roller.export` and does not import it.
 """
@@ -27,7 +27,7 @@ from roller.capture.models import CallRecord, ParticipantRecord
 from roller.capture.reader import Capture
 from roller.view.blobs import elide
 from roller.view.tree import build_tree, call_summary
-from roller.wire.chat_messages import Normaliser, normaliser, request_view
+from roller.wire import Codec, codec_named
 
 
 def _ms(stamp: str | None, origin: float) -> float | None:
@@ -38,41 +38,31 @@ def _ms(stamp: str | None, origin: float) -> float | None:
     )
 
 
-def _items(n: Normaliser, body: Any) -> list[Any] | None:
-    items = body.get(n.ITEMS_FIELD) if isinstance(body, dict) else None
-    return [items] if isinstance(items, str) else items if isinstance(items, list) else None
-
-
-def _keys(n: Normaliser, items: list[Any]) -> list[str]:
+def _keys(codec: Codec, items: list[Any]) -> list[str]:
     """Each item's chat form without reasoning, as canonical JSON."""
     out = []
     for item in items:
         messages = [
             {k: v for k, v in m.message.items() if k != "reasoning_content"}
-            for m in n.view(None, [item]).messages
+            for m in codec.chat.items([item]).messages
         ]
         out.append(json.dumps(messages, sort_keys=True, ensure_ascii=False))
     return out
 
 
-def _system(n: Normaliser, body: Any) -> Any:
-    return body.get(n.SYSTEM_FIELD) if n.SYSTEM_FIELD and isinstance(body, dict) else None
-
-
 def _diff(call: CallRecord, previous: CallRecord | None) -> tuple[list[str], dict[str, Any] | None]:
     """A tag per input item against the previous call's input + output, and a summary."""
-    n = normaliser(call.protocol)
-    mine = _items(n, call.context) if n else None
-    if n is None or mine is None:
+    codec = codec_named(call.protocol)
+    mine = codec.history(call.context) if codec else None
+    if codec is None or mine is None:
         return [], None
-    theirs = (
-        _items(n, previous.context) if previous and previous.protocol == call.protocol else None
-    )
+    same_protocol = previous is not None and previous.protocol == call.protocol
+    theirs = codec.history(previous.context) if previous and same_protocol else None
     if previous is None or theirs is None:
-        return ["new"] * len(mine), None
-    before = _keys(n, theirs)
-    produced = _keys(n, n.output_items(previous.output))
-    now = _keys(n, mine)
+        return ["new"] * len(mine.items), None
+    before = _keys(codec, theirs.items)
+    produced = _keys(codec, codec.output_items(previous.output))
+    now = _keys(codec, mine.items)
     tags = ["new"] * len(now)
     matcher = difflib.SequenceMatcher(a=before + produced, b=now, autojunk=False)
     removed = 0
@@ -88,29 +78,24 @@ def _diff(call: CallRecord, previous: CallRecord | None) -> tuple[list[str], dic
         "from_output": tags.count("from_output"),
         "new": tags.count("new"),
         "removed": removed,
-        "system_changed": _system(n, previous.context) != _system(n, call.context),
+        "system_changed": codec.system_prompt(theirs.config) != codec.system_prompt(mine.config),
     }
     return tags, summary
 
 
 def _request(call: CallRecord, tags: list[str]) -> dict[str, Any]:
-    n = normaliser(call.protocol)
-    body = call.context if isinstance(call.context, dict) else None
-    if n is None or body is None or not isinstance(body.get(n.ITEMS_FIELD), list):
+    codec = codec_named(call.protocol)
+    history = codec.history(call.context) if codec else None
+    if codec is None or history is None:
         return {"raw": call.context}
-    items = body[n.ITEMS_FIELD]
-    rest = {
-        k: v for k, v in body.items() if k not in (n.ITEMS_FIELD, n.TOOLS_FIELD, n.SYSTEM_FIELD)
-    }
     return {
-        "items_field": n.ITEMS_FIELD,
         "items": [
             {"tag": tags[i] if i < len(tags) else "new", "value": item}
-            for i, item in enumerate(items)
+            for i, item in enumerate(history.items)
         ],
-        "system": body.get(n.SYSTEM_FIELD) if n.SYSTEM_FIELD else None,
-        "tools": body.get(n.TOOLS_FIELD),
-        "config": rest,
+        "system": codec.system_prompt(history.config),
+        "tools": history.tools,
+        "config": {k: v for k, v in history.config.items() if k != codec.system_field},
     }
 
 
@@ -223,7 +208,8 @@ def page_data(capture: Capture) -> dict[str, Any]:
     origin = datetime.fromisoformat(first.replace("Z", "+00:00")).timestamp() * 1000
     answered: dict[str, tuple[str, Any]] = {}  # tool-call id -> (call whose input had it, content)
     for call in ordered:
-        view = request_view(call.protocol, call.context)
+        codec = codec_named(call.protocol)
+        view = codec.chat.request(call.context) if codec else None
         for message in view.plain() if view else []:
             if message.get("role") == "tool" and isinstance(message.get("tool_call_id"), str):
                 answered.setdefault(message["tool_call_id"], (call.call_id, message.get("content")))

@@ -2,7 +2,7 @@
 
 - The items are `input` (a bare string is one user message); the system prompt is
   `instructions`. `previous_response_id` and `conversation` make the provider hold the
-  history instead of the request (`SERVER_STATE_FIELDS`).
+  history instead of the request.
 - The output as history items is `output[]`.
 - Items are keyed by type: a message by its role and text parts (`input_text`,
   `output_text`, `text`; empty ones dropped; other parts whole); a `function_call` by
@@ -17,20 +17,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from roller.wire.history import Conversation, arguments, canon, split_history, without
-from roller.wire.types import History, Key
+from roller.wire.history import Conversation, arguments, canon, without
+from roller.wire.types import Key
 
-ITEMS_FIELD = "input"
-SYSTEM_FIELD = "instructions"
-SERVER_STATE_FIELDS = ("previous_response_id", "conversation")
 _TEXT_PARTS = ("input_text", "output_text", "text")
 _TOOL_LOADING = ("tool_search_call", "tool_search_output")
-
-
-def history_of(context: Any) -> History | None:
-    if isinstance(context, dict) and isinstance(context.get(ITEMS_FIELD), str):
-        context = {**context, ITEMS_FIELD: [context[ITEMS_FIELD]]}
-    return split_history(context, ITEMS_FIELD, SYSTEM_FIELD)
 
 
 def output_items(output: Any) -> list[Any]:
@@ -86,9 +77,11 @@ def loads_tools(item: Any) -> str | None:
 
 
 CONVERSATION = Conversation(
-    history_of,
+    "input",
+    "instructions",
     output_items,
     item_key,
     loads_tools=loads_tools,
-    server_state_fields=SERVER_STATE_FIELDS,
+    server_state_fields=("previous_response_id", "conversation"),
+    string_items=True,
 )

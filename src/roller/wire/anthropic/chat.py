@@ -1,4 +1,4 @@
-"""Anthropic Messages in the OpenAI chat shape, and back.
+"""Anthropic Messages in the OpenAI chat shape, and back (`CHAT`, `roller.wire.chat`).
 
 - `system` (a string or text blocks) is one `system` message.
 - A `user` item's `tool_result` blocks become `tool` messages (first, in order: the chat
@@ -11,7 +11,7 @@
 - Images (`base64` or `url` sources) become `image_url` parts (a `data:` URL); every
   other block (documents, server tool blocks, …) stays verbatim in the content and is
   named in `problems`. `cache_control` markers are not kept.
-- Usage: `input_tokens` excludes cache reads and writes (`INPUT_TOKENS_INCLUDE_CACHE`).
+- Usage: `input_tokens` excludes cache reads and writes.
 """
 
 from __future__ import annotations
@@ -19,8 +19,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from roller.wire.chat_messages.view import (
+from roller.wire.chat import (
     SYSTEM,
+    ChatForm,
     ChatMessage,
     ChatView,
     MessageBuilder,
@@ -37,23 +38,6 @@ from roller.wire.chat_messages.view import (
     tool_message,
 )
 from roller.wire.types import JSONObject
-
-NAME = "anthropic-messages"
-ITEMS_FIELD = "messages"
-SYSTEM_FIELD = "system"
-TOOLS_FIELD = "tools"
-# Whether the item field may be a bare string (one user message).
-STRING_ITEMS = False
-INPUT_TOKENS_INCLUDE_CACHE = False
-# The API family, as OpenTelemetry names it in `gen_ai.provider.name`.
-PROVIDER = "anthropic"
-
-
-def output_items(output: Any) -> list[Any]:
-    """The response as the history item it becomes: `{role, content}`."""
-    if not isinstance(output, dict) or not isinstance(output.get("content"), list):
-        return []
-    return [{"role": output.get("role", "assistant"), "content": output["content"]}]
 
 
 def _image(block: JSONObject) -> JSONObject | None:
@@ -254,3 +238,12 @@ def restore(messages: Sequence[ChatMessage]) -> tuple[Any, list[Any]]:
         restored["content"] = pieces
         items.append(restored)
     return system, items
+
+
+CHAT = ChatForm(
+    view=view,
+    tools_view=tools_view,
+    restore=restore,
+    provider="anthropic",
+    input_tokens_include_cache=False,
+)

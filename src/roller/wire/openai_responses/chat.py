@@ -1,6 +1,7 @@
-"""OpenAI Responses in the OpenAI chat shape, and back.
+"""OpenAI Responses in the OpenAI chat shape, and back (`CHAT`, `roller.wire.chat`).
 
-- `instructions` is one `system` message; a bare string `input` is one user message.
+- `instructions` is one `system` message; a string item (a bare string `input` is one)
+  is a user message.
 - `message` items keep their role (`developer` included); text parts (`input_text`,
   `output_text`) become `text` parts, `input_image` with an `image_url` an `image_url`.
 - Consecutive `reasoning`, assistant `message`, `function_call` and `custom_tool_call`
@@ -13,7 +14,7 @@
   is kept verbatim as the one content part of a message (role: its own, else assistant
   for `*_call` items, else user) and named in `problems`.
 - Every item's envelope keeps its `type`, `id` (`fc_…`, `msg_…`), `status`, `namespace`.
-- Usage: `input_tokens` includes cached tokens (`INPUT_TOKENS_INCLUDE_CACHE`).
+- Usage: `input_tokens` includes cached tokens.
 """
 
 from __future__ import annotations
@@ -21,8 +22,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from roller.wire.chat_messages.view import (
+from roller.wire.chat import (
     SYSTEM,
+    ChatForm,
     ChatMessage,
     ChatView,
     MessageBuilder,
@@ -33,28 +35,12 @@ from roller.wire.chat_messages.view import (
 )
 from roller.wire.types import JSONObject
 
-NAME = "openai-responses"
-ITEMS_FIELD = "input"
-SYSTEM_FIELD = "instructions"
-TOOLS_FIELD = "tools"
-# Whether the item field may be a bare string (one user message).
-STRING_ITEMS = True
-INPUT_TOKENS_INCLUDE_CACHE = True
-# The API family, as OpenTelemetry names it in `gen_ai.provider.name`.
-PROVIDER = "openai"
-
 _TEXT_PARTS = ("input_text", "output_text", "text")
 _CALL_FIELDS = {
     "function_call": ("call_id", "name", "arguments"),
     "custom_tool_call": ("call_id", "name", "input"),
 }
 _RESULTS = ("function_call_output", "custom_tool_call_output")
-
-
-def output_items(output: Any) -> list[Any]:
-    """The response as the history items it becomes: every `output[]` item."""
-    items = output.get("output") if isinstance(output, dict) else None
-    return list(items) if isinstance(items, list) else []
 
 
 def _kind(item: Any) -> str | None:
@@ -202,7 +188,7 @@ def view(system: Any, items: Sequence[Any], tool_ids: Sequence[str | None] = ())
         builder = MessageBuilder(role="system")
         builder.set_string(system, (SYSTEM, None))
         walk.messages.append(builder.build())
-    for index, item in enumerate([items] if isinstance(items, str) else items):
+    for index, item in enumerate(items):
         walk.item(index, item)
     walk.close()
     return ChatView(messages=tuple(walk.messages), problems=tuple(walk.problems))
@@ -324,3 +310,12 @@ def restore(messages: Sequence[ChatMessage]) -> tuple[Any, list[Any]]:
             )
             items.append({**envelopes[item], "content": content})
     return system, items
+
+
+CHAT = ChatForm(
+    view=view,
+    tools_view=tools_view,
+    restore=restore,
+    provider="openai",
+    input_tokens_include_cache=True,
+)

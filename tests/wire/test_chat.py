@@ -1,4 +1,4 @@
-"""OpenAI chat view of every protocol (roller.wire.chat_messages): the round trip over
+"""OpenAI chat view of every protocol (`Codec.chat`, roller.wire.chat): the round trip over
 real captured calls of Claude Code (Anthropic Messages), OpenCode and Pi (Chat
 Completions), Codex and Pi (Responses) and Gemini CLI (Gemini), and hand-made requests
 for the shapes the mock-model runs do not produce (thinking, images, interleaved tool
@@ -15,8 +15,8 @@ import pytest
 
 from roller.capture.models import CallRecord
 from roller.capture.reader import Capture
-from roller.wire import PROTOCOL_NAMES, Codec, codec_named
-from roller.wire.chat_messages import normaliser, reply_view, request_view, restore_request
+from roller.wire import PROTOCOL_NAMES, Codec, codec_for, codec_named
+from roller.wire.types import ProtocolName
 from tests.export.real_captures import publish_all
 
 
@@ -45,10 +45,19 @@ def _same_messages(protocol: str, a: list[Any], b: list[Any]) -> bool:
     return [key(i) for i in a] == [key(i) for i in b]
 
 
-def test_every_protocol_has_a_normaliser() -> None:
-    for name in PROTOCOL_NAMES:
-        n = normaliser(name)
-        assert n is not None and name == n.NAME
+@pytest.mark.parametrize(
+    ("protocol", "prompt"),
+    [
+        ("anthropic-messages", 100 + 30 + 7),  # its input count leaves cache reads/writes out
+        ("openai-chat-completions", 100),
+        ("openai-responses", 100),
+        ("gemini", 100),
+    ],
+)
+def test_prompt_tokens_count_cached_tokens_once(protocol: ProtocolName, prompt: int) -> None:
+    chat = codec_for(protocol).chat
+    assert chat.prompt_tokens(100, 30, 7) == prompt
+    assert chat.prompt_tokens(None, 30, 7) is None
 
 
 @pytest.mark.parametrize("protocol", PROTOCOL_NAMES)
@@ -61,9 +70,9 @@ def test_round_trip_over_real_calls(
     assert len(calls) >= 8, f"too few real {protocol} calls: {len(calls)}"
     tool_messages = 0
     for call in calls:
-        view = request_view(protocol, call.context)
+        view = _codec(protocol).chat.request(call.context)
         assert view is not None
-        back = restore_request(protocol, view.messages)
+        back = _codec(protocol).chat.restore(view.messages)
         original = _codec(protocol).history(call.context)
         restored = _codec(protocol).history({**call.context, **back})
         assert original is not None and restored is not None
@@ -78,11 +87,10 @@ def test_round_trip_over_real_calls(
                 assert message["tool_call_id"] in seen, (call.call_id, message)
         if call.output_complete:
             ids = [t.ref or t.id for t in call.tool_refs.emitted]
-            reply = reply_view(protocol, call.output, ids)
-            n = normaliser(protocol)
-            assert n is not None
-            _, items = n.restore(reply.messages)
-            assert _same_messages(protocol, _codec(protocol).output_items(call.output), items)
+            reply = _codec(protocol).chat.reply(call.output, ids)
+            items = _codec(protocol).history(_codec(protocol).chat.restore(reply.messages))
+            assert items is not None
+            assert _same_messages(protocol, _codec(protocol).output_items(call.output), items.items)
             emitted = [c["id"] for m in reply.plain() for c in m.get("tool_calls") or []]
             assert emitted == [t.id or t.ref for t in call.tool_refs.emitted]
     assert tool_messages > 0, "the real calls carry tool results"
@@ -126,7 +134,7 @@ def test_anthropic_blocks_map_to_chat_pieces_and_back() -> None:
             {"type": "web_search_20250305", "name": "web_search"},
         ],
     }
-    view = request_view("anthropic-messages", request)
+    view = codec_for("anthropic-messages").chat.request(request)
     assert view is not None
     plain = view.plain()
     assert [m["role"] for m in plain] == ["system", "user", "assistant", "tool", "tool", "user"]
@@ -154,7 +162,7 @@ def test_anthropic_blocks_map_to_chat_pieces_and_back() -> None:
         "type": "function",
         "function": {"name": "sh", "parameters": {"type": "object"}, "description": "run"},
     }
-    back = restore_request("anthropic-messages", view.messages)
+    back = codec_for("anthropic-messages").chat.restore(view.messages)
     # The original order inside the user item (text before its tool results) comes back.
     assert [b["type"] for b in back["messages"][2]["content"]] == [
         "text",
@@ -212,7 +220,7 @@ def test_responses_items_fold_into_assistant_messages() -> None:
             },
         ],
     }
-    view = request_view("openai-responses", request)
+    view = codec_for("openai-responses").chat.request(request)
     assert view is not None
     plain = view.plain()
     assert [m["role"] for m in plain] == [
@@ -240,7 +248,7 @@ def test_responses_items_fold_into_assistant_messages() -> None:
         "namespace": "multi_agent_v1",
     }
     assert view.problems == ("untranslated_item:agent_message",)
-    back = restore_request("openai-responses", view.messages)
+    back = codec_for("openai-responses").chat.restore(view.messages)
     assert back["instructions"] == "sys"
     assert _same_messages("openai-responses", request["input"], back["input"])
     assert back["input"][3]["name"] == "spawn_agent" and back["input"][3]["id"] == "fc_1"
@@ -280,7 +288,7 @@ def test_gemini_ids_the_api_did_not_name() -> None:
             },
         ],
     }
-    view = request_view("gemini", request)
+    view = codec_for("gemini").chat.request(request)
     assert view is not None
     plain = view.plain()
     assert [m["role"] for m in plain] == ["system", "user", "assistant", "tool", "tool"]
@@ -292,15 +300,17 @@ def test_gemini_ids_the_api_did_not_name() -> None:
     assert [m["tool_call_id"] for m in plain[3:]] == calls
     assert plain[2]["reasoning_content"] == "plan"
     assert "tool_id_minted" in view.problems
-    back = restore_request("gemini", view.messages)
+    back = codec_for("gemini").chat.restore(view.messages)
     assert _same_messages("gemini", request["contents"], back["contents"])
     assert back["systemInstruction"] == {"parts": [{"text": "sys"}]}
 
 
-def test_unknown_protocol_or_body_has_no_view() -> None:
-    assert request_view("not-a-protocol", {"messages": []}) is None
-    assert request_view("anthropic-messages", {"messages": "nope"}) is None
-    assert reply_view(None, {}).messages == ()
+@pytest.mark.parametrize("protocol", PROTOCOL_NAMES)
+def test_a_body_without_items_has_no_view(protocol: ProtocolName) -> None:
+    chat = codec_for(protocol).chat
+    assert chat.request({"messages": 3, "contents": 3, "input": 3}) is None
+    assert chat.request("not a body") is None
+    assert chat.reply({}).messages == ()
 
 
 def test_chat_items_are_kept_as_sent(tmp_path: Path) -> None:
@@ -315,6 +325,6 @@ def test_chat_items_are_kept_as_sent(tmp_path: Path) -> None:
             "reasoning_content": "r",
         },
     ]
-    view = request_view("openai-chat-completions", {"messages": items})
+    view = codec_for("openai-chat-completions").chat.request({"messages": items})
     assert view is not None and view.plain() == items
-    assert restore_request("openai-chat-completions", view.messages)["messages"] == items
+    assert codec_for("openai-chat-completions").chat.restore(view.messages)["messages"] == items

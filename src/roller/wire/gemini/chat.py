@@ -1,4 +1,4 @@
-"""Gemini `generateContent` in the OpenAI chat shape, and back.
+"""Gemini `generateContent` in the OpenAI chat shape, and back (`CHAT`, `roller.wire.chat`).
 
 - `systemInstruction` is one `system` message; a `model` content is an `assistant`
   message, any other role (`user`, `function`) a `user` message, its role kept in the
@@ -16,7 +16,7 @@
   JSON text; a response without an id answers the call of the previous model content
   at the same position among those with its name (Gemini's pairing), else gets a
   positional id too. The function name stays in the `result_envelope`.
-- Usage: `promptTokenCount` includes cached content (`INPUT_TOKENS_INCLUDE_CACHE`).
+- Usage: `promptTokenCount` includes cached content.
 """
 
 from __future__ import annotations
@@ -25,8 +25,9 @@ import json
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from roller.wire.chat_messages.view import (
+from roller.wire.chat import (
     SYSTEM,
+    ChatForm,
     ChatMessage,
     ChatView,
     MessageBuilder,
@@ -42,25 +43,6 @@ from roller.wire.chat_messages.view import (
     tool_message,
 )
 from roller.wire.types import JSONObject
-
-NAME = "gemini"
-ITEMS_FIELD = "contents"
-SYSTEM_FIELD = "systemInstruction"
-TOOLS_FIELD = "tools"
-# Whether the item field may be a bare string (one user message).
-STRING_ITEMS = False
-INPUT_TOKENS_INCLUDE_CACHE = True
-# The API family, as OpenTelemetry names it in `gen_ai.provider.name`.
-PROVIDER = "gcp.gemini"
-
-
-def output_items(output: Any) -> list[Any]:
-    """The response as the history item it becomes: `candidates[0].content`."""
-    candidates = output.get("candidates") if isinstance(output, dict) else None
-    if isinstance(candidates, list) and candidates and isinstance(candidates[0], dict):
-        content = candidates[0].get("content")
-        return [content] if isinstance(content, dict) else []
-    return []
 
 
 class _Ids:
@@ -255,3 +237,12 @@ def restore(messages: Sequence[ChatMessage]) -> tuple[Any, list[Any]]:
         else:
             items.append(restored)
     return system, items
+
+
+CHAT = ChatForm(
+    view=view,
+    tools_view=tools_view,
+    restore=restore,
+    provider="gcp.gemini",
+    input_tokens_include_cache=True,
+)

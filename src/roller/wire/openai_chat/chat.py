@@ -1,9 +1,10 @@
-"""OpenAI Chat Completions in the OpenAI chat shape: the items already are chat messages.
+"""OpenAI Chat Completions in the OpenAI chat shape: the items already are chat messages
+(`CHAT`, `roller.wire.chat`).
 
 Each item is kept exactly as sent (system messages included: Chat has no separate
 system prompt), so the view is the identity and `restore` gives the items back
 unchanged. The reply is `choices[0].message`; further choices are named in `problems`.
-Usage: `prompt_tokens` includes cached tokens (`INPUT_TOKENS_INCLUDE_CACHE`).
+Usage: `prompt_tokens` includes cached tokens.
 """
 
 from __future__ import annotations
@@ -12,32 +13,15 @@ import copy
 from collections.abc import Sequence
 from typing import Any
 
-from roller.wire.chat_messages.view import ChatMessage, ChatView
+from roller.wire.chat import ChatForm, ChatMessage, ChatView
 from roller.wire.types import JSONObject
 
-NAME = "openai-chat-completions"
-ITEMS_FIELD = "messages"
-SYSTEM_FIELD: str | None = None
-TOOLS_FIELD = "tools"
-# Whether the item field may be a bare string (one user message).
-STRING_ITEMS = False
-INPUT_TOKENS_INCLUDE_CACHE = True
-# The API family, as OpenTelemetry names it in `gen_ai.provider.name`.
-PROVIDER = "openai"
 
-
-def output_items(output: Any) -> list[Any]:
-    """The response as the history item it becomes: `choices[0].message`."""
+def _extra_choices(output: Any) -> tuple[str, ...]:
+    """The reply is the first choice; the others are named, not shown."""
     choices = output.get("choices") if isinstance(output, dict) else None
-    if isinstance(choices, list) and choices and isinstance(choices[0], dict):
-        message = choices[0].get("message")
-        return [message] if isinstance(message, dict) else []
-    return []
-
-
-def extra_choices(output: Any) -> int:
-    choices = output.get("choices") if isinstance(output, dict) else None
-    return max(len(choices) - 1, 0) if isinstance(choices, list) else 0
+    extra = len(choices) - 1 if isinstance(choices, list) else 0
+    return (f"choices_beyond_first:{extra}",) if extra > 0 else ()
 
 
 def _message(index: int, item: Any) -> ChatMessage:
@@ -75,3 +59,13 @@ def tools_view(tools: Any) -> ChatView:
 
 def restore(messages: Sequence[ChatMessage]) -> tuple[Any, list[Any]]:
     return None, [copy.deepcopy(m.message) for m in messages]
+
+
+CHAT = ChatForm(
+    view=view,
+    tools_view=tools_view,
+    restore=restore,
+    provider="openai",
+    input_tokens_include_cache=True,
+    reply_problems=_extra_choices,
+)

@@ -1,20 +1,33 @@
-"""The OpenAI chat view of a conversation, and the shared machinery to build and invert it.
+"""Every protocol's conversation as OpenAI chat messages: the shared view and its inverse.
 
-A `ChatMessage` is one OpenAI Chat Completions message (`role`, `content`, `tool_calls`,
-`tool_call_id`, `reasoning_content`) plus where every piece of it came from in the
-protocol's own items: `content_from` (one origin per content part, or one for a string
-content), `tool_calls_from` (one per tool call), `reasoning_from` (the reasoning blocks
-or items folded into `reasoning_content`), and `envelopes`: each source item without the
-pieces that were translated (its role, type, item ids, status, namespace …), so the
-original protocol and ids stay alongside the plain chat message.
+Each protocol package's `chat` module declares one `ChatForm` (`CHAT`): how its items,
+system prompt and tools read as OpenAI Chat Completions messages and tools (`view`,
+`tools_view`), how a view goes back to its items (`restore`), and two usage facts. Its
+codec serves it as `Codec.chat`, a `Chat` over the protocol's `Conversation`
+(`roller.wire.history`: where the items, system prompt and tools are, the response as
+history items), so nothing outside `roller.wire` branches on a protocol to normalise.
+
+A `ChatMessage` is one chat message (`role`, `content`, `tool_calls`, `tool_call_id`,
+`reasoning_content`) plus where every piece of it came from in the protocol's own items:
+`content_from` (one origin per content part, or one for a string content),
+`tool_calls_from` (one per tool call), `reasoning_from` (the reasoning blocks or items
+folded into `reasoning_content`), and `envelopes`: each source item without the pieces
+that were translated (its role, type, item ids, status, namespace …), so the original
+protocol and ids stay alongside the plain chat message.
 
 An origin is `(item, part)`: the index of the item in the protocol's item list
 (`SYSTEM` for the system prompt) and the index of the part inside it, or None when the
 piece is the item's whole string content (or a whole item, for protocols whose items
 are the pieces). `Restorer` puts pieces back by their origins, which is how every
-protocol module inverts its view (`restore`), so a round trip never depends on the
-order the chat format imposes (tool messages right after the assistant's tool calls).
-Pure; no I/O.
+protocol inverts its view, so a round trip never depends on the order the chat format
+imposes (tool messages right after the assistant's tool calls).
+
+What survives a round trip (`restore(view(x))`): roles, text exactly, tool calls by id,
+name and arguments, tool results by id, error flag and content, images, and every
+untranslated part or item verbatim — the same messages by `Codec.item_key`
+(`docs/protocol.md`, "The same message"). Not kept: reasoning block boundaries and
+signatures, Responses encrypted reasoning, `cache_control` markers, Gemini
+`thoughtSignature`s (`docs/exports.md`). Pure; no I/O.
 """
 
 from __future__ import annotations
@@ -24,6 +37,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from roller.wire.history import Conversation
 from roller.wire.types import JSONObject
 
 SYSTEM = -1  # the item index of the system prompt (Anthropic `system`, Gemini …)
@@ -259,3 +273,74 @@ def restore_pieces(restorer: Restorer, chat: ChatMessage, writer: PieceWriter) -
         restorer.put(
             origin, writer.reasoning(message.get("reasoning_content", "") if n == 0 else "")
         )
+
+
+def no_reply_problems(output: Any) -> tuple[str, ...]:
+    """A protocol whose response always has one reply."""
+    return ()
+
+
+@dataclass(frozen=True, slots=True)
+class ChatForm:
+    """How one protocol reads as OpenAI chat: each protocol package's `chat` module
+    declares one (`CHAT`) and its codec serves it (`Codec.chat`)."""
+
+    # (system prompt, items, ids for tool calls the protocol left without one) -> view
+    view: Callable[[Any, Sequence[Any], Sequence[str | None]], ChatView]
+    tools_view: Callable[[Any], ChatView]  # the `tools` value -> chat tools
+    restore: Callable[[Sequence[ChatMessage]], tuple[Any, list[Any]]]  # -> (system, items)
+    provider: str  # the API, as OpenTelemetry's `gen_ai.provider.name` names it
+    input_tokens_include_cache: bool  # whether `Usage.input_tokens` counts cached tokens
+    reply_problems: Callable[[Any], tuple[str, ...]] = no_reply_problems
+
+
+class Chat:
+    """A protocol's conversation in the OpenAI chat shape (`Codec.chat`)."""
+
+    def __init__(self, conversation: Conversation, form: ChatForm) -> None:
+        self._conversation = conversation
+        self._form = form
+        self.provider = form.provider
+
+    def request(self, request: Any) -> ChatView | None:
+        """A request body's messages (its system prompt first) and tools; None when it
+        holds no item list."""
+        history = self._conversation.history_of(request)
+        if history is None:
+            return None
+        system = self._conversation.system_prompt(history.config)
+        messages = self._form.view(system, history.items, ())
+        tools = self._form.tools_view(history.tools)
+        return ChatView(messages.messages, tools.tools, messages.problems + tools.problems)
+
+    def reply(self, output: Any, tool_ids: Sequence[str | None] = ()) -> ChatView:
+        """The response as chat message(s); `tool_ids` names, in output order, the tool
+        calls the protocol left without an id (Gemini)."""
+        view = self._form.view(None, self._conversation.output_items(output), tool_ids)
+        return ChatView(view.messages, (), view.problems + self._form.reply_problems(output))
+
+    def items(
+        self, items: Sequence[Any], system: Any = None, tool_ids: Sequence[str | None] = ()
+    ) -> ChatView:
+        """The chat messages of some of the protocol's own items (and a system prompt)."""
+        return self._form.view(system, items, tool_ids)
+
+    def tools(self, tools: Any) -> ChatView:
+        """A `tools` value as chat function tools (untranslatable ones verbatim)."""
+        return self._form.tools_view(tools)
+
+    def restore(self, messages: Sequence[ChatMessage]) -> JSONObject:
+        """The item list (and system prompt) a view came from, as the request fields."""
+        system, items = self._form.restore(messages)
+        restored: JSONObject = {self._conversation.items_field: items}
+        if self._conversation.system_field and system is not None:
+            restored[self._conversation.system_field] = system
+        return restored
+
+    def prompt_tokens(
+        self, input_tokens: int | None, cache_read: int | None, cache_write: int | None
+    ) -> int | None:
+        """All prompt tokens, cached included (OpenAI's `prompt_tokens`)."""
+        if input_tokens is None or self._form.input_tokens_include_cache:
+            return input_tokens
+        return input_tokens + (cache_read or 0) + (cache_write or 0)
