@@ -14,17 +14,11 @@ from typing import Any
 import atif
 import pytest
 
-from roller.capture.reader import Capture
 from roller.export.atif import atif_document
 from roller.export.omissions import Omissions
 from roller.export.openai_messages import request_view
-from tests.export.real_captures import ALL, publish, publish_all
+from tests.export.real_captures import ALL, RealCaptures
 from tests.support.captures import roller
-
-
-@pytest.fixture(scope="module")
-def captures(tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[str, str], Capture]:
-    return publish_all(tmp_path_factory.mktemp("real"))
 
 
 def _rfc_problems(doc: dict[str, Any], path: str = "root") -> list[str]:
@@ -55,23 +49,23 @@ def _rfc_problems(doc: dict[str, Any], path: str = "root") -> list[str]:
     return problems
 
 
-def _documents(captures: dict[tuple[str, str], Capture]) -> dict[tuple[str, str], dict[str, Any]]:
+def _documents(real_captures: RealCaptures) -> dict[tuple[str, str], dict[str, Any]]:
     out = {}
-    for key, capture in captures.items():
+    for key, capture in real_captures.items():
         doc = atif_document(capture, Omissions("t"), include_blocked=True)
         if doc is not None:
             out[key] = doc
     return out
 
 
-def test_every_real_capture_validates_with_atif(captures: dict[tuple[str, str], Capture]) -> None:
-    docs = _documents(captures)
+def test_every_real_capture_validates_with_atif(real_captures: RealCaptures) -> None:
+    docs = _documents(real_captures)
     assert len(docs) >= len(ALL) - 1  # gemini-cli/killed-child has no built trajectory
     for key, doc in docs.items():
         trajectory = atif.Trajectory.model_validate(json.loads(json.dumps(doc)))
         assert trajectory.schema_version == "ATIF-v1.8", key
         assert _rfc_problems(doc) == [], key
-        capture = captures[key]
+        capture = real_captures[key]
         children = [p for p in capture.manifest.participants if p.role == "child"]
         embedded = []
         stack = list(doc.get("subagent_trajectories") or [])
@@ -94,9 +88,9 @@ def test_every_real_capture_validates_with_atif(captures: dict[tuple[str, str], 
     ],
 )
 def test_subagents_are_referenced_from_their_spawning_step(
-    captures: dict[tuple[str, str], Capture], harness: str, name: str
+    real_captures: RealCaptures, harness: str, name: str
 ) -> None:
-    capture = captures[(harness, name)]
+    capture = real_captures[(harness, name)]
     doc = atif_document(capture, Omissions("t"))
     assert doc is not None
     calls = {c.call_id: c for c in capture.calls}
@@ -147,9 +141,9 @@ def test_subagents_are_referenced_from_their_spawning_step(
     ],
 )
 def test_root_steps_hold_no_child_message(
-    captures: dict[tuple[str, str], Capture], harness: str, name: str
+    real_captures: RealCaptures, harness: str, name: str
 ) -> None:
-    capture = captures[(harness, name)]
+    capture = real_captures[(harness, name)]
     doc = atif_document(capture, Omissions("t"))
     assert doc is not None
     root = doc["trajectory_id"]
@@ -161,8 +155,8 @@ def test_root_steps_hold_no_child_message(
     assert {owner[s["extra"]["call_id"]] for s in steps} == {root}
 
 
-def test_fork_child_inherits_copied_context(captures: dict[tuple[str, str], Capture]) -> None:
-    capture = captures[("codex", "v2-fork")]
+def test_fork_child_inherits_copied_context(real_captures: RealCaptures) -> None:
+    capture = real_captures[("codex", "v2-fork")]
     doc = atif_document(capture, Omissions("t"))
     assert doc is not None
     (child,) = doc["subagent_trajectories"]
@@ -174,15 +168,15 @@ def test_fork_child_inherits_copied_context(captures: dict[tuple[str, str], Capt
     assert all(s.get("llm_call_count") != 1 for s in copied)
     assert [s for s in own if s.get("llm_call_count") == 1]
     # A v1 child starts fresh: sharing the parent's developer prompts is not a copy.
-    v1 = atif_document(captures[("codex", "v1-single")], Omissions("t"))
+    v1 = atif_document(real_captures[("codex", "v1-single")], Omissions("t"))
     assert v1 is not None
     assert not any(s.get("is_copied_context") for s in v1["subagent_trajectories"][0]["steps"])
 
 
 def test_tools_metrics_and_timestamps_come_from_the_requests(
-    captures: dict[tuple[str, str], Capture],
+    real_captures: RealCaptures,
 ) -> None:
-    capture = captures[("claude-code", "parallel")]
+    capture = real_captures[("claude-code", "parallel")]
     doc = atif_document(capture, Omissions("t"))
     assert doc is not None
     calls = {c.call_id: c for c in capture.calls}
@@ -208,9 +202,11 @@ def test_tools_metrics_and_timestamps_come_from_the_requests(
     assert doc["final_metrics"]["total_steps"] == len(doc["steps"])
 
 
-def test_cli_writes_one_file_per_attempt_and_says_what_it_left_out(tmp_path: Path) -> None:
-    good = publish("opencode", "parallel", tmp_path / "a").root.parents[3]
-    unbuilt = publish("gemini-cli", "killed-child", tmp_path / "b").root.parents[3]
+def test_cli_writes_one_file_per_attempt_and_says_what_it_left_out(
+    real_captures: RealCaptures, tmp_path: Path
+) -> None:
+    good = real_captures.run("opencode", "parallel")
+    unbuilt = real_captures.run("gemini-cli", "killed-child")
     out = tmp_path / "atif"
     for run, line in [
         (good, "exported 1 ATIF trajectory(s)"),

@@ -7,28 +7,21 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
-
 from roller.capture.reader import Capture
 from roller.export.continuity import continuity
 from roller.export.omissions import Omissions
 from roller.export.openai_messages import message_records
 from roller.wire import codec_for
 from roller.wire.chat import ChatMessage
-from tests.export.real_captures import publish, publish_all
+from tests.export.real_captures import RealCaptures
 from tests.support.captures import roller
 
 
-@pytest.fixture(scope="module")
-def captures(tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[str, str], Capture]:
-    return publish_all(tmp_path_factory.mktemp("real"))
-
-
 def test_records_name_participant_role_and_keep_origins(
-    captures: dict[tuple[str, str], Capture],
+    real_captures: RealCaptures,
 ) -> None:
     protocols = set()
-    for capture in captures.values():
+    for capture in real_captures.values():
         omissions = Omissions("call")
         records = list(message_records(capture, True, omissions))
         roles = {p.participant_id: p.role for p in capture.manifest.participants}
@@ -59,9 +52,9 @@ def test_records_name_participant_role_and_keep_origins(
 
 
 def test_continuity_marks_where_an_agents_context_is_not_an_extension(
-    captures: dict[tuple[str, str], Capture],
+    real_captures: RealCaptures,
 ) -> None:
-    capture = captures[("opencode", "parallel")]
+    capture = real_captures[("opencode", "parallel")]
     root = next(p for p in capture.manifest.participants if p.role == "root")
     flows = continuity(capture.calls)
     title, first, last = root.call_ids
@@ -77,8 +70,8 @@ def test_continuity_marks_where_an_agents_context_is_not_an_extension(
             assert flows[p.call_ids[0]].break_reason == "first_call"
 
 
-def test_compaction_breaks_continuity(captures: dict[tuple[str, str], Capture]) -> None:
-    capture = captures[("claude-code", "parallel")]
+def test_compaction_breaks_continuity(real_captures: RealCaptures) -> None:
+    capture = real_captures[("claude-code", "parallel")]
     root = next(p for p in capture.manifest.participants if p.role == "root")
     calls = {c.call_id: c for c in capture.calls}
     last = calls[root.call_ids[-1]]
@@ -94,8 +87,8 @@ def test_compaction_breaks_continuity(captures: dict[tuple[str, str], Capture]) 
     assert continuity([calls[c] for c in root.call_ids])[last.call_id].extends_previous
 
 
-def test_private_fields_are_left_out_and_counted(captures: dict[tuple[str, str], Capture]) -> None:
-    capture = captures[("claude-code", "parallel")]
+def test_private_fields_are_left_out_and_counted(real_captures: RealCaptures) -> None:
+    capture = real_captures[("claude-code", "parallel")]
     bulky = {"session": {"id": "s"}, "events": ["dsh-event-payload"] * 50}
     calls = [
         c.model_copy(
@@ -130,9 +123,9 @@ def test_private_fields_are_left_out_and_counted(captures: dict[tuple[str, str],
     assert "dsh_session_log" in changed.calls[0].context
 
 
-def test_round_trip_from_an_exported_record(captures: dict[tuple[str, str], Capture]) -> None:
+def test_round_trip_from_an_exported_record(real_captures: RealCaptures) -> None:
     """A JSON line alone (messages + origins) rebuilds the request's items."""
-    capture = captures[("codex", "v2-fork")]
+    capture = real_captures[("codex", "v2-fork")]
     for record in message_records(capture, False, Omissions("call")):
         line = json.loads(json.dumps(record))
         views = [
@@ -153,8 +146,8 @@ def test_round_trip_from_an_exported_record(captures: dict[tuple[str, str], Capt
         ]
 
 
-def test_cli_reports_what_it_left_out(tmp_path: Path) -> None:
-    run = publish("gemini-cli", "killed-child", tmp_path).root.parents[3]
+def test_cli_reports_what_it_left_out(real_captures: RealCaptures, tmp_path: Path) -> None:
+    run = real_captures.run("gemini-cli", "killed-child")
     out = tmp_path / "calls.jsonl"
     result = roller("export", "calls", str(run), "--format", "openai-messages", "--out", str(out))
     assert result.returncode == 0, result.stderr

@@ -8,19 +8,13 @@ import json
 from pathlib import Path
 from typing import Any
 
-import pytest
 from google.protobuf import json_format
 from opentelemetry.proto.trace.v1.trace_pb2 import Span, TracesData
 
 from roller.capture.reader import Capture
 from roller.export.otel import traces_data
-from tests.export.real_captures import publish, publish_all
+from tests.export.real_captures import RealCaptures
 from tests.support.captures import roller
-
-
-@pytest.fixture(scope="module")
-def captures(tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[str, str], Capture]:
-    return publish_all(tmp_path_factory.mktemp("real"))
 
 
 def _parse(line: str) -> TracesData:
@@ -64,8 +58,8 @@ def _agent_of(span: Span, by_id: dict[bytes, Span], agents: dict[bytes, str]) ->
     return agents[parent.span_id] if parent is not None else None
 
 
-def test_parent_links_form_the_agent_tree(captures: dict[tuple[str, str], Capture]) -> None:
-    for key, capture in captures.items():
+def test_parent_links_form_the_agent_tree(real_captures: RealCaptures) -> None:
+    for key, capture in real_captures.items():
         spans = _spans(capture)
         by_id = {s.span_id: s for s in spans}
         assert len(by_id) == len(spans), key
@@ -92,7 +86,7 @@ def test_parent_links_form_the_agent_tree(captures: dict[tuple[str, str], Captur
 
 
 def test_a_child_hangs_under_its_spawning_tool_span(
-    captures: dict[tuple[str, str], Capture],
+    real_captures: RealCaptures,
 ) -> None:
     for key in [
         ("claude-code", "parallel"),
@@ -100,7 +94,7 @@ def test_a_child_hangs_under_its_spawning_tool_span(
         ("codex", "v2-fork"),
         ("gemini-cli", "parallel"),
     ]:
-        capture = captures[key]
+        capture = real_captures[key]
         spans = _spans(capture)
         by_id = {s.span_id: s for s in spans}
         spawns = {
@@ -125,8 +119,8 @@ def test_a_child_hangs_under_its_spawning_tool_span(
             )
 
 
-def test_usage_follows_the_genai_conventions(captures: dict[tuple[str, str], Capture]) -> None:
-    capture = captures[("claude-code", "parallel")]
+def test_usage_follows_the_genai_conventions(real_captures: RealCaptures) -> None:
+    capture = real_captures[("claude-code", "parallel")]
     for span in _spans(capture):
         attrs = _attrs(span)
         if attrs.get("gen_ai.operation.name") != "chat":
@@ -146,9 +140,9 @@ def test_usage_follows_the_genai_conventions(captures: dict[tuple[str, str], Cap
 
 
 def test_content_is_opt_in_and_in_the_genai_message_format(
-    captures: dict[tuple[str, str], Capture],
+    real_captures: RealCaptures,
 ) -> None:
-    capture = captures[("opencode", "parallel")]
+    capture = real_captures[("opencode", "parallel")]
     spans = _spans(capture, content=True)
     chats = [_attrs(s) for s in spans if _attrs(s).get("gen_ai.operation.name") == "chat"]
     for attrs in chats:
@@ -161,8 +155,8 @@ def test_content_is_opt_in_and_in_the_genai_message_format(
     assert any("gen_ai.tool.call.result" in t for t in tools)
 
 
-def test_cli_writes_one_line_per_attempt(tmp_path: Path) -> None:
-    run = publish("codex", "v1-nested", tmp_path).root.parents[3]
+def test_cli_writes_one_line_per_attempt(real_captures: RealCaptures, tmp_path: Path) -> None:
+    run = real_captures.run("codex", "v1-nested")
     out = tmp_path / "spans.jsonl"
     result = roller("export", "otel", str(run), "-o", str(out))
     assert result.returncode == 0, result.stderr

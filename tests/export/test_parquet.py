@@ -5,32 +5,32 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 from pathlib import Path
 
 import pytest
 
-from tests.export.real_captures import publish
+from roller.capture.layout import find_attempts
+from roller.capture.reader import read_attempt
+from roller.export.omissions import Omissions
+from roller.export.openai_messages import message_records
+from tests.export.real_captures import RealCaptures
 from tests.support.captures import roller
 
 
 @pytest.fixture(scope="module")
-def run(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """One run directory holding a Claude Code, an OpenCode, a Codex and a Gemini CLI capture."""
-    base = tmp_path_factory.mktemp("runs")
-    runs = [
-        publish(h, n, base).root.parents[3]
-        for h, n in [
-            ("claude-code", "parallel"),
-            ("opencode", "parallel"),
-            ("codex", "v2-fork"),
-            ("gemini-cli", "parallel"),
-        ]
-    ]
-    merged = base / "merged"
-    (merged / "samples").mkdir(parents=True)
-    for r in runs:
-        for sample in (r / "samples").iterdir():
-            sample.rename(merged / "samples" / f"{r.parent.name}-{r.name}")
+def run(real_captures: RealCaptures, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One run directory holding a Claude Code, an OpenCode, a Codex and a Gemini CLI
+    capture (copies of the shared published ones)."""
+    merged = tmp_path_factory.mktemp("runs") / "merged"
+    for h, n in [
+        ("claude-code", "parallel"),
+        ("opencode", "parallel"),
+        ("codex", "v2-fork"),
+        ("gemini-cli", "parallel"),
+    ]:
+        for sample in (real_captures.run(h, n) / "samples").iterdir():
+            shutil.copytree(sample, merged / "samples" / f"{h}-{n}")
     return merged
 
 
@@ -49,8 +49,12 @@ def test_calls_parquet_loads_with_datasets(run: Path, tmp_path: Path) -> None:
     out = tmp_path / "calls.parquet"
     result = roller("export", "calls", str(run), "--format", "parquet", "--out", str(out))
     assert result.returncode == 0, result.stderr
-    jsonl = roller("export", "calls", str(run), "--format", "openai-messages")
-    records = [json.loads(line) for line in jsonl.stdout.splitlines()]
+    # The same calls as openai-messages records (in process: the CLI path is the one above).
+    records = [
+        json.loads(json.dumps(r))
+        for attempt in find_attempts(run)
+        for r in message_records(read_attempt(attempt), False, Omissions("call"))
+    ]
     rows = _load(out)
     assert len(rows) == len(records) > 10
     assert result.stderr.strip().splitlines()[-1].startswith(f"exported {len(rows)} call(s)")

@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, Page, expect, sync_playwright
 
-from roller.capture.reader import Capture, read_attempt
+from roller.capture.reader import Capture
 from roller.view.html import render_html
-from tests.export.real_captures import publish
+from tests.export.real_captures import RealCaptures
 from tests.support.captures import REPO, roller
 
 CHROMIUM = os.environ.get("ROLLER_CHROMIUM", "/usr/bin/chromium")
@@ -33,16 +33,16 @@ ARTIFACTS = REPO / "test-artifacts"
 
 
 @pytest.fixture(scope="module")
-def pages(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Capture, Path]]:
+def pages(
+    real_captures: RealCaptures, tmp_path_factory: pytest.TempPathFactory
+) -> dict[str, tuple[Capture, Path]]:
     base = tmp_path_factory.mktemp("html")
     out = {}
     for harness, name in [("claude-code", "nested-background"), ("codex", "v2-fork")]:
-        run = publish(harness, name, base).root.parents[3]
         target = base / f"{harness}-{name}.html"
-        result = roller("view", "--html", str(run), "-o", str(target))
+        result = roller("view", "--html", str(real_captures.run(harness, name)), "-o", str(target))
         assert result.returncode == 0, result.stderr
-        (attempt,) = run.glob("samples/*/capture/attempt-0001")
-        out[harness] = (read_attempt(attempt), target)
+        out[harness] = (real_captures[(harness, name)], target)
     return out
 
 

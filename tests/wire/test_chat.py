@@ -14,21 +14,15 @@ from typing import Any
 import pytest
 
 from roller.capture.models import CallRecord
-from roller.capture.reader import Capture
 from roller.wire import PROTOCOL_NAMES, Codec, codec_for, codec_named
 from roller.wire.types import ProtocolName
-from tests.export.real_captures import publish_all
+from tests.export.real_captures import RealCaptures
 
 
-@pytest.fixture(scope="module")
-def captures(tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[str, str], Capture]:
-    return publish_all(tmp_path_factory.mktemp("real"))
-
-
-def _calls(captures: dict[tuple[str, str], Capture], protocol: str) -> list[CallRecord]:
+def _calls(real_captures: RealCaptures, protocol: str) -> list[CallRecord]:
     return [
         c
-        for capture in captures.values()
+        for capture in real_captures.values()
         for c in capture.calls
         if c.protocol == protocol and c.kind == "generation"
     ]
@@ -61,12 +55,10 @@ def test_prompt_tokens_count_cached_tokens_once(protocol: ProtocolName, prompt: 
 
 
 @pytest.mark.parametrize("protocol", PROTOCOL_NAMES)
-def test_round_trip_over_real_calls(
-    captures: dict[tuple[str, str], Capture], protocol: str
-) -> None:
+def test_round_trip_over_real_calls(real_captures: RealCaptures, protocol: str) -> None:
     """restore(view(request)) holds the same messages and system prompt, for every real
     call of the protocol; the reply restores to the output's history items."""
-    calls = _calls(captures, protocol)
+    calls = _calls(real_captures, protocol)
     assert len(calls) >= 8, f"too few real {protocol} calls: {len(calls)}"
     tool_messages = 0
     for call in calls:
