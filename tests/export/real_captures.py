@@ -12,7 +12,6 @@ it (`RealCaptures.fingerprint`). A test that changes a capture copies it first.
 
 from __future__ import annotations
 
-import gzip
 import shutil
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -22,30 +21,19 @@ from roller.capture.layout import AttemptPaths
 from roller.capture.reader import Capture, read_attempt
 from roller.export.trajectory_file import write_trajectory
 from roller.finalize.attempt import finalize_attempt
-from tests.harnesses.fixture_capture import DATA
+from tests.harnesses.fixture_capture import DATA, fixture_dir, unpacked_copy
 
 ALL = sorted((p.parent.parent.name, p.parent.name) for p in DATA.glob("*/*/attempt.json"))
 
 
-def _unpack(src: Path, dst: Path) -> None:
-    dst.mkdir(parents=True, exist_ok=True)
-    for f in src.iterdir():
-        if f.is_dir():
-            _unpack(f, dst / f.name)
-        elif f.name.endswith(".gz"):
-            (dst / f.name.removesuffix(".gz")).write_bytes(gzip.decompress(f.read_bytes()))
-        else:
-            shutil.copyfile(f, dst / f.name)
-
-
 def publish(harness: str, name: str, dest: Path) -> AttemptPaths:
     """The fixture as a published attempt under `dest/<harness>/<name>/` (a run dir)."""
-    source = DATA / harness / name
+    source = fixture_dir(harness, name)
     paths = AttemptPaths(dest / harness / name / "samples" / name / "capture" / "attempt-0001")
     paths.raw.mkdir(parents=True)
     shutil.copyfile(source / "attempt.json", paths.attempt_inputs)
-    _unpack(source / "tape", paths.tape)
-    _unpack(source / "native", paths.native)
+    unpacked_copy(source / "tape", paths.tape)
+    unpacked_copy(source / "native", paths.native)
     finalize_attempt(paths)
     write_trajectory(paths)
     return paths

@@ -26,7 +26,7 @@ from typing import Any
 from roller.capture.models import CallRecord, ParticipantRecord
 from roller.capture.reader import Capture
 from roller.view.blobs import elide
-from roller.view.tree import build_tree, call_summary
+from roller.view.tree import build_tree, call_summary, participant_summary
 from roller.wire import Codec, codec_named
 
 
@@ -164,13 +164,8 @@ def _participant(p: ParticipantRecord, capture: Capture) -> dict[str, Any]:
         if r.child_participant_id == p.participant_id
     ]
     return {
-        "participant_id": p.participant_id,
-        "role": p.role,
-        "name": p.name,
-        "depth": p.depth,
-        "state": p.state,
+        **participant_summary(p),  # the fields the terminal tree shows, then the page's own
         "parent_participant_id": p.parent_participant_id,
-        "native_ids": dict(p.native_ids),
         "call_ids": list(p.call_ids),
         "evidence": [e.model_dump() for e in p.evidence],
         "links": links,

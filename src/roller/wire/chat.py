@@ -257,8 +257,18 @@ class PieceWriter:
     tool_result: Callable[[ChatMessage], Any]  # a `tool` message
 
 
-def restore_pieces(restorer: Restorer, chat: ChatMessage, writer: PieceWriter) -> None:
-    """Put every piece of one chat message back at its origin (Anthropic, Gemini)."""
+def restore_pieces(
+    messages: Sequence[ChatMessage], writer: PieceWriter
+) -> list[tuple[int, JSONObject, list[Any] | Any]]:
+    """Every piece of a view put back at its origin, by `writer` (Anthropic, Gemini):
+    `Restorer.items()`, the system prompt's item (`SYSTEM`) first."""
+    restorer = Restorer()
+    for chat in messages:
+        _restore_message(restorer, chat, writer)
+    return restorer.items()
+
+
+def _restore_message(restorer: Restorer, chat: ChatMessage, writer: PieceWriter) -> None:
     message = chat.message
     for item, envelope in chat.envelopes:
         restorer.envelope(item, envelope)

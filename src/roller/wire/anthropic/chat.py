@@ -27,7 +27,6 @@ from roller.wire.chat import (
     MessageBuilder,
     Origin,
     PieceWriter,
-    Restorer,
     arguments_text,
     arguments_value,
     data_url,
@@ -224,12 +223,9 @@ _WRITER = PieceWriter(
 
 def restore(messages: Sequence[ChatMessage]) -> tuple[Any, list[Any]]:
     """(system, items) back in the Anthropic shape, from a `view`."""
-    restorer = Restorer()
-    for chat in messages:
-        restore_pieces(restorer, chat, _WRITER)
     system: Any = None
     items: list[Any] = []
-    for item, envelope, pieces in restorer.items():
+    for item, envelope, pieces in restore_pieces(messages, _WRITER):
         if item == SYSTEM:
             system = pieces
             continue
@@ -240,10 +236,4 @@ def restore(messages: Sequence[ChatMessage]) -> tuple[Any, list[Any]]:
     return system, items
 
 
-CHAT = ChatForm(
-    view=view,
-    tools_view=tools_view,
-    restore=restore,
-    provider="anthropic",
-    input_tokens_include_cache=False,
-)
+CHAT = ChatForm(view, tools_view, restore, provider="anthropic", input_tokens_include_cache=False)

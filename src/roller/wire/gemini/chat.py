@@ -33,7 +33,6 @@ from roller.wire.chat import (
     MessageBuilder,
     Origin,
     PieceWriter,
-    Restorer,
     arguments_text,
     arguments_value,
     data_url,
@@ -225,12 +224,9 @@ _WRITER = PieceWriter(
 
 def restore(messages: Sequence[ChatMessage]) -> tuple[Any, list[Any]]:
     """(systemInstruction, contents) back in the Gemini shape, from a `view`."""
-    restorer = Restorer()
-    for chat in messages:
-        restore_pieces(restorer, chat, _WRITER)
     system: Any = None
     items: list[Any] = []
-    for item, envelope, pieces in restorer.items():
+    for item, envelope, pieces in restore_pieces(messages, _WRITER):
         restored = {**envelope, "parts": pieces if isinstance(pieces, list) else [pieces]}
         if item == SYSTEM:
             system = restored
@@ -239,10 +235,4 @@ def restore(messages: Sequence[ChatMessage]) -> tuple[Any, list[Any]]:
     return system, items
 
 
-CHAT = ChatForm(
-    view=view,
-    tools_view=tools_view,
-    restore=restore,
-    provider="gcp.gemini",
-    input_tokens_include_cache=True,
-)
+CHAT = ChatForm(view, tools_view, restore, provider="gcp.gemini", input_tokens_include_cache=True)

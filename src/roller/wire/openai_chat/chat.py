@@ -62,10 +62,10 @@ def restore(messages: Sequence[ChatMessage]) -> tuple[Any, list[Any]]:
 
 
 CHAT = ChatForm(
-    view=view,
-    tools_view=tools_view,
-    restore=restore,
-    provider="openai",
+    view,
+    tools_view,
+    restore,
+    "openai",
     input_tokens_include_cache=True,
     reply_problems=_extra_choices,
 )

@@ -312,10 +312,4 @@ def restore(messages: Sequence[ChatMessage]) -> tuple[Any, list[Any]]:
     return system, items
 
 
-CHAT = ChatForm(
-    view=view,
-    tools_view=tools_view,
-    restore=restore,
-    provider="openai",
-    input_tokens_include_cache=True,
-)
+CHAT = ChatForm(view, tools_view, restore, provider="openai", input_tokens_include_cache=True)
