@@ -33,29 +33,19 @@ from roller.wire.chat import (
     text_part,
     tool_message,
 )
+from roller.wire.openai_responses.history import RESULT_ITEMS, TEXT_PARTS, item_type
 from roller.wire.types import JSONObject
 
-_TEXT_PARTS = ("input_text", "output_text", "text")
 _CALL_FIELDS = {
     "function_call": ("call_id", "name", "arguments"),
     "custom_tool_call": ("call_id", "name", "input"),
 }
-_RESULTS = ("function_call_output", "custom_tool_call_output")
-
-
-def _kind(item: Any) -> str | None:
-    if isinstance(item, str):
-        return "message"
-    if not isinstance(item, dict):
-        return None
-    kind = item.get("type", "message" if "role" in item else None)
-    return kind if isinstance(kind, str) else None
 
 
 def _part(part: Any) -> JSONObject:
     if (
         only_keys(part, {"type", "text", "annotations", "logprobs"})
-        and part.get("type") in _TEXT_PARTS
+        and part.get("type") in TEXT_PARTS
     ):
         return text_part(part["text"])
     if only_keys(part, {"type", "image_url", "detail"}) and part.get("type") == "input_image":
@@ -168,14 +158,14 @@ class _Walk:
         self.problems.append(f"untranslated_item:{kind or 'unknown'}")
 
     def item(self, index: int, item: Any) -> None:
-        kind = _kind(item)
+        kind = item_type(item)
         if kind == "message":
             self.message(index, item)
         elif kind in _CALL_FIELDS:
             self.call(index, item, kind)
         elif kind == "reasoning":
             self.reasoning(index, item)
-        elif kind in _RESULTS:
+        elif kind in RESULT_ITEMS:
             self.result(index, item)
         else:
             self.other(index, item, kind)

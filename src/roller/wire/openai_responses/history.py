@@ -20,7 +20,9 @@ from typing import Any
 from roller.wire.history import Conversation, arguments, canon, without
 from roller.wire.types import Key
 
-_TEXT_PARTS = ("input_text", "output_text", "text")
+# Text content part types, and the items that carry a tool's result (also `chat`'s).
+TEXT_PARTS = ("input_text", "output_text", "text")
+RESULT_ITEMS = ("function_call_output", "custom_tool_call_output")
 _TOOL_LOADING = ("tool_search_call", "tool_search_output")
 
 
@@ -37,7 +39,7 @@ def _content(content: Any) -> Key:
     if isinstance(content, list):
         out: list[Key] = []
         for part in content:
-            if isinstance(part, dict) and part.get("type") in _TEXT_PARTS:
+            if isinstance(part, dict) and part.get("type") in TEXT_PARTS:
                 if part.get("text"):
                     out.append(("text", part.get("text")))
             else:
@@ -46,12 +48,22 @@ def _content(content: Any) -> Key:
     return canon(content)
 
 
+def item_type(item: Any) -> str | None:
+    """An item's type: a string or an item with a role and no type is a message."""
+    if isinstance(item, str):
+        return "message"
+    if not isinstance(item, dict):
+        return None
+    kind = item.get("type", "message" if "role" in item else None)
+    return kind if isinstance(kind, str) else None
+
+
 def item_key(item: Any) -> Key:
     if isinstance(item, str):
         return ("message", "user", (("text", item),) if item else ())
     if not isinstance(item, dict):
         return canon(item)
-    kind = item.get("type", "message" if "role" in item else None)
+    kind = item_type(item)
     if kind == "reasoning":
         return None
     if kind == "message":
@@ -64,7 +76,7 @@ def item_key(item: Any) -> Key:
             item.get("name"),
             arguments(item.get("arguments")),
         )
-    if kind in ("function_call_output", "custom_tool_call_output"):
+    if kind in RESULT_ITEMS:
         return (kind, item.get("call_id"), canon(item.get("output")))
     return ("item", canon(without(item, "id", "status")))
 
