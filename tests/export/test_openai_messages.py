@@ -5,16 +5,18 @@ fields left out and counted, and the summary line of what was left out and why."
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 from roller.capture.reader import Capture
 from roller.export.continuity import continuity
 from roller.export.omissions import Omissions
 from roller.export.openai_messages import message_records
+from roller.harnesses import registry
 from roller.wire import codec_for
 from roller.wire.chat import ChatMessage
 from tests.export.real_captures import RealCaptures
-from tests.support.captures import roller
+from tests.support.captures import REPO, roller
 
 
 def test_records_name_participant_role_and_keep_origins(
@@ -121,6 +123,14 @@ def test_private_fields_are_left_out_and_counted(real_captures: RealCaptures) ->
     assert f"removed harness-private fields ({fields})" in omissions.summary()
     # The capture itself is untouched: it still holds what was sent.
     assert "dsh_session_log" in changed.calls[0].context
+
+
+def test_the_docs_list_every_declared_private_field() -> None:
+    text = (REPO / "docs" / "exports.md").read_text()
+    section = text.split("## What training exports leave out", 1)[1].split("\n## ", 1)[0]
+    documented = set(re.findall(r"^\| `([^`]+)` \|", section, re.MULTILINE))
+    declared = {f for h in registry().harnesses for f in h.private_fields}
+    assert declared and documented == declared
 
 
 def test_round_trip_from_an_exported_record(real_captures: RealCaptures) -> None:
