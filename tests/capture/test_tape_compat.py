@@ -1,5 +1,5 @@
-"""Older tapes still read: a version 1 tape as the proxy wrote it, every fixture tape, and
-the converter chain that will carry today's tapes into the next version."""
+"""Older tapes still read: a version 1 tape as the proxy wrote it (through the converter
+to version 2), every fixture tape, and the converter chain."""
 
 from __future__ import annotations
 
@@ -152,12 +152,12 @@ def _v0_tape(directory: Path, version: int = 0) -> None:
 def test_the_chain_converts_an_older_version_before_typing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    assert TAPE_VERSION == 1 and compat.CONVERTERS == {}  # v1 is the first version
+    assert TAPE_VERSION == 2 and set(compat.CONVERTERS) == {1}  # v1 -> v2 only
     _v0_tape(tmp_path / "v0")
     assert read_tape(tmp_path / "v0").problems == (
         f"{segment_name(1)}: unsupported tape version 0",
     )
-    monkeypatch.setattr(compat, "CONVERTERS", {0: _v0_to_v1})
+    monkeypatch.setattr(compat, "CONVERTERS", {**compat.CONVERTERS, 0: _v0_to_v1})
     result = read_tape(tmp_path / "v0")
     assert result.problems == ()
     (ex,) = result.exchanges
@@ -166,10 +166,15 @@ def test_the_chain_converts_an_older_version_before_typing(
 
 
 def test_a_newer_version_is_reported_not_guessed(tmp_path: Path) -> None:
-    _v0_tape(tmp_path / "v2", version=TAPE_VERSION + 1)
-    result = read_tape(tmp_path / "v2")
+    _v0_tape(tmp_path / "v3", version=TAPE_VERSION + 1)
+    result = read_tape(tmp_path / "v3")
     assert result.exchanges == ()
-    assert result.problems == (f"{segment_name(1)}: unsupported tape version 2",)
+    assert result.problems == (f"{segment_name(1)}: unsupported tape version 3",)
+
+
+def test_version_1_frames_are_version_2_frames_as_they_are() -> None:
+    frame = {"k": "body", "x": "a:1", "t": 1, "n": 2}
+    assert compat.upgrade(dict(frame), 1) == frame and compat.readable(1)
 
 
 def test_a_converter_that_fails_costs_its_frame_only(
@@ -180,7 +185,7 @@ def test_a_converter_that_fails_costs_its_frame_only(
             raise KeyError("nothing to convert")
         return _v0_to_v1(header)
 
-    monkeypatch.setattr(compat, "CONVERTERS", {0: fails_on_end})
+    monkeypatch.setattr(compat, "CONVERTERS", {**compat.CONVERTERS, 0: fails_on_end})
     _v0_tape(tmp_path / "v0")
     result = read_tape(tmp_path / "v0")
     (ex,) = result.exchanges

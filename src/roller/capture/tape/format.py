@@ -2,6 +2,13 @@
 
 Shared by the writer and the reader so neither can drift from the other. The frame layout
 itself is specified in docs/architecture.md ("roller.capture.tape").
+
+Version 2 (this one) differs from version 1 in framing only: the request body may come
+in several `body` frames (written as it is read, so it is never held whole for the tape),
+none when it was never read (a request refused on its head), and an `ann` frame may add
+annotations to an exchange, also after its `end` (a request policy's decision made after
+the `req` frame was written, an end hook's failure). A version 1 frame is a valid
+version 2 frame, so the converter from 1 is the identity (`compat`).
 """
 
 from __future__ import annotations
@@ -14,7 +21,7 @@ from typing import Any, Literal, get_args
 
 import orjson
 
-TAPE_VERSION = 1
+TAPE_VERSION = 2
 SEGMENT_PREFIX = "tape-"
 SEGMENT_SUFFIX = ".rtape"
 
@@ -33,8 +40,10 @@ Outcome = Literal[
 ]
 OUTCOMES: tuple[Outcome, ...] = get_args(Outcome)
 
-FRAME_KINDS = frozenset({"seg", "req", "body", "resp", "chunk", "end"})
-META_KINDS = frozenset({"req", "resp", "end"})
+FRAME_KINDS = frozenset({"seg", "req", "body", "resp", "chunk", "end", "ann"})
+META_KINDS = frozenset({"req", "resp", "end", "ann"})
+# Frames an exchange may still receive after its `end` frame.
+AFTER_END_KINDS = frozenset({"ann"})
 
 _SEGMENT_RE = re.compile(r"^tape-(\d{6,})\.rtape$")
 

@@ -14,6 +14,10 @@ Rules this module keeps:
 - Metas come out typed (`RequestMeta`, `ResponseMeta`, `EndMeta`). A segment of an older
   tape version is converted frame by frame first (`compat`); a known meta key whose value
   has the wrong shape is reported and kept, as read, in the record's `extra`.
+- A request body is the concatenation of its `body` frames (several since version 2, none
+  when it was never read). An `ann` frame's keys replace the request's annotations of
+  the same name, in tape order, also after the `end` frame: `TapeExchange.request` holds
+  the annotations as the exchange's last `ann` frame left them.
 """
 
 from __future__ import annotations
@@ -24,7 +28,13 @@ from pathlib import Path
 from typing import TypeVar
 
 from roller.capture.tape import compat
-from roller.capture.tape.format import FRAME_KINDS, META_KINDS, JSONObject, list_segments
+from roller.capture.tape.format import (
+    AFTER_END_KINDS,
+    FRAME_KINDS,
+    META_KINDS,
+    JSONObject,
+    list_segments,
+)
 from roller.capture.tape.meta import EndMeta, RequestMeta, ResponseMeta, SegmentHeader
 
 _Meta = TypeVar("_Meta", RequestMeta, ResponseMeta, EndMeta)
@@ -70,8 +80,9 @@ class TapeReadResult:
         return {ex.exchange_id: ex for ex in self.exchanges}
 
 
-def read_tape(directory: Path | str) -> TapeReadResult:
-    """Read every segment of a tape directory, oldest first.
+def read_tape(directory: Path | str, *, from_segment: int = 0) -> TapeReadResult:
+    """Read every segment of a tape directory, oldest first (with `from_segment`, only
+    the segments numbered from it on: one writer's, whose exchanges never span another's).
 
     A missing directory reads as an empty tape with one problem. Exchanges are ordered by
     their `req` frame (segment order, then position in the segment).
@@ -81,7 +92,9 @@ def read_tape(directory: Path | str) -> TapeReadResult:
         return TapeReadResult((), (f"{root}: not a tape directory",))
     reader = _Reader()
     names: list[str] = []
-    for _, path in list_segments(root):
+    for number, path in list_segments(root):
+        if number < from_segment:
+            continue
         names.append(path.name)
         try:
             data = path.read_bytes()
@@ -103,11 +116,15 @@ class _Builder:
     chunks: list[tuple[int, bytes]] = field(default_factory=list)
     end: EndMeta | None = None
     end_time_ns: int | None = None
+    annotated: dict[str, object] | None = None  # what `ann` frames added, in order
 
     def freeze(self) -> TapeExchange:
+        request = self.request
+        if self.annotated is not None:
+            request = request._replace(annotations={**request.annotations, **self.annotated})
         return TapeExchange(
             exchange_id=self.exchange_id,
-            request=self.request,
+            request=request,
             request_time_ns=self.request_time_ns,
             request_body=b"".join(self.body),
             response=self.response,
@@ -230,8 +247,11 @@ class _Reader:
         builder = self.builders.get(x)
         if builder is None:
             self.problems.append(f"{where}: {kind} frame for unknown exchange {x}")
-        elif builder.end is not None:
+        elif builder.end is not None and kind not in AFTER_END_KINDS:
             self.problems.append(f"{where}: {kind} frame after the end of exchange {x}")
+        elif kind == "ann":
+            assert isinstance(meta, dict)
+            builder.annotated = {**(builder.annotated or {}), **meta}
         elif kind == "body":
             builder.body.append(payload)
         elif kind == "chunk":
