@@ -121,9 +121,12 @@ def decode_exchange(sequence: int, ex: TapeExchange, harness: str) -> DecodedCal
     if body_bytes:
         try:
             context = json.loads(body_bytes)
-        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        except (UnicodeDecodeError, ValueError) as exc:  # also an integer past 4300 digits
             context_ok = False
             errors.append(("context_not_json", f"request body is not JSON: {exc}"))
+        except RecursionError:
+            context_ok = False
+            errors.append(("context_not_json", "request body is JSON nested too deeply to read"))
 
     identity = identify(harness, headers, context, meta.roller)
 
