@@ -12,7 +12,6 @@ from pathlib import Path
 
 from tests.support.captures import roller
 
-from roller.collect.launcher import recorded_environment
 from roller.harnesses.base import LaunchPlan
 
 
@@ -49,6 +48,8 @@ def test_a_generic_command_never_writes_the_user_s_secrets(tmp_path: Path) -> No
 
 
 def test_the_record_keeps_roller_s_values_and_inherited_names(tmp_path: Path) -> None:
+    from roller.collect.launcher import recorded_environment  # new in issue 15
+
     inherited = {"PATH": "/usr/bin", "HOME": "/home/u", "DB_PASSWORD": "hunter2"}
     plan = LaunchPlan(
         argv=("x",),

@@ -13,7 +13,6 @@ from typing import Any
 
 import pytest
 
-from roller.gateway.policy import ROW_ATTEMPTS
 from roller.gateway.store import StoreError
 from tests.gateway.conftest import GatewayFactory, RunningGateway
 from tests.gateway.test_sessions_http import opencode
@@ -79,6 +78,8 @@ def test_a_failing_store_is_retried(start_gateway: GatewayFactory) -> None:
 
 
 def test_a_store_that_stays_down_is_written_on_the_exchange(start_gateway: GatewayFactory) -> None:
+    from roller.gateway.policy import ROW_ATTEMPTS  # new in issue 15
+
     gw = start_gateway()
 
     def down(*args: Any, **kwargs: Any) -> str:
