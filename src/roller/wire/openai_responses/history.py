@@ -10,27 +10,33 @@
   `custom_tool_call_output` by `call_id` and output; `reasoning` is never compared; any
   other item by its whole value minus `id` and `status` (Codex re-sends output items with
   minted ids).
-- Tools load at run time through `tool_search_call` / `tool_search_output` items (Codex).
+- Tools load at run time through `tool_search_call` / `tool_search_output` items (Codex),
+  and arrive in the conversation as `additional_tools` items (Codex code mode): the
+  history's `tools` are every definition the request offers (`tools.definitions`).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from dataclasses import replace
+
 from roller.wire.history import Conversation, arguments, canon, split_history, without
+from roller.wire.openai_responses.tools import definitions
 from roller.wire.types import History, Key
 
 ITEMS_FIELD = "input"
 SYSTEM_FIELD = "instructions"
 SERVER_STATE_FIELDS = ("previous_response_id", "conversation")
 _TEXT_PARTS = ("input_text", "output_text", "text")
-_TOOL_LOADING = ("tool_search_call", "tool_search_output")
+_TOOL_LOADING = ("tool_search_call", "tool_search_output", "additional_tools")
 
 
 def history_of(context: Any) -> History | None:
     if isinstance(context, dict) and isinstance(context.get(ITEMS_FIELD), str):
         context = {**context, ITEMS_FIELD: [context[ITEMS_FIELD]]}
-    return split_history(context, ITEMS_FIELD, SYSTEM_FIELD)
+    history = split_history(context, ITEMS_FIELD, SYSTEM_FIELD)
+    return None if history is None else replace(history, tools=definitions(context))
 
 
 def output_items(output: Any) -> list[Any]:
