@@ -17,9 +17,8 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from dataclasses import replace
+from typing import Any
 
 from roller.wire.history import Conversation, arguments, canon, split_history, without
 from roller.wire.openai_responses.tools import definitions
