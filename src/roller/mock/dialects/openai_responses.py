@@ -10,12 +10,19 @@ Rules kept here:
   non-OpenAI providers). Namespace tools (`{"type":"namespace","name":…,"tools":[…]}`)
   are flattened into tools that keep their namespace. `text.format` `json_schema` /
   `json_object` is JSON mode.
+- Code mode (`roller.mock.code_mode`): an `additional_tools` input item offering `exec`
+  adds its direct and nested tools; an `exec` call in the history stands for the nested
+  calls its script makes (each answered by the `exec` output), never for a call of its
+  own (`exec` is how tools are called, not a tool a scenario role names).
 - Responses: an assistant `message` item when there is text (or nothing else), then one
-  `function_call` item per call, each with `id` (`fc_…`), `call_id` (`call_…`) and, for a
-  namespaced tool, `namespace` — Codex matches the call by it.
+  `function_call` item per direct call, each with `id` (`fc_…`), `call_id` (`call_…`)
+  and, for a namespaced tool, `namespace` — Codex matches the call by it; then the
+  nested calls (or a lookup) as one `custom_tool_call` `exec` item (`ctc_…`) whose
+  `input` is the script.
 - Streams: `response.created`, `response.in_progress`, per item `output_item.added`,
   (`content_part.added`, `output_text.delta`…, `output_text.done`, `content_part.done`) or
-  (`function_call_arguments.delta`…, `function_call_arguments.done`), `output_item.done`,
+  (`function_call_arguments.delta`…, `function_call_arguments.done`) or
+  (`custom_tool_call_input.delta`…, `custom_tool_call_input.done`), `output_item.done`,
   then `response.completed` with the full response and usage including
   `input_tokens_details` and `output_tokens_details` (Codex requires both). Every event
   has an `event:` line and an increasing `sequence_number`.
@@ -28,6 +35,7 @@ import itertools
 import time
 from typing import Any
 
+from roller.mock import code_mode
 from roller.mock.dialects.base import (
     BadRequest,
     as_dict,
@@ -65,19 +73,34 @@ class ResponsesDialect:
             for index, item in enumerate(items)
             if (entry := _entry(index, as_dict(item))) is not None
         ]
+        tools = _tools(as_list(body.get("tools")), namespace=None)
+        coded = code_mode.read_tools(
+            items,
+            [e.text for e in entries if e.role == "system"],
+            [e.text for e in entries if e.role == "tool"],
+        )
+        if coded is not None:
+            tools += coded.tools
+            entries = [_nested_entry(e, items) for e in entries]
         return RequestView(
             protocol=self.name,
             model=model,
             stream=body.get("stream") is True,
             entries=tuple(entries),
-            tools=tuple(_tools(as_list(body.get("tools")), namespace=None)),
+            tools=tuple(tools),
             system=as_str(body.get("instructions")),
             json_schema=_json_schema(body),
+            deferred=coded.deferred if coded is not None else (),
         )
 
     def render(self, reply: Reply, view: RequestView, ids: IdMint) -> JSONObject:
         output: list[JSONObject] = []
-        if reply.text or not reply.tool_calls:
+        direct = [c for c in reply.tool_calls if c.via is None]
+        nested = [c for c in reply.tool_calls if c.via is not None]
+        script = code_mode.lookup_script(reply.lookups) if reply.lookups else None
+        if nested:
+            script = code_mode.script_for(nested)
+        if reply.text or not (direct or script):
             part = {"type": "output_text", "text": reply.text, "annotations": [], "logprobs": []}
             output.append(
                 {
@@ -88,7 +111,7 @@ class ResponsesDialect:
                     "content": [part],
                 }
             )
-        for call in reply.tool_calls:
+        for call in direct:
             item: JSONObject = {
                 "id": ids.mint("responses-function-call"),
                 "type": "function_call",
@@ -100,6 +123,17 @@ class ResponsesDialect:
             if call.namespace is not None:
                 item["namespace"] = call.namespace
             output.append(item)
+        if script is not None:
+            output.append(
+                {
+                    "id": ids.mint("responses-custom-tool-call"),
+                    "type": "custom_tool_call",
+                    "status": "completed",
+                    "call_id": ids.mint("responses-call"),
+                    "name": code_mode.EXEC_TOOL,
+                    "input": script,
+                }
+            )
         tokens_in = estimate_tokens(view.body_size)
         tokens_out = estimate_tokens(reply.output_chars)
         return {
@@ -151,6 +185,8 @@ class ResponsesDialect:
         for index, item in enumerate(final["output"]):
             if item["type"] == "message":
                 _stream_message(emit, index, item)
+            elif item["type"] == "custom_tool_call":
+                _stream_custom_call(emit, index, item)
             else:
                 _stream_call(emit, index, item)
         emit("response.completed", response=final)
@@ -194,6 +230,32 @@ def _stream_call(emit: Any, index: int, item: JSONObject) -> None:
         arguments=item["arguments"],
     )
     emit("response.output_item.done", output_index=index, item=item)
+
+
+def _stream_custom_call(emit: Any, index: int, item: JSONObject) -> None:
+    emit(
+        "response.output_item.added",
+        output_index=index,
+        item={**item, "status": "in_progress", "input": ""},
+    )
+    where = {"item_id": item["id"], "output_index": index}
+    for piece in chunks(item["input"]):
+        emit("response.custom_tool_call_input.delta", **where, delta=piece)
+    emit("response.custom_tool_call_input.done", **where, input=item["input"])
+    emit("response.output_item.done", output_index=index, item=item)
+
+
+def _nested_entry(entry: Entry, items: list[Any]) -> Entry:
+    """An `exec` call's entry, with the nested calls its script makes as its calls."""
+    item = items[entry.message_index] if entry.role == "assistant" else None
+    if not code_mode.exec_item(item):
+        return entry
+    assert isinstance(item, dict)
+    calls = tuple(
+        ContextCall(id=item.get("call_id"), name=name, namespace=namespace, arguments=arguments)
+        for namespace, name, arguments in code_mode.nested_calls(as_str(item.get("input")))
+    )
+    return Entry("assistant", entry.message_index, entry.text, calls=calls)
 
 
 def _tools(raw: list[Any], namespace: str | None) -> list[OfferedTool]:
