@@ -250,24 +250,29 @@ def _entered(
     ]
 
 
-def _tool_call_facts(native: NativeCapture | None) -> tuple[dict[str, str | None], set[str]]:
-    """Per tool-call id, the child it spawned or delivered (None: several or unknown);
-    and the tool calls that launched a background child."""
-    spawned: dict[str, str | None] = {}
+def _tool_call_facts(
+    native: NativeCapture | None,
+) -> tuple[dict[str, tuple[str | None, ...]], set[str]]:
+    """Per tool-call id, the children it spawned or delivered (`(None,)`: several
+    delivered, or unknown); and the tool calls that launched a background child. One
+    call may spawn several children (a Codex code-mode `exec` script): each is named."""
+    spawned: dict[str, tuple[str | None, ...]] = {}
     background: set[str] = set()
     delivered: dict[str, set[str | None]] = {}
     for rel in native.relations if native is not None else ():
         if rel.tool_call_id is None:
             continue
         if rel.type == "spawn":
-            spawned[rel.tool_call_id] = rel.child_key
+            known = spawned.get(rel.tool_call_id, ())
+            if rel.child_key not in known:
+                spawned[rel.tool_call_id] = (*known, rel.child_key)
         elif rel.type == "launch_acknowledged":
             background.add(rel.tool_call_id)
         elif rel.type == "result_delivered":
             delivered.setdefault(rel.tool_call_id, set()).add(rel.child_key)
     for ref, children in delivered.items():
         # one tool call may deliver several children's results: it names none then
-        spawned.setdefault(ref, next(iter(children)) if len(children) == 1 else None)
+        spawned.setdefault(ref, (next(iter(children)),) if len(children) == 1 else (None,))
     return spawned, background
 
 
@@ -277,7 +282,8 @@ def derive_in_context(
     new_id: Callable[[], str],
     bound: Sequence[RelationRecord] = (),
 ) -> list[RelationRecord]:
-    """One relation per (tool call, later call of the same participant carrying its result).
+    """One relation per (tool call, child, later call of the same participant carrying
+    its result); a tool call that spawned no child names none.
 
     `bound` are the relations `bind_native` already made: a result it already placed in
     a call (a tool result that delivered a child's result, e.g. Codex `wait_agent`) is not
@@ -296,7 +302,7 @@ def derive_in_context(
             if tool_id is None:
                 continue
             ref = tool.ref or tool_id
-            child_key = spawned.get(ref, spawned.get(tool_id))
+            children = spawned.get(ref, spawned.get(tool_id, (None,)))
             kind: RelationType = (
                 "launch_ack_in_context"
                 if (ref in background or tool_id in background)
@@ -307,7 +313,7 @@ def derive_in_context(
                     continue
                 if (kind, ref, index.call_ids[j]) in done:
                     continue
-                out.append(
+                out += [
                     RelationRecord(
                         schema_="roller.relation/v1",
                         relation_id=new_id(),
@@ -325,7 +331,8 @@ def derive_in_context(
                         ],
                         note=None,
                     )
-                )
+                    for child_key in children
+                ]
     return out
 
 

@@ -52,6 +52,7 @@ class Match:
     tool_result_contains: tuple[str, ...] = ()
     last_tool_result_contains: tuple[str, ...] = ()
     context_contains: tuple[str, ...] = ()
+    not_context_contains: tuple[str, ...] = ()
     called: frozenset[str] = frozenset()
     not_called: frozenset[str] = frozenset()
     # an earlier tool call's arguments (as JSON text) contain / no earlier call's contain
@@ -95,6 +96,8 @@ class Match:
         if self.not_called_with and any(
             n in h for h in _call_texts(view) for n in self.not_called_with
         ):
+            return False
+        if any(n in view.context_text for n in self.not_context_contains):
             return False
         if self.called and not calls_of(view, self.called):
             return False

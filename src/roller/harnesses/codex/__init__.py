@@ -58,14 +58,18 @@ from roller.harnesses.codex.acceptance import ACCEPTANCE
 from roller.harnesses.codex.native import SESSIONS, read_native
 from roller.harnesses.codex.profile import INJECTIONS, NAME, TOOLS, WIRE
 from roller.harnesses.codex.state import COPY_ERROR_SUFFIX, STATE_DB
+from roller.harnesses.codex.trace import TRACE_FILE, TRACE_MANIFEST, TRACES
 from roller.harnesses.harness import Harness
 from roller.harnesses.launch import checked_launch, harness_env
-from roller.harnesses.native_files import copy_tree, snapshot_sqlite
+from roller.harnesses.native_files import copy_file, copy_tree, snapshot_sqlite
 from roller.harnesses.options import ConfigKey, LaunchOption, LaunchOptions
 from roller.harnesses.resume import confirmed_id, confirmed_root_participant, resume_id
 
 PROVIDER = "roller"
 KEY_ENV = "OPENAI_API_KEY"
+# Codex writes its rollout trace here: the only record binding a code-mode script's
+# nested calls to their `exec` call (`roller.harnesses.codex.trace`).
+TRACE_ENV = "CODEX_ROLLOUT_TRACE_ROOT"
 EXEC_ARGS: tuple[str, ...] = ("exec", "--skip-git-repo-check", "--json")
 OPTIONS: tuple[LaunchOption, ...] = (
     LaunchOption(
@@ -80,6 +84,14 @@ OPTIONS: tuple[LaunchOption, ...] = (
         ConfigKey("[agents] max_depth"),
         "how deep v1 children may spawn (Codex's default 1: a child gets no spawn tool)",
         integer=(1, 8),
+    ),
+    LaunchOption(
+        "agent-tools",
+        ConfigKey("[features.multi_agent_v2] non_code_mode_only"),
+        "code mode, v2: collaboration tools the model calls itself (direct, Codex's default) "
+        "or from inside its exec scripts (exec)",
+        choices=("direct", "exec"),
+        default="direct",
     ),
     LaunchOption(
         "sandbox",
@@ -144,6 +156,13 @@ def config_tables(
         },
         "features": {"plugins": False, "multi_agent_v2": request.capture_calls and v2},
     }
+    if options["agent-tools"] == "exec":
+        # the table form replaces the scalar: TOML cannot hold both
+        del tables["features"]["multi_agent_v2"]
+        tables["features.multi_agent_v2"] = {
+            "enabled": request.capture_calls and v2,
+            "non_code_mode_only": False,
+        }
     agents: dict[str, str | bool | int] = {}
     if not request.capture_calls:
         agents["enabled"] = False
@@ -198,6 +217,7 @@ class CodexAdapter:
         home = codex_home(request.dirs)
         env = harness_env(request.dirs, binary)
         env["CODEX_HOME"] = str(home)
+        env[TRACE_ENV] = str(home / TRACES)
         env[KEY_ENV] = key
         return LaunchPlan(
             argv=tuple(argv),
@@ -214,9 +234,14 @@ class CodexAdapter:
         )
 
     def collect_native(self, dirs: ScratchDirs, dest: Path) -> None:
-        """Copy `sessions/` and a consistent snapshot of `state_5.sqlite`."""
+        """Copy `sessions/`, each rollout trace's event log and manifest (not its
+        payloads: the tape holds every byte), and a snapshot of `state_5.sqlite`."""
         home = codex_home(dirs)
         copy_tree(home / SESSIONS, dest / SESSIONS)
+        traces = home / TRACES
+        for trace in sorted(traces.iterdir()) if traces.is_dir() else []:
+            for name in (TRACE_FILE, TRACE_MANIFEST):
+                copy_file(trace / name, dest / TRACES / trace.name / name)
         state = home / STATE_DB
         if state.is_file():
             try:
