@@ -116,6 +116,9 @@ class AcceptanceProfile:
     pass (`--credential-env`).
     `mock_model`: the model to ask for against the mock when the caller names none (a
     harness whose default model changes its request shape, e.g. Codex's catalog models).
+    `mode` names this way of running the harness when it has several (`variants`: the
+    others, each a whole profile with its own mode, model and adjustments; the suite
+    runs every scenario once per mode and reports each).
     """
 
     harness: str
@@ -128,6 +131,13 @@ class AcceptanceProfile:
     # A harness without any delegation tool: every scenario that expects a child is not
     # applicable, for this reason.
     no_delegation: str | None = None
+    mode: str | None = None
+    variants: tuple[AcceptanceProfile, ...] = ()
+
+    @property
+    def modes(self) -> tuple[AcceptanceProfile, ...]:
+        """This profile and its variants, in that order."""
+        return (self, *self.variants)
 
     def resolve(self, scenario: Scenario) -> Scenario | str:
         """The scenario as this harness runs it, or the reason it is not applicable."""
