@@ -30,7 +30,7 @@ from roller.collect.launcher import run_plan
 from roller.collect.session import base_urls
 from roller.export.trajectory import build_trajectory as trajectory
 from roller.harnesses.base import LaunchRequest, ScratchDirs
-from roller.harnesses.codex import CodexAdapter, confirmed_root_thread
+from roller.harnesses.codex import CodexAdapter, catalog, confirmed_root_thread
 from roller.harnesses.install import Installed
 from roller.mock.scenario_files import load_scenario
 from roller.mock.server import MockModel
@@ -309,3 +309,55 @@ def test_a_spawn_inside_an_exec_script_names_the_exec_call(
         child_calls = [c for c in capture.calls if c.call_id in kid.call_ids]
         assert child_calls and all(c.identity_status == "attributed" for c in child_calls)
         assert all(_header(c, "thread-id") == kid.native_ids["thread_id"] for c in child_calls)
+
+
+def _embedded_catalog(codex: Installed) -> list[dict[str, object]]:
+    """The model catalog the binary carries (a JSON document `{"models": [...]}`)."""
+    binary = next(codex.root.rglob("vendor/*/bin/codex"))
+    data = binary.read_bytes()
+    at = data.index(b'"tool_mode": "code_mode_only"')
+    start = data.rindex(b'{\n  "models"', 0, at)
+    document, _ = json.JSONDecoder().raw_decode(data[start:].decode("utf-8", "replace"))
+    models: list[dict[str, object]] = document["models"]
+    return models
+
+
+def test_the_catalog_table_is_the_binarys(codex: Installed) -> None:
+    models = _embedded_catalog(codex)
+    code_mode = {
+        str(m["slug"]): str(m["multi_agent_version"])
+        for m in models
+        if m.get("tool_mode") == "code_mode_only"
+    }
+    assert code_mode == dict(catalog.CODE_MODE_MODELS)
+    plain = {str(m["slug"]) for m in models if m.get("tool_mode") is None}
+    assert plain == catalog.FUNCTION_TOOL_MODELS
+
+
+def test_a_new_user_without_model_gets_code_mode_told_and_captured(
+    codex: Installed, tmp_path: Path
+) -> None:
+    """As the issue tried it: `--api-base http://<own server> --capture-calls`, no
+    `--model`. roller says first which mode Codex will use; the mock (here a server of
+    its own) speaks code mode, so the subagent runs and is captured."""
+
+    async def serve() -> None:
+        mock = await MockModel(load_scenario("spawn-one")).serve()
+        try:
+            done = await asyncio.to_thread(
+                roller,
+                "collect", "--harness", "codex", "--api-base", mock.url, "--capture-calls",
+                "--prompt", "Use a subagent to say hi", "--run-dir", str(tmp_path / "run"),
+                "--json",
+                env={**without_provider_keys(), "OPENAI_API_KEY": "sk-roller-e2e-placeholder"},
+            )  # fmt: skip
+        finally:
+            await mock.close()
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert done.stderr.splitlines()[0] == catalog.mode_notice(None, "0.171.0")
+        capture = read_attempt(Path(json.loads(done.stdout)["attempt_dir"]))
+        assert [p.role for p in capture.manifest.participants] == ["root", "child"]
+        assert all("tools" not in c.context for c in capture.calls)
+        assert "spawn" in {r.type for r in capture.relations if r.status == "established"}
+
+    asyncio.run(serve())

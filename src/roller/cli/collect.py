@@ -18,7 +18,7 @@ from roller.capture.reader import read_attempt
 from roller.collect.session import CollectRequest, CollectResult, collect
 from roller.errors import UsageError
 from roller.harnesses import adapter_for, adapters
-from roller.harnesses.base import ResumableAdapter
+from roller.harnesses.base import ModelNoticeAdapter, ResumableAdapter
 from roller.view.render import render_tree
 from roller.view.tree import build_tree
 
@@ -162,6 +162,9 @@ def command(
         options=parsed,
     )
     err = Console(stderr=True, highlight=False)
+    notice = _model_notice(request)
+    if notice is not None:
+        err.print(notice, markup=False, soft_wrap=True)  # one line, never wrapped
     with err.status("starting…") as status:
         result = asyncio.run(_collect_until_interrupted(request, status.update))
     launch = result.launch
@@ -199,6 +202,17 @@ def command(
     if stopped:
         return 130
     return 0 if ok else 1
+
+
+def _model_notice(request: CollectRequest) -> str | None:
+    """The harness's line on which request shape its default model gives, for a run
+    against a real upstream without `--model` (`ModelNoticeAdapter`)."""
+    adapter = adapter_for(request.harness)
+    if request.model is not None or request.api_base.startswith("mock:"):
+        return None
+    if not isinstance(adapter, ModelNoticeAdapter):
+        return None
+    return adapter.model_notice(None, request.harness_version or adapter.pin.version)
 
 
 def read_prompts(prompts: tuple[str, ...], prompts_file: Path | None) -> tuple[str, ...]:

@@ -55,6 +55,7 @@ from roller.harnesses.base import (
     ScratchDirs,
 )
 from roller.harnesses.codex.acceptance import ACCEPTANCE
+from roller.harnesses.codex.catalog import mode_notice
 from roller.harnesses.codex.native import SESSIONS, read_native
 from roller.harnesses.codex.profile import INJECTIONS, NAME, TOOLS, WIRE
 from roller.harnesses.codex.state import COPY_ERROR_SUFFIX, STATE_DB
@@ -252,6 +253,10 @@ class CodexAdapter:
                 (dest / f"{STATE_DB}{COPY_ERROR_SUFFIX}").write_text(f"{exc}\n")
 
     read_native = staticmethod(read_native)
+
+    def model_notice(self, model: str | None, version: str) -> str | None:
+        """Which mode (code mode, function tools, fallback) Codex runs `model` in."""
+        return mode_notice(model, version)
 
 
 HARNESS = Harness(
