@@ -28,6 +28,7 @@ class ToolCallOut:
     arguments: dict[str, Any]
     namespace: str | None = None
     via: str | None = None
+    call_type: str | None = None  # a dedicated output item (`OfferedTool.call_type`)
 
     @property
     def arguments_json(self) -> str:

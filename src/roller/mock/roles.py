@@ -139,7 +139,13 @@ def resolve_call(spec: CallSpec, view: RequestView) -> ToolCallOut | None:
     if not isinstance(arguments, dict):
         arguments = {}
     arguments.update(spec.arguments)
-    return ToolCallOut(name=tool.name, namespace=tool.namespace, arguments=arguments, via=tool.via)
+    return ToolCallOut(
+        name=tool.name,
+        namespace=tool.namespace,
+        arguments=arguments,
+        via=tool.via,
+        call_type=tool.call_type,
+    )
 
 
 def _tool_for(role: Role, view: RequestView, params: Mapping[str, Any]) -> OfferedTool | None:

@@ -10,6 +10,10 @@ Rules kept here:
   non-OpenAI providers). Namespace tools (`{"type":"namespace","name":…,"tools":[…]}`)
   are flattened into tools that keep their namespace. `text.format` `json_schema` /
   `json_object` is JSON mode.
+- A client `tool_search` tool (`{"type": "tool_search", "execution": "client"}`) is
+  offered as `tool_search`, called with a `tool_search_call` item (arguments as an
+  object); a `tool_search_output` item in the history offers its `tools` (Codex 0.171.0
+  with `gpt-5.5` defers its subagent tools behind it).
 - Code mode (`roller.mock.code_mode`): an `additional_tools` input item offering `exec`
   adds its direct and nested tools; an `exec` call in the history stands for the nested
   calls its script makes (each answered by the `exec` output), never for a call of its
@@ -45,13 +49,22 @@ from roller.mock.dialects.base import (
     required_str,
 )
 from roller.mock.ids import IdKind, IdMint
-from roller.mock.reply import Reply, chunks, estimate_tokens
+from roller.mock.reply import Reply, ToolCallOut, chunks, estimate_tokens
 from roller.mock.request_view import ContextCall, Entry, OfferedTool, RequestView
 from roller.mock.sse import json_event
 from roller.wire.types import JSONObject, ProtocolName
 
-_CALL_ITEMS = ("function_call", "custom_tool_call", "local_shell_call")
-_RESULT_ITEMS = ("function_call_output", "custom_tool_call_output", "local_shell_call_output")
+_CALL_ITEMS = ("function_call", "custom_tool_call", "local_shell_call", "tool_search_call")
+_RESULT_ITEMS = (
+    "function_call_output",
+    "custom_tool_call_output",
+    "local_shell_call_output",
+    "tool_search_output",
+)
+# A client tool search: offered as a tool without a name, called with its own item, and
+# its output's `tools` offered from then on.
+_TOOL_SEARCH = "tool_search"
+_TOOL_SEARCH_CALL = "tool_search_call"
 
 
 class ResponsesDialect:
@@ -74,6 +87,9 @@ class ResponsesDialect:
             if (entry := _entry(index, as_dict(item))) is not None
         ]
         tools = _tools(as_list(body.get("tools")), namespace=None)
+        for item in items:
+            if as_dict(item).get("type") == "tool_search_output":
+                tools += _tools(as_list(as_dict(item).get("tools")), namespace=None)
         coded = code_mode.read_tools(
             items,
             [e.text for e in entries if e.role == "system"],
@@ -112,6 +128,9 @@ class ResponsesDialect:
                 }
             )
         for call in direct:
+            if call.call_type == _TOOL_SEARCH_CALL:
+                output.append(_tool_search_call(call, ids))
+                continue
             item: JSONObject = {
                 "id": ids.mint("responses-function-call"),
                 "type": "function_call",
@@ -187,6 +206,9 @@ class ResponsesDialect:
                 _stream_message(emit, index, item)
             elif item["type"] == "custom_tool_call":
                 _stream_custom_call(emit, index, item)
+            elif item["type"] == _TOOL_SEARCH_CALL:
+                emit("response.output_item.added", output_index=index, item=item)
+                emit("response.output_item.done", output_index=index, item=item)
             else:
                 _stream_call(emit, index, item)
         emit("response.completed", response=final)
@@ -232,6 +254,17 @@ def _stream_call(emit: Any, index: int, item: JSONObject) -> None:
     emit("response.output_item.done", output_index=index, item=item)
 
 
+def _tool_search_call(call: ToolCallOut, ids: IdMint) -> JSONObject:
+    return {
+        "id": ids.mint("responses-tool-search-call"),
+        "type": _TOOL_SEARCH_CALL,
+        "call_id": ids.mint("responses-call"),
+        "status": "completed",
+        "execution": "client",
+        "arguments": call.arguments,
+    }
+
+
 def _stream_custom_call(emit: Any, index: int, item: JSONObject) -> None:
     emit(
         "response.output_item.added",
@@ -268,6 +301,9 @@ def _tools(raw: list[Any], namespace: str | None) -> list[OfferedTool]:
         elif isinstance(name, str):
             # function tools carry `parameters`; custom (freeform) tools have no schema.
             tools.append(OfferedTool(name, namespace, as_dict(spec.get("parameters"))))
+        elif spec.get("type") == _TOOL_SEARCH and spec.get("execution") == "client":
+            schema = as_dict(spec.get("parameters"))
+            tools.append(OfferedTool(_TOOL_SEARCH, None, schema, call_type=_TOOL_SEARCH_CALL))
     return tools
 
 
@@ -301,7 +337,7 @@ def _entry(index: int, item: dict[str, Any]) -> Entry | None:
         raw = item.get("arguments", item.get("input", item.get("action")))
         call = ContextCall(
             id=item.get("call_id"),
-            name=as_str(item.get("name")) or kind,
+            name=as_str(item.get("name")) or (_TOOL_SEARCH if kind == _TOOL_SEARCH_CALL else kind),
             namespace=item.get("namespace") if isinstance(item.get("namespace"), str) else None,
             arguments=parse_arguments(raw),
         )
