@@ -16,15 +16,24 @@ dir, HOME/TMPDIR = scratch, `CODEX_HOME=$HOME/.codex` holding a generated `confi
   chatgpt.com), `check_for_update_on_startup = false`, `[analytics] enabled = false`:
   with these the only connections are to the proxy (measured with strace);
 - `approval_policy = "never"`, `sandbox_mode = "workspace-write"` (headless: a command
-  runs in the sandbox or fails, it never waits for an approval).
+  runs in the sandbox or fails, it never waits for an approval);
+- `CODEX_ROLLOUT_TRACE_ROOT=$CODEX_HOME/rollout-trace`: Codex's rollout trace, the only
+  record binding a code-mode script's nested calls to their `exec` call
+  (`roller.harnesses.codex.trace`); it adds the header `x-codex-inference-call-id` to
+  each request and changes nothing else on the wire (compared 2026-12-01).
+Mode: the model decides (`roller.harnesses.codex.catalog`): no `--model` or a catalog
+model runs Codex's code mode (tools in an `additional_tools` input item, called from a
+JavaScript `exec` tool), another name plain function tools; `model_notice` says which.
 Subagents: v1 (the `multi_agent_v1` namespace) is Codex's default; the option
 `multi-agent=v2` sets `[features] multi_agent_v2` (the `collaboration` namespace,
 warm-forked children). Without `--capture-calls`, `[agents] enabled = false` and no
 `multi_agent_v2`, so no delegation tool is offered (`[features] multi_agent` is
 deprecated in 0.171.0 and says so on every run). `max-depth=N` sets `[agents]
-max_depth` (v1 only; with Codex's default 1 a child gets no spawn tool). `codex exec`
-aborts a child whose parent turn ends first, so a parent must call `wait_agent` for its
-children to run.
+max_depth` (v1 only; with Codex's default 1 a child gets no spawn tool). In code mode
+the catalog model's multi-agent version wins, and `agent-tools=exec` moves the v2 tools
+into the scripts (`[features.multi_agent_v2] non_code_mode_only = false`, a table that
+replaces the scalar). `codex exec` aborts a child whose parent turn ends first, so a
+parent must call `wait_agent` for its children to run.
 
 Multi-turn: a later turn resumes `codex exec resume <root thread id> -` with the root
 thread confirmed by the native logs (`confirmed_root_thread`), never `--last`, which
@@ -33,7 +42,9 @@ picks the most recently updated thread and may pick a child.
 Native logs: `$CODEX_HOME/sessions/` (rollout JSONL per thread) is copied to
 `raw/native/sessions/`, and `state_5.sqlite` (threads, spawn edges) to
 `raw/native/state_5.sqlite` through SQLite's backup API (one consistent snapshot,
-WAL included). The reader is `roller.harnesses.codex.native.read_native`.
+WAL included); each rollout trace's `trace.jsonl` and `manifest.json` to
+`raw/native/rollout-trace/` (not its payloads: the tape holds every byte). The reader is
+`roller.harnesses.codex.native.read_native`.
 """
 
 from __future__ import annotations
