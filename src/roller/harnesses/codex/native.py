@@ -63,6 +63,7 @@ from roller.harnesses.base import (
     NativeLifecycle,
     NativeProblem,
 )
+from roller.harnesses.codex.jsonl import read_text
 from roller.harnesses.codex.lineage import check_index, is_root, parents_of, participants
 from roller.harnesses.codex.nested import nested_calls, nested_deliveries, nested_spawns
 from roller.harnesses.codex.relations import relations, spawns
@@ -122,10 +123,8 @@ def _read_rollouts(native_dir: Path, problems: list[NativeProblem]) -> dict[str,
     files = sorted(root.rglob("*.jsonl")) if root.is_dir() else []
     for path in files:
         rel = path.relative_to(native_dir).as_posix()
-        try:
-            text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            problems.append(NativeProblem("unreadable_file", f"unreadable ({exc})", rel))
+        text = read_text(path, rel, problems)
+        if text is None:
             continue
         rollout = parse_rollout(text, rel, problems)
         if rollout is None:

@@ -33,6 +33,10 @@ these fields are relied on):
 Rules kept: a record belongs to the thread whose file it is in (outside an inherited
 block) and whose explicit ids agree; a record naming another thread is a problem, never
 re-assigned. Malformed lines are problems naming file and line, never skipped silently.
+Code mode adds `response_item/additional_tools` (a dynamic-tools item), `custom_tool_call`
+(`exec`: `input` is the script, `id` the provider's `ctc_…`) and `custom_tool_call_output`
+(a list of text parts, kept one a line); a script's nested calls are only
+`item_completed` items with `exec-<uuid>` ids (`roller.harnesses.codex.nested`).
 Problem codes: `not_json`, `not_an_object` (a line), `missing_header` (no leading
 `session_meta`), `missing_field` (no thread id, a `token_usage_record` without
 `response_id`, a `function_call` without `call_id`), `unexpected_record` (a
@@ -48,6 +52,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from roller.harnesses.base import NativeProblem
+from roller.harnesses.codex.jsonl import json_lines
 
 # Items the model produced (their `sampled_through_sequence` says what input they saw).
 _MODEL_OUTPUT_ITEMS = frozenset(
@@ -212,14 +217,7 @@ class Rollout:
 def parse_rollout(text: str, rel: str, problems: list[NativeProblem]) -> Rollout | None:
     """Parse one rollout file; problems are appended, never raised."""
     lines: list[Line] = []
-    for number, raw in enumerate(text.split("\n"), 1):
-        if not raw.strip():
-            continue
-        try:
-            record = json.loads(raw)
-        except json.JSONDecodeError as exc:
-            problems.append(NativeProblem("not_json", f"not JSON ({exc.msg})", f"{rel}:{number}"))
-            continue
+    for number, record in json_lines(text, rel, problems):
         if not isinstance(record, dict):
             problems.append(NativeProblem("not_an_object", "not a JSON object", f"{rel}:{number}"))
             continue

@@ -24,12 +24,12 @@ codes: `unreadable_file` (a trace file that cannot be read), `not_json` (a line)
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from roller.harnesses.base import NativeProblem
+from roller.harnesses.codex.jsonl import json_lines, read_text
 
 TRACES = "rollout-trace"
 TRACE_FILE = "trace.jsonl"
@@ -76,10 +76,8 @@ def read_traces(native_dir: Path, problems: list[NativeProblem]) -> Trace:
     nested: dict[str, NestedCall] = {}
     for path in files:
         rel = path.relative_to(native_dir).as_posix()
-        try:
-            text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            problems.append(NativeProblem("unreadable_file", f"unreadable ({exc})", rel))
+        text = read_text(path, rel, problems)
+        if text is None:
             continue
         for call in parse_trace(text, rel, problems):
             known = nested.setdefault(call.tool_call_id, call)
@@ -93,14 +91,7 @@ def parse_trace(text: str, rel: str, problems: list[NativeProblem]) -> list[Nest
     """The nested calls of one trace file, each bound to its cell's `exec` call."""
     cells: dict[tuple[str, str], tuple[str, str]] = {}  # (thread, cell) -> (exec call, ref)
     started: list[tuple[str, str, str, str | None, str]] = []
-    for number, raw in enumerate(text.split("\n"), 1):
-        if not raw.strip():
-            continue
-        try:
-            line = json.loads(raw)
-        except json.JSONDecodeError as exc:
-            problems.append(NativeProblem("not_json", f"not JSON ({exc.msg})", f"{rel}:{number}"))
-            continue
+    for number, line in json_lines(text, rel, problems):
         payload = _obj(_obj(line).get("payload"))
         thread = _str(_obj(line).get("thread_id"))
         seq = _obj(line).get("seq")

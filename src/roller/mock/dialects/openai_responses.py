@@ -204,13 +204,11 @@ class ResponsesDialect:
         for index, item in enumerate(final["output"]):
             if item["type"] == "message":
                 _stream_message(emit, index, item)
-            elif item["type"] == "custom_tool_call":
-                _stream_custom_call(emit, index, item)
-            elif item["type"] == _TOOL_SEARCH_CALL:
+            elif item["type"] in _STREAMED_CALLS:
+                _stream_call(emit, index, item)
+            else:  # a tool search call: whole, in its added and done events
                 emit("response.output_item.added", output_index=index, item=item)
                 emit("response.output_item.done", output_index=index, item=item)
-            else:
-                _stream_call(emit, index, item)
         emit("response.completed", response=final)
         return events
 
@@ -236,21 +234,26 @@ def _stream_message(emit: Any, index: int, item: JSONObject) -> None:
     emit("response.output_item.done", output_index=index, item=item)
 
 
+# Streamed call items: item type -> (the field streamed in pieces, its delta/done event
+# prefix, the item fields the done event repeats).
+_STREAMED_CALLS: dict[str, tuple[str, str, tuple[str, ...]]] = {
+    "function_call": ("arguments", "response.function_call_arguments", ("name",)),
+    "custom_tool_call": ("input", "response.custom_tool_call_input", ()),
+}
+
+
 def _stream_call(emit: Any, index: int, item: JSONObject) -> None:
+    field, event, repeated = _STREAMED_CALLS[item["type"]]
     emit(
         "response.output_item.added",
         output_index=index,
-        item={**item, "status": "in_progress", "arguments": ""},
+        item={**item, "status": "in_progress", field: ""},
     )
     where = {"item_id": item["id"], "output_index": index}
-    for piece in chunks(item["arguments"]):
-        emit("response.function_call_arguments.delta", **where, delta=piece)
-    emit(
-        "response.function_call_arguments.done",
-        **where,
-        name=item["name"],
-        arguments=item["arguments"],
-    )
+    for piece in chunks(item[field]):
+        emit(f"{event}.delta", **where, delta=piece)
+    done = {name: item[name] for name in repeated}
+    emit(f"{event}.done", **where, **done, **{field: item[field]})
     emit("response.output_item.done", output_index=index, item=item)
 
 
@@ -263,19 +266,6 @@ def _tool_search_call(call: ToolCallOut, ids: IdMint) -> JSONObject:
         "execution": "client",
         "arguments": call.arguments,
     }
-
-
-def _stream_custom_call(emit: Any, index: int, item: JSONObject) -> None:
-    emit(
-        "response.output_item.added",
-        output_index=index,
-        item={**item, "status": "in_progress", "input": ""},
-    )
-    where = {"item_id": item["id"], "output_index": index}
-    for piece in chunks(item["input"]):
-        emit("response.custom_tool_call_input.delta", **where, delta=piece)
-    emit("response.custom_tool_call_input.done", **where, input=item["input"])
-    emit("response.output_item.done", output_index=index, item=item)
 
 
 def _nested_entry(entry: Entry, items: list[Any]) -> Entry:
