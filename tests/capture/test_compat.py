@@ -13,13 +13,13 @@ import sys
 from pathlib import Path
 
 import pytest
-from tests.support.captures import REPO, only_attempt, roller
 
 from roller.capture.compat import Converter, upgrade
 from roller.capture.integrity import validate_attempt
 from roller.capture.layout import AttemptPaths
 from roller.capture.reader import read_manifest
 from roller.errors import CaptureFormatError
+from tests.support.captures import REPO, only_attempt, roller
 
 SINGLE = REPO / "tests" / "golden" / "single" / "agent.py"
 
