@@ -32,6 +32,7 @@ from roller.capture.models import (
     ExportStatus,
     IdentityStatus,
     Manifest,
+    OutputCoverage,
     ParticipantRecord,
     RelationRecord,
     RequestInfo,
@@ -106,7 +107,9 @@ def build_capture(
         decode_exchange(seq, ex, inputs.harness.name) for seq, ex in enumerate(tape.exchanges)
     ]
     call_ids = [f"call-{scope}-{d.sequence:05d}" for d in decoded]
-    attributed: AttributionResult = attribute(decoded, native)
+    attributed: AttributionResult = attribute(
+        decoded, native, single_agent=bool(inputs.declared_single_agent)
+    )
     owners = [a.participant_key for a in attributed.calls]
     pids = _participant_ids(scope, attributed.participants)
 
@@ -223,7 +226,12 @@ def build_capture(
             + [
                 Evidence(source=f"call:{call_ids[i]}", ref=None, retained=True)
                 for i in d.call_evidence
-            ],
+            ]
+            + (
+                [Evidence(source="declared:single_agent", ref=None, retained=True)]
+                if d.declared
+                else []
+            ),
         )
         for d in attributed.participants
     ]
@@ -248,19 +256,7 @@ def build_capture(
         capture_status="complete" if complete else "partial",
         capture_errors=capture_errors,
         participants=participants,
-        capabilities=Capabilities(
-            subtasks=native.subtasks if native is not None else "unknown",
-            native_output_coverage=coverage.basis,
-            notes=(
-                list(native.coverage.notes)
-                + [
-                    f"main_trajectory_export_blocked: {b}"
-                    for b in native.main_trajectory_blocked_by
-                ]
-                if native is not None
-                else []
-            ),
-        ),
+        capabilities=_capabilities(native, coverage.basis, attributed),
         coverage=coverage,
         lifecycle=lc,
         debug_retention=inputs.debug_retention,
@@ -279,6 +275,28 @@ def build_capture(
         turns=turns,
     )
     return FinalizedCapture(records, relations, manifest, bodies)
+
+
+def _capabilities(
+    native: NativeCapture | None, basis: OutputCoverage, attributed: AttributionResult
+) -> Capabilities:
+    notes = (
+        list(native.coverage.notes)
+        + [f"main_trajectory_export_blocked: {b}" for b in native.main_trajectory_blocked_by]
+        if native is not None
+        else []
+    )
+    if attributed.declaration == "overridden":
+        notes.append(
+            "declared_single_agent_overridden: x-roller-* headers declare the participants, "
+            "so they decide and the single-agent declaration does not apply"
+        )
+    return Capabilities(
+        subtasks=native.subtasks if native is not None else "unknown",
+        native_output_coverage=basis,
+        notes=notes,
+        identity_evidence="declared_single_agent" if attributed.declaration == "applied" else None,
+    )
 
 
 def _call_record(

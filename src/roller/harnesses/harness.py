@@ -13,12 +13,15 @@ wrappers, the acceptance profiles) is derived from the registry.
 - `injections`: its injected-message wrappers (`roller.harnesses.wrappers`);
 - `adapter`: how roller launches it and reads its native logs, or None for a harness seen
   only on the wire (through the gateway), which has a profile and nothing else;
-- `acceptance`: how it runs the shared acceptance scenarios, or None.
+- `acceptance`: how it runs the shared acceptance scenarios, or None;
+- `collect_aliases`: older names of `roller collect` flags this harness keeps (alias ->
+  the flag it stands for), accepted only with `--harness` naming this harness.
 A record whose parts name another harness is a programming error (`ValueError`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from roller.harnesses.acceptance import AcceptanceProfile
@@ -37,6 +40,7 @@ class Harness:
     injections: InjectionWrappers = field(default_factory=InjectionWrappers)
     adapter: HarnessAdapter | None = None
     acceptance: AcceptanceProfile | None = None
+    collect_aliases: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         named = {
