@@ -25,9 +25,7 @@ def command(sample_dir: Path, out: Path) -> int:
     """
     results = reproject(sample_dir, out)
     for r in results:
-        how = (
-            "re-finalized from raw/" if r.source == "raw" else "raw/ was cleaned: formal files kept"
-        )
+        how = "re-finalized from raw/" if r.source == "raw" else "no raw/: formal files kept"
         state = "valid" if r.valid else "INVALID"
         click.echo(f"{r.attempt}: {how}, main trajectory re-derived, {state}")
         for problem in r.problems:
