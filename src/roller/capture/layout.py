@@ -84,6 +84,12 @@ class AttemptPaths:
     def responses(self) -> Path:
         return self.raw / "responses"
 
+    @property
+    def scratch_record(self) -> Path:
+        """Where the attempt's scratch dirs are, while it runs (so a resume after a crash
+        can still copy the native logs the harness wrote there)."""
+        return self.raw / "scratch.json"
+
     def response_body(self, call_id: str) -> Path:
         return self.responses / f"{call_id}.body"
 

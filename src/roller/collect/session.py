@@ -27,6 +27,7 @@ Order, and why:
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import secrets
 import shutil
@@ -123,8 +124,10 @@ def _inputs(job: AttemptJob, profile: str | None) -> AttemptInputs:
 
 
 def _scratch(job: AttemptJob) -> tuple[Path, ScratchDirs]:
+    """The attempt's own scratch dirs, recorded under raw/ before anything runs in them."""
     scratch = Path(tempfile.mkdtemp(prefix=f"roller-{job.spec.harness}-"))
     dirs = ScratchDirs(home=scratch / "home", tmp=scratch / "tmp", work=scratch / "work")
+    write_scratch_record(job.attempt, scratch, dirs)
     for d in (dirs.home, dirs.tmp):
         d.mkdir()
     if job.files is not None:
@@ -132,6 +135,29 @@ def _scratch(job: AttemptJob) -> tuple[Path, ScratchDirs]:
     else:
         dirs.work.mkdir()
     return scratch, dirs
+
+
+def write_scratch_record(attempt: AttemptPaths, root: Path, dirs: ScratchDirs) -> None:
+    record = {
+        "root": str(root),
+        "home": str(dirs.home),
+        "tmp": str(dirs.tmp),
+        "work": str(dirs.work),
+    }
+    atomic_write(attempt.scratch_record, (json.dumps(record) + "\n").encode())
+
+
+def read_scratch_record(attempt: AttemptPaths) -> tuple[Path, ScratchDirs] | None:
+    """The scratch dirs a crashed attempt ran in, when they are recorded and still there."""
+    try:
+        record = json.loads(attempt.scratch_record.read_text())
+        root = Path(record["root"])
+        dirs = ScratchDirs(
+            home=Path(record["home"]), tmp=Path(record["tmp"]), work=Path(record["work"])
+        )
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return (root, dirs) if root.is_dir() else None
 
 
 async def run_attempt(
@@ -209,6 +235,7 @@ async def run_attempt(
     trajectory, _ = write_trajectory(attempt)
     if not job.keep_scratch:
         shutil.rmtree(scratch, ignore_errors=True)
+        attempt.scratch_record.unlink(missing_ok=True)
     return AttemptDone(
         attempt,
         manifest,

@@ -10,7 +10,10 @@ Rules kept:
   statuses). One that does not validate is `invalid`: kept, reported, never reused;
 - an attempt without a manifest (roller was killed while collecting it) is first
   finalized from its raw/ exactly as `roller finalize` does (`recovered`), then judged
-  like any other; one that cannot be finalized is `invalid`;
+  like any other; one that cannot be finalized is `invalid`. The native logs its
+  harness wrote before the kill are first copied from the scratch HOME the attempt
+  recorded (`raw/scratch.json`), when it is still there, and the scratch is removed;
+
 - a valid attempt `succeeded` when its execution completed and its capture is complete;
   it is `interrupted` when its harness was killed (timeout, Ctrl-C, roller's death), else
   `failed`;
@@ -25,19 +28,22 @@ Rules kept:
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
 from roller.capture.integrity import validate_attempt
 from roller.capture.layout import AttemptPaths, SamplePaths
-from roller.capture.models import Manifest
-from roller.capture.reader import read_attempt, read_manifest
+from roller.capture.models import AttemptInputs, Manifest
+from roller.capture.reader import read_attempt, read_json_model, read_manifest
 from roller.capture.summary_record import AttemptOutcome, AttemptSummary
 from roller.capture.trajectory_record import TrajectoryRecord
+from roller.collect.session import read_scratch_record
 from roller.errors import RollerError
 from roller.export.trajectory_file import read_trajectory, write_trajectory
 from roller.finalize.attempt import finalize_attempt
+from roller.harnesses import adapter_for
 
 
 @dataclass(frozen=True)
@@ -90,8 +96,7 @@ def judge_attempt(attempt: AttemptPaths, collected_now: bool = False) -> Attempt
     recovered = False
     if not attempt.manifest.exists():
         try:
-            finalize_attempt(attempt)
-            write_trajectory(attempt)
+            _recover(attempt)
         except RollerError as exc:
             why = f"no manifest, and it cannot be finalized from raw/: {exc}"
             return AttemptVerdict(attempt, "invalid", None, (why,), False, collected_now)
@@ -103,6 +108,19 @@ def judge_attempt(attempt: AttemptPaths, collected_now: bool = False) -> Attempt
         return AttemptVerdict(attempt, "invalid", manifest, problems, recovered, collected_now)
     manifest = read_manifest(attempt)
     return AttemptVerdict(attempt, _outcome(manifest), manifest, (), recovered, collected_now)
+
+
+def _recover(attempt: AttemptPaths) -> None:
+    """Publish an attempt roller was killed in, from what it left on disk."""
+    scratch = read_scratch_record(attempt)
+    if scratch is not None and attempt.attempt_inputs.exists() and not attempt.native.exists():
+        harness = read_json_model(attempt.attempt_inputs, AttemptInputs).harness.name
+        adapter_for(harness).collect_native(scratch[1], attempt.native)
+    finalize_attempt(attempt)
+    write_trajectory(attempt)
+    if scratch is not None:
+        shutil.rmtree(scratch[0], ignore_errors=True)
+    attempt.scratch_record.unlink(missing_ok=True)
 
 
 def _manifest_or_none(attempt: AttemptPaths) -> Manifest | None:
