@@ -194,8 +194,9 @@ def _check_sample(run: RunPaths, spec: RunSpec, task: Task, write: bool) -> None
 def prepare(request: RunRequest, log: Callable[[str], None]) -> _Prepared:
     """Every refusal, then the judgement of what the run holds; writes nothing but the
     recovery of attempts roller was killed in (their own formal files)."""
-    spec, run = request.spec, RunPaths(request.run_dir)
-    adapter = adapter_for(spec.harness)
+    run, adapter = RunPaths(request.run_dir), adapter_for(request.spec.harness)
+    version = request.spec.harness_version or (adapter.pin.version or None)
+    spec = replace(request.spec, harness_version=version)
     check_run(run, spec)  # first: a run collected differently says so before anything else
     if spec.single_agent and not adapter.runs_command:
         raise UsageError(
@@ -211,7 +212,6 @@ def prepare(request: RunRequest, log: Callable[[str], None]) -> _Prepared:
     refusals = [v.refusal for v in verdicts if v.refusal is not None]
     if refusals:
         raise UsageError("\n".join(refusals))
-    version = spec.harness_version or (adapter.pin.version or None)
     install_dir = None
     if adapter.pin.registry != "none":
         found = find_installed(adapter, version)
@@ -219,9 +219,7 @@ def prepare(request: RunRequest, log: Callable[[str], None]) -> _Prepared:
             log(f"installing {adapter.name} {version}…")
             found = install(adapter, version, log=lambda line: log(f"install: {line[-80:]}"))
         install_dir = found.root
-    return _Prepared(
-        run, replace(spec, harness_version=version), tuple(tasks), verdicts, install_dir, data
-    )
+    return _Prepared(run, spec, tuple(tasks), verdicts, install_dir, data)
 
 
 def _write_run(prepared: _Prepared, request: RunRequest) -> None:

@@ -3,11 +3,12 @@
 `run.json` records how a run is collected: harness, api base, capture mode, debug
 retention, and the launch settings `--resume` continues with (model, options, command,
 timeout, attempts, single-agent declaration). A later `roller collect` into the same run
-directory must ask for the same harness, api base, capture mode and — when run.json
-records them — the same single-agent declaration, command, model and options; otherwise
-it is an explicit error before anything runs: resume never mixes samples collected with
+directory must ask for the same harness (and version), api base, capture mode and — when
+run.json records them — the same single-agent declaration, command, model and options;
+anything else is an explicit error before anything runs: resume never mixes samples collected with
 and without call capture (or any other difference that changes what a capture holds).
-`--timeout`, `--attempts` and `--concurrency` may change between invocations.
+`--timeout`, `--attempts`, `--concurrency`, `--capture-debug` and `--keep-scratch` may
+change between invocations.
 """
 
 from __future__ import annotations
@@ -84,6 +85,7 @@ _SAME: tuple[tuple[str, Callable[[RunConfig], object]], ...] = (
     ("capture mode (--capture-calls)", lambda c: c.capture_calls),
     ("harness", lambda c: c.harness),
     ("api base", lambda c: c.api_base),
+    ("harness version (--harness-version)", lambda c: c.harness_version),
 )
 _SAME_SETTINGS: tuple[tuple[str, Callable[[RunSettings], object]], ...] = (
     ("single-agent declaration (--single-agent)", lambda s: s.single_agent),
