@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import json
 import signal
-import sys
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
@@ -23,17 +22,16 @@ from rich.console import Console
 
 from roller.capture.layout import RunPaths
 from roller.capture.models import Retention
-from roller.capture.reader import read_attempt, read_run_config
+from roller.capture.reader import read_run_config
 from roller.cli.progress import RunDisplay, summary_table
-from roller.collect.collection import RunEvent, RunRequest, RunResult, SampleResult, collect_run
+from roller.cli.sample_report import exit_code, finish_single
+from roller.collect.collection import RunEvent, RunRequest, RunResult, collect_run
 from roller.collect.executor import LocalExecutor
 from roller.collect.runs import RunSpec, resumed_spec
 from roller.collect.tasks import Task
-from roller.errors import RollerError, UsageError
+from roller.errors import UsageError
 from roller.harnesses import adapter_for, adapters, registry
 from roller.harnesses.base import ResumableAdapter
-from roller.view.render import render_tree
-from roller.view.tree import build_tree
 
 DEFAULT_API_BASE = "mock:plain"
 DEFAULT_SAMPLE_ID = "sample-0001"
@@ -207,7 +205,7 @@ def command(ctx: click.Context, /, **flags: object) -> int:
                     status.update(event.status or event.line or "")
 
             result = asyncio.run(_until_interrupted(request, show, executor))
-        return _finish_single(err, result, bool(flags["as_json"]), request.spec.timeout_s)
+        return finish_single(err, result, bool(flags["as_json"]), request.spec.timeout_s)
     with RunDisplay(err) as display:
         result = asyncio.run(_until_interrupted(request, display, executor))
     if flags["as_json"]:
@@ -215,7 +213,7 @@ def command(ctx: click.Context, /, **flags: object) -> int:
     else:
         Console(highlight=False).print(summary_table(result.summary))
     err.print(f"summary written to {result.run.summary}")
-    return _exit_code(result)
+    return exit_code(result)
 
 
 def _int(value: object) -> int:
@@ -387,88 +385,6 @@ def read_prompts(prompts: tuple[str, ...], prompts_file: Path | None) -> tuple[s
             which = f"prompt {n}" if len(prompts) > 1 else "--prompt"
             raise UsageError(f"{which} is empty")
     return prompts
-
-
-def _exit_code(result: RunResult) -> int:
-    if result.stopped:
-        return 130
-    return 0 if all(s.status == "succeeded" for s in result.samples) else 1
-
-
-def _finish_single(err: Console, result: RunResult, as_json: bool, timeout_s: float) -> int:
-    """Today's single-sample ending: what happened to the harness, then the call tree."""
-    (sample,) = result.samples
-    latest = sample.verdict.latest
-    if sample.reused and latest is not None:
-        err.print(
-            f"[green]{sample.task.id}: reused {latest.attempt.root.name}[/] (it validates and "
-            f"is terminal: {latest.outcome}); no model call was made"
-        )
-    elif sample.last is not None:
-        _print_launch(err, sample, result.stopped, timeout_s)
-    if latest is None:
-        err.print("[yellow]stopped before the sample started[/]")
-        return _exit_code(result)
-    try:
-        tree = build_tree(read_attempt(latest.attempt))
-    except RollerError as exc:
-        err.print(f"[red]{latest.attempt.root} cannot be read:[/] {exc}")
-        return 1
-    if as_json:
-        click.echo(json.dumps(tree, indent=2))
-    else:
-        render_tree(tree, Console(highlight=False))
-    if sample.last is not None:
-        if sample.last.scratch is not None:
-            err.print(f"scratch kept at {sample.last.scratch}")
-        t = sample.last.trajectory
-        err.print(
-            f"main trajectory: {len(t.segments)} segment(s), {t.export_status}"
-            + (f" ({', '.join(t.export_blocked_by)})" if t.export_blocked_by else "")
-        )
-    sys.stdout.flush()
-    return _exit_code(result)
-
-
-def _print_launch(err: Console, sample: SampleResult, stopped_run: bool, timeout_s: float) -> None:
-    done = sample.last
-    assert done is not None
-    launch = done.launch
-    stopped = stopped_run or launch.stopped or any(t.stopped for t in done.turns)
-    ran = [t for t in done.turns if t.launch is not None]
-    output_dir = ran[-1].output_dir if ran else done.attempt.harness_output
-    if len(done.turns) > 1:
-        _print_turns(err, sample)
-    if launch.launch_error:
-        err.print(f"[red]the harness could not start:[/] {launch.launch_error}")
-    elif stopped:
-        err.print("[yellow]stopped on request; the capture of what ran so far is below[/]")
-    elif launch.timed_out:
-        err.print(f"[yellow]the harness timed out after {timeout_s:.0f}s and was stopped[/]")
-    elif launch.exit_code != 0:
-        err.print(
-            f"[yellow]the harness exited with status {launch.exit_code}[/] "
-            f"(stderr: {output_dir / 'stderr.txt'})"
-        )
-
-
-def _print_turns(err: Console, sample: SampleResult) -> None:
-    done = sample.last
-    assert done is not None
-    by_turn = {t.turn: t for t in done.manifest.turns or []}
-    for turn in done.turns:
-        record = by_turn.get(turn.turn)
-        if record is None:
-            continue
-        line = f"turn {turn.turn}: {record.execution_status}"
-        if record.execution_status != "not_run":
-            line += f", {len(record.call_ids)} call(s)"
-        if record.resumed_root:
-            line += f", resumed {record.resumed_root}"
-        if record.problem:
-            line += f" — {record.problem}"
-        colour = "green" if record.execution_status == "completed" else "yellow"
-        err.print(f"[{colour}]{line}[/]")
 
 
 async def _until_interrupted(

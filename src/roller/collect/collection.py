@@ -233,6 +233,103 @@ def _write_run(prepared: _Prepared, request: RunRequest) -> None:
         _check_sample(run, prepared.spec, task, write=True)
 
 
+class _Scheduler:
+    """One invocation's samples: reuse the finished, give the others attempts."""
+
+    def __init__(
+        self,
+        prepared: _Prepared,
+        request: RunRequest,
+        on_event: Callable[[RunEvent], None],
+        stop: asyncio.Event | None,
+        executor: Executor,
+    ) -> None:
+        self.prepared, self.request, self.on_event = prepared, request, on_event
+        self.stop, self.executor = stop, executor
+        self.board = _Board(len(prepared.tasks))
+        self.budget = max(1, prepared.spec.attempts)
+
+    @property
+    def stopped(self) -> bool:
+        return self.stop is not None and self.stop.is_set()
+
+    def emit(
+        self, line: str | None = None, sample: str | None = None, status: str | None = None
+    ) -> None:
+        self.on_event(RunEvent(self.board.snapshot(), line, sample, status))
+
+    async def sample(self, task: Task, verdict: SampleVerdict) -> SampleResult:
+        for judged in verdict.attempts:
+            if judged.outcome == "invalid" or judged.recovered:
+                self.emit(f"{task.id}: {_describe(judged)}", task.id)
+        latest = verdict.latest
+        if latest is None or not verdict.finished(self.budget):
+            return await self._collect(task, verdict)
+        ok = latest.outcome == "succeeded"
+        self.board.reused += 1
+        self.board.succeeded += ok
+        self.board.failed += not ok
+        self.emit(f"{task.id}: reused {_describe(latest)}", task.id)
+        return SampleResult(task, verdict, "succeeded" if ok else "failed", True, None)
+
+    def _job(self, task: Task) -> AttemptJob:
+        run = self.prepared.run
+        return AttemptJob(
+            task=task,
+            attempt=run.sample(task.id).next_attempt(),
+            spec=self.prepared.spec,
+            install_dir=self.prepared.install_dir,
+            files=run.task_files(task.id) if task.files is not None else None,
+            keep_scratch=self.request.keep_scratch,
+        )
+
+    async def _attempt(self, task: Task) -> AttemptDone | None:
+        def report(text: str, calls: int) -> None:
+            self.board.live[task.id] = calls
+            self.emit(None, task.id, text)
+
+        done = await self.executor.run(self._job(task), report, self.stop)
+        self.board.calls_done += self.board.live.pop(task.id, 0)
+        return done
+
+    async def _collect(self, task: Task, verdict: SampleVerdict) -> SampleResult:
+        """Attempts until one succeeds or the budget is used (at least one)."""
+        last: AttemptDone | None = None
+        tries = max(self.budget - verdict.used(), 1)
+        for n in range(1, tries + 1):
+            done = None if self.stopped else await self._attempt(task)
+            if done is None:
+                break
+            last = done
+            judged = judge_attempt(done.attempt, collected_now=True)
+            verdict = verdict.with_attempt(judged)
+            if judged.outcome == "succeeded" or n == tries or self.stopped:
+                break
+            self.emit(f"{task.id}: {_describe(judged)}; another attempt ({n + 1}/{tries})", task.id)
+        latest = verdict.latest
+        status: SampleStatus = "not_run" if latest is None else (
+            "succeeded" if latest.outcome == "succeeded" else "failed"
+        )  # fmt: skip
+        self.board.finished_now += last is not None
+        self.board.succeeded += status == "succeeded"
+        self.board.failed += status == "failed"
+        news = f"{task.id}: {_describe(latest)}" if last is not None and latest else None
+        self.emit(news, task.id)
+        return SampleResult(task, verdict, status, False, last)
+
+    async def run(self) -> RunResult:
+        prepared = self.prepared
+        self.emit(f"{len(prepared.tasks)} sample(s), up to {self.budget} attempt(s) each")
+        results = await asyncio.gather(
+            *(self.sample(t, v) for t, v in zip(prepared.tasks, prepared.verdicts, strict=True))
+        )
+        elapsed = self.board.snapshot().elapsed_s
+        summary = summarize(prepared.spec.harness, results, self.stopped, elapsed)
+        atomic_write(prepared.run.summary, dump_json(summary))
+        self.emit()
+        return RunResult(prepared.run, tuple(results), summary, self.stopped)
+
+
 async def collect_run(
     request: RunRequest,
     on_event: Callable[[RunEvent], None] = lambda _e: None,
@@ -240,96 +337,13 @@ async def collect_run(
     executor: Executor | None = None,
 ) -> RunResult:
     """Collect every task of the run that is not finished; see the module docstring."""
-    board: _Board | None = None
 
     def log(text: str) -> None:
-        on_event(RunEvent(_Board(0).snapshot() if board is None else board.snapshot(), text))
+        on_event(RunEvent(_Board(0).snapshot(), text))
 
     prepared = prepare(request, log)
     _write_run(prepared, request)
-    board = _Board(len(prepared.tasks))
-    runner = executor or LocalExecutor(1)
-    budget = max(1, prepared.spec.attempts)
-
-    def emit(line: str | None = None, sample: str | None = None, status: str | None = None) -> None:
-        assert board is not None
-        on_event(RunEvent(board.snapshot(), line, sample, status))
-
-    async def one(task: Task, verdict: SampleVerdict) -> SampleResult:
-        assert board is not None
-        for judged in verdict.attempts:
-            if judged.outcome == "invalid" or judged.recovered:
-                emit(f"{task.id}: {_describe(judged)}", task.id)
-        if verdict.finished(budget):
-            latest = verdict.latest
-            assert latest is not None
-            board.reused += 1
-            ok = latest.outcome == "succeeded"
-            board.succeeded += ok
-            board.failed += not ok
-            emit(f"{task.id}: reused {_describe(latest)}", task.id)
-            return SampleResult(task, verdict, "succeeded" if ok else "failed", True, None)
-        return await _attempts(task, verdict)
-
-    async def _attempts(task: Task, verdict: SampleVerdict) -> SampleResult:
-        assert board is not None
-        sample = prepared.run.sample(task.id)
-        last: AttemptDone | None = None
-        tries = max(budget - verdict.used(), 1)
-        for n in range(1, tries + 1):
-            if stop is not None and stop.is_set():
-                break
-            job = AttemptJob(
-                task=task,
-                attempt=sample.next_attempt(),
-                spec=prepared.spec,
-                install_dir=prepared.install_dir,
-                files=prepared.run.task_files(task.id) if task.files is not None else None,
-                keep_scratch=request.keep_scratch,
-            )
-
-            def report(text: str, calls: int, sid: str = task.id) -> None:
-                assert board is not None
-                board.live[sid] = calls
-                emit(None, sid, text)
-
-            done = await runner.run(job, report, stop)
-            calls = board.live.pop(task.id, 0)
-            if done is None:
-                break
-            last = done
-            board.calls_done += calls
-            judged = judge_attempt(done.attempt, collected_now=True)
-            verdict = verdict.with_attempt(judged)
-            if judged.outcome == "succeeded" or n == tries or (stop and stop.is_set()):
-                break
-            emit(f"{task.id}: {_describe(judged)}; another attempt ({n + 1}/{tries})", task.id)
-        latest = verdict.latest
-        status: SampleStatus = (
-            "not_run"
-            if latest is None
-            else "succeeded"
-            if latest.outcome == "succeeded"
-            else "failed"
-        )
-        board.finished_now += last is not None
-        board.succeeded += status == "succeeded"
-        board.failed += status == "failed"
-        if last is not None and latest is not None:
-            emit(f"{task.id}: {_describe(latest)}", task.id)
-        else:
-            emit(None, task.id)
-        return SampleResult(task, verdict, status, False, last)
-
-    emit(f"{len(prepared.tasks)} sample(s), up to {budget} attempt(s) each")
-    results = await asyncio.gather(
-        *(one(t, v) for t, v in zip(prepared.tasks, prepared.verdicts, strict=True))
-    )
-    stopped = stop is not None and stop.is_set()
-    summary = summarize(prepared.spec.harness, results, stopped, board.snapshot().elapsed_s)
-    atomic_write(prepared.run.summary, dump_json(summary))
-    emit()
-    return RunResult(prepared.run, tuple(results), summary, stopped)
+    return await _Scheduler(prepared, request, on_event, stop, executor or LocalExecutor(1)).run()
 
 
 def summarize(

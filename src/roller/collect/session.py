@@ -160,6 +160,25 @@ def read_scratch_record(attempt: AttemptPaths) -> tuple[Path, ScratchDirs] | Non
     return (root, dirs) if root.is_dir() else None
 
 
+def _record_turns(
+    attempt: AttemptPaths, inputs: AttemptInputs, turns: Sequence[TurnResult], multi: bool
+) -> None:
+    """attempt.json with the turns run so far: started by the first, ended by the last."""
+    ran = [t.launch for t in turns if t.launch is not None]
+    last = ran[-1]
+    done = inputs.model_copy(
+        update={
+            "started_at": rfc3339(ran[0].started_ns) or inputs.started_at,
+            "ended_at": rfc3339(last.ended_ns),
+            "exit_code": last.exit_code,
+            "timed_out": last.timed_out,
+            "launch_error": last.launch_error,
+            "turns": [t.inputs() for t in turns] if multi else None,
+        }
+    )
+    atomic_write(attempt.attempt_inputs, dump_json(done))
+
+
 async def run_attempt(
     job: AttemptJob,
     report: Report = lambda _m, _n: None,
@@ -181,22 +200,6 @@ async def run_attempt(
         upstream = spec.api_base
     proxy = ProxyServer(ProxyConfig(tape_dir=attempt.tape, upstreams=Upstreams(default=upstream)))
     follow_ups = task.prompts[1:]
-
-    def record(turns: Sequence[TurnResult]) -> None:
-        """attempt.json with the turns run so far: started by the first, ended by the last."""
-        ran = [t.launch for t in turns if t.launch is not None]
-        last = ran[-1]
-        done = inputs.model_copy(
-            update={
-                "started_at": rfc3339(ran[0].started_ns) or inputs.started_at,
-                "ended_at": rfc3339(last.ended_ns),
-                "exit_code": last.exit_code,
-                "timed_out": last.timed_out,
-                "launch_error": last.launch_error,
-                "turns": [t.inputs() for t in turns] if follow_ups else None,
-            }
-        )
-        atomic_write(attempt.attempt_inputs, dump_json(done))
 
     try:
         proxy_url = await proxy.start()
@@ -221,7 +224,7 @@ async def run_attempt(
             scratch,
             lambda text: report(text, proxy.exchanges),
             stop,
-            on_turn=record,
+            on_turn=lambda turns: _record_turns(attempt, inputs, turns, bool(follow_ups)),
         )
     finally:
         await proxy.stop()
