@@ -23,7 +23,7 @@ from roller.capture.layout import AttemptPaths
 from roller.capture.models import AttemptInputs
 from roller.capture.reader import read_attempt, read_json_model
 from roller.capture.tape import read_tape
-from roller.finalize.assemble import build_capture
+from roller.finalize.pipeline import build_capture
 from roller.harnesses import adapter_for
 from roller.harnesses.install import Installed
 from tests.support.captures import roller

@@ -16,7 +16,7 @@ import pytest
 from tests.support.tapes import inputs, new_tape
 
 from roller.capture.tape import read_tape
-from roller.finalize.assemble import build_capture
+from roller.finalize.pipeline import build_capture
 
 DATA = Path(__file__).parents[1] / "data" / "harnesses" / "codex" / "v2-fork-client-left"
 BODY = {"model": "mock-model", "stream": True, "input": "hi"}

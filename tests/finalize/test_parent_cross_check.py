@@ -30,8 +30,9 @@ from roller.capture.models import AttemptInputs, CallRecord, ParentCrossCheck
 from roller.capture.reader import read_attempt, read_json_model
 from roller.capture.tape import read_tape
 from roller.capture.writer import publish
-from roller.finalize.assemble import FinalizedCapture, build_capture
+from roller.finalize.assemble import FinalizedCapture
 from roller.finalize.attempt import finalize_attempt
+from roller.finalize.pipeline import build_capture
 from roller.harnesses.base import (
     JoinBasis,
     NativeCapture,

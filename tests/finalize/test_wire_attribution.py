@@ -12,7 +12,7 @@ from pathlib import Path
 from tests.support.tapes import anthropic_reply, inputs, new_tape, write_exchange
 
 from roller.capture.tape import read_tape
-from roller.finalize.assemble import build_capture
+from roller.finalize.pipeline import build_capture
 
 BODY = {"model": "mock-model", "max_tokens": 8, "messages": [{"role": "user", "content": "hi"}]}
 

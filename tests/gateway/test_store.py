@@ -12,14 +12,17 @@ from datetime import UTC, datetime, timedelta
 from typing import TypeVar
 
 import pytest
+from alembic import command
 from alembic.autogenerate import compare_metadata
+from alembic.config import Config
 from alembic.migration import MigrationContext
 from sqlalchemy import text
 from sqlalchemy.exc import IntegrityError
 
 from roller.gateway.config import Client
 from roller.gateway.derivation import SessionPlan, SourceKey
-from roller.gateway.store import MAX_ANCESTORS, CallFacts, SessionStore
+from roller.gateway.store import MAX_ANCESTORS, CallFacts, SessionStore, open_engine
+from roller.gateway.store.engine import MIGRATIONS_DIR
 from roller.gateway.store.models import Base
 from roller.gateway.store.repository import REFUSED_CYCLE, REFUSED_REWRITE, REFUSED_SELF
 from tests.gateway.conftest import ALICE_CC, ALICE_GEMINI, ALICE_OC, BOB_CC
@@ -73,6 +76,32 @@ def test_migrations_create_exactly_the_models(store: SessionStore) -> None:
     with store.engine.connect() as conn:
         diff = compare_metadata(MigrationContext.configure(conn), Base.metadata)
     assert diff == []
+
+
+def test_a_store_at_revision_0001_upgrades_and_keeps_its_call_rows(db_url: str) -> None:
+    # A gateway database written before the call rows had a response capture status.
+    engine = open_engine(db_url, migrate_to_head=False)
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS_DIR))
+    with engine.begin() as conn:
+        config.attributes["connection"] = conn
+        command.upgrade(config, "0001")
+    with engine.begin() as conn:
+        conn.execute(
+            text(
+                "INSERT INTO call (id, tape_dir, exchange_id, method, path, participant_unknown,"
+                " outcome, execution_status, started_at, ended_at) VALUES ('c1', '/t', 'x:1',"
+                " 'POST', '/v1/messages', false, 'ok', 'completed', :t, :t)"
+            ),
+            {"t": T0},
+        )
+    engine.dispose()
+    store = SessionStore(open_engine(db_url), inactivity_seconds=60)
+    try:
+        (old,) = store.calls()
+        assert (old.execution_status, old.response_capture_status) == ("completed", None)
+    finally:
+        store.close()
 
 
 def test_one_row_per_key_and_per_principal(store: SessionStore) -> None:
@@ -218,6 +247,7 @@ def test_calls_are_recorded_against_their_session(store: SessionStore) -> None:
         client_status=200,
         upstream_status=200,
         execution_status="completed",
+        response_capture_status="complete",
         error_code=None,
         started_at=T0,
         ended_at=T0 + timedelta(seconds=1),

@@ -16,7 +16,8 @@ from pathlib import Path
 from roller.capture.models import AttemptInputs
 from roller.capture.reader import read_json_model
 from roller.capture.tape import TapeReadResult, read_tape
-from roller.finalize.assemble import FinalizedCapture, build_capture
+from roller.finalize.assemble import FinalizedCapture
+from roller.finalize.pipeline import build_capture
 from roller.harnesses import adapter_for
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "harnesses"

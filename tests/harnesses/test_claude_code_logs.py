@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from roller.harnesses.base import NativeCapture, NativeRelation
+from roller.harnesses.base import NativeCapture, NativeProblem, NativeRelation
 from roller.harnesses.claude_code.logs import read_native
 
 from .claude_code_fixtures import (
@@ -254,7 +254,10 @@ def test_missing_meta_json_makes_the_lifecycle_unknown(tmp_path: Path) -> None:
     path.with_suffix(".meta.json").unlink()
     nc = read_native(copy)
     assert nc.lifecycle.status == "unknown"
-    assert any("no metadata" in p for p in nc.problems)
+    meta = path.with_suffix(".meta.json").relative_to(copy).as_posix()
+    missing = NativeProblem("missing_file", f"missing: subagent {agent_id} has no metadata", meta)
+    assert missing in nc.problems
+    assert str(missing) == f"{meta}: missing: subagent {agent_id} has no metadata"
     assert {p.key: p.state for p in nc.participants}[agent_id] == "unknown"
     assert not [r for r in nc.relations if r.child_key == agent_id]
 
@@ -269,7 +272,9 @@ def test_meta_naming_another_tool_call_binds_nothing(tmp_path: Path) -> None:
     meta_a.write_text(json.dumps(data))
     nc = read_native(copy)
     assert nc.lifecycle.status == "unknown"
-    assert any("no transcript" in p for p in nc.problems)
+    (problem,) = nc.problems
+    assert (problem.code, problem.where) == ("disagreement", meta_a.relative_to(copy).as_posix())
+    assert problem.message.endswith("tool call toolu_not_in_any_transcript is in no transcript")
     assert {r.child_key for r in nc.relations if r.type == "spawn"} == {b}
 
 
@@ -283,7 +288,9 @@ def test_a_toolUseResult_naming_another_agent_is_a_problem(tmp_path: Path) -> No
     write_lines(main, values)
     nc = read_native(copy)
     assert nc.lifecycle.status == "unknown"
-    assert any("names agent a0000000000000000" in p for p in nc.problems)
+    (problem,) = nc.problems
+    assert (problem.code, problem.where) == ("disagreement", main.relative_to(copy).as_posix())
+    assert "names agent a0000000000000000" in problem.message
 
 
 def test_a_failed_notification_is_child_failed(tmp_path: Path) -> None:
@@ -327,19 +334,24 @@ def test_one_message_id_in_two_transcripts_maps_to_both(tmp_path: Path) -> None:
     write_lines(path, values)
     nc = read_native(copy)
     assert set(nc.identity.keys[root_id]) == {"main", agent_id}
-    assert any(root_id in p for p in nc.problems)
+    message = f"response id {root_id} is in several transcripts: main, {agent_id}"
+    assert NativeProblem("duplicate_id", message) in nc.problems
 
 
 def test_a_torn_last_line_is_a_problem_not_a_crash(tmp_path: Path) -> None:
     copy = native_copy("single", tmp_path)
     main = main_transcript(copy)
-    main.write_bytes(main.read_bytes() + b'{"type": "assistant", "message": {"id": "msg_')
+    whole = main.read_bytes()
+    assert whole.endswith(b"\n")
+    main.write_bytes(whole + b'{"type": "assistant", "message": {"id": "msg_')
     nc = read_native(copy)
-    assert any("torn or corrupt" in p for p in nc.problems)
+    torn = f"{main.relative_to(copy).as_posix()}:{len(whole.splitlines()) + 1}"
+    assert nc.problems == (NativeProblem("not_json", "not a JSON line (torn or corrupt)", torn),)
     assert nc.lifecycle.status == "complete"
 
 
 def test_no_transcript_at_all(tmp_path: Path) -> None:
     nc = read_native(tmp_path)
     assert nc.participants == () and nc.lifecycle.status == "unknown"
-    assert nc.problems == ("expected one main transcript under projects/*/, found 0",)
+    message = "expected one main transcript under projects/*/, found 0"
+    assert nc.problems == (NativeProblem("unexpected_count", message),)

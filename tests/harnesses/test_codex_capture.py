@@ -18,7 +18,8 @@ import pytest
 from roller.capture.models import AttemptInputs, CallRecord, RelationRecord
 from roller.capture.reader import read_json_model
 from roller.capture.tape import read_tape
-from roller.finalize.assemble import FinalizedCapture, build_capture
+from roller.finalize.assemble import FinalizedCapture
+from roller.finalize.pipeline import build_capture
 from roller.harnesses.base import NativeCapture
 from roller.harnesses.codex.native import read_native
 from tests.harnesses.codex_data import (

@@ -215,7 +215,8 @@ def test_a_state_db_that_cannot_be_copied_is_reported_by_the_reader(tmp_path: Pa
     dest = tmp_path / "native"
     CodexAdapter().collect_native(request.dirs, dest)
     capture = read_native(dest)
+    assert [p.code for p in capture.problems if "state_5.sqlite" in p.message] == ["missing_file"]
     assert any(
-        "state_5.sqlite is missing (copy failed: file is not a database)" in p
+        "state_5.sqlite is missing (copy failed: file is not a database)" in p.message
         for p in capture.problems
     )

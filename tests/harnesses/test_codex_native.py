@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from roller.errors import HarnessError
-from roller.harnesses.base import NativeCapture, NativeRelation
+from roller.harnesses.base import NativeCapture, NativeProblem, NativeRelation
 from roller.harnesses.codex import confirmed_root_thread
 from roller.harnesses.codex.native import read_native
 from tests.harnesses.codex_data import (
@@ -228,8 +228,17 @@ def test_disagreeing_parents_lose_the_lineage(tmp_path: Path) -> None:
     capture = read_native(d)
     by_key = {p.key: p for p in capture.participants}
     assert by_key[child].parent_key is None and by_key[child].role == "child"
-    assert any(f"thread {child}: parents disagree" in p for p in capture.problems)
-    assert any("names parent None" in p for p in capture.problems)
+    disagree, lost, spawn = capture.problems
+    assert lost == NativeProblem(
+        "missing_field", "a subagent thread whose parent is not known", f"thread {child}"
+    )
+    assert (disagree.code, disagree.where) == ("disagreement", f"thread {child}")
+    assert disagree.message.startswith("parents disagree (session_meta.parent_thread_id=")
+    assert (spawn.code, spawn.message) == (
+        "disagreement",
+        f"child thread {child} names parent None",
+    )
+    assert spawn.where is not None and " spawn_agent " in spawn.where
 
 
 def test_missing_spawn_edge_is_a_problem(tmp_path: Path) -> None:
@@ -238,16 +247,19 @@ def test_missing_spawn_edge_is_a_problem(tmp_path: Path) -> None:
     with sqlite3.connect(d / "state_5.sqlite") as conn:
         conn.execute("DELETE FROM thread_spawn_edges")
     capture = read_native(d)
-    assert capture.problems == (
-        f"thread {child}: no thread_spawn_edges row for its parent {_root}",
-    )
+    message = f"no thread_spawn_edges row for its parent {_root}"
+    assert capture.problems == (NativeProblem("missing_record", message, f"thread {child}"),)
+    assert str(capture.problems[0]) == f"thread {child}: {message}"
 
 
 def test_missing_state_db_is_a_problem_but_rollouts_still_count(tmp_path: Path) -> None:
     d = copy("v1-single", tmp_path)
     (d / "state_5.sqlite").unlink()
     capture = read_native(d)
-    assert len(capture.problems) == 1 and "state_5.sqlite is missing" in capture.problems[0]
+    (missing,) = capture.problems
+    assert missing.code == "missing_file" and missing.message.startswith(
+        "state_5.sqlite is missing"
+    )
     assert len(capture.participants) == 2 and len(_relations(capture, "spawn")) == 1
 
 
@@ -260,7 +272,10 @@ def test_torn_line_is_reported_with_file_and_line(tmp_path: Path) -> None:
     capture = read_native(d)
     rel = path.relative_to(d).as_posix()
     lines = len(text.splitlines())
-    assert capture.problems == (f"{rel}:{lines + 1}: not JSON (Unterminated string starting at)",)
+    torn = NativeProblem(
+        "not_json", "not JSON (Unterminated string starting at)", f"{rel}:{lines + 1}"
+    )
+    assert capture.problems == (torn,)
 
 
 def test_a_record_naming_another_thread_is_not_reassigned(tmp_path: Path) -> None:
@@ -277,7 +292,12 @@ def test_a_record_naming_another_thread_is_not_reassigned(tmp_path: Path) -> Non
     capture = read_native(d)
     assert capture.coverage.counts[child] == 0  # not counted for either thread
     assert capture.coverage.counts[root] == len(_response_ids(rollouts(d)[root]))
-    assert any(f"names thread {root}, not the file's {child}" in p for p in capture.problems)
+    foreign = [p for p in capture.problems if p.code == "foreign_record"]
+    assert foreign and all(
+        f"names thread {root}, not the file's {child}" in p.message for p in foreign
+    )
+    rel = rollouts(d)[child].relative_to(d).as_posix()
+    assert all(p.where is not None and p.where.startswith(f"{rel}: #") for p in foreign)
 
 
 def test_session_meta_outside_an_inherited_block_is_a_problem(tmp_path: Path) -> None:
@@ -290,7 +310,8 @@ def test_session_meta_outside_an_inherited_block_is_a_problem(tmp_path: Path) ->
 
     rewrite(rollouts(d)[child], edit)
     capture = read_native(d)
-    assert any("a session_meta outside an inherited history block" in p for p in capture.problems)
+    outside = [p for p in capture.problems if p.code == "unexpected_record"]
+    assert [p.message for p in outside] == ["a session_meta outside an inherited history block"]
 
 
 def test_spawn_output_naming_an_unknown_thread_is_a_problem(tmp_path: Path) -> None:
@@ -304,7 +325,9 @@ def test_spawn_output_naming_an_unknown_thread_is_a_problem(tmp_path: Path) -> N
 
     rewrite(rollouts(d)[root], edit)
     capture = read_native(d)
-    assert any(f"child thread {ghost} has no rollout" in p for p in capture.problems)
+    assert [p.message for p in capture.problems if p.code == "missing_file"] == [
+        f"child thread {ghost} has no rollout"
+    ]
 
 
 def test_a_response_sampled_before_a_result_arrived_did_not_consume_it(tmp_path: Path) -> None:
@@ -346,7 +369,10 @@ def test_no_rollouts_is_a_problem_and_an_unknown_lifecycle(tmp_path: Path) -> No
     capture = read_native(tmp_path)
     assert capture.participants == () and dict(capture.identity.keys) == {}
     assert capture.lifecycle.status == "unknown"
-    assert any("no rollout" in p for p in capture.problems)
+    assert [p.code for p in capture.problems] == ["missing_file", "missing_file"]
+    assert capture.problems[-1].message == (
+        "no rollout under sessions/: no thread to attribute calls to"
+    )
     with pytest.raises(HarnessError):
         confirmed_root_thread(capture)
 

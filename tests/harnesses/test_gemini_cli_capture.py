@@ -21,7 +21,8 @@ from hypothesis import strategies as st
 
 from roller.capture.models import AttemptInputs, CallRecord
 from roller.capture.tape import TapeReadResult
-from roller.finalize.assemble import FinalizedCapture, build_capture
+from roller.finalize.assemble import FinalizedCapture
+from roller.finalize.pipeline import build_capture
 from roller.harnesses import adapter_for
 from roller.harnesses.base import AssignedToolId, NativeCapture
 

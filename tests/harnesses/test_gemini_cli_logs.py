@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from roller.harnesses.base import NativeProblem
 from roller.harnesses.gemini_cli.chats import wire_tool_id
 from roller.harnesses.gemini_cli.logs import read_native
 
@@ -190,7 +191,8 @@ def test_terminate_reason_falls_back_to_the_spawn_result_without_telemetry(
     (child,) = [p for p in capture.participants if p.role == "child"]
     assert child.state == "failed"
     assert capture.identity.keys == {}
-    assert capture.problems == ("telemetry.log is missing: no call can be joined to a participant",)
+    message = "telemetry.log is missing: no call can be joined to a participant"
+    assert capture.problems == (NativeProblem("missing_file", message),)
 
 
 def test_killed_run_leaves_an_unlinked_child_and_an_unknown_lifecycle(tmp_path: Path) -> None:
@@ -201,7 +203,10 @@ def test_killed_run_leaves_an_unlinked_child_and_an_unknown_lifecycle(tmp_path: 
     assert child.parent_key is None and child.state == "unknown"
     assert capture.lifecycle.status == "unknown"
     assert capture.lifecycle.pending_keys == (child.key,)
-    assert any("0 spawn tool calls name it" in p for p in capture.problems)
+    assert (
+        NativeProblem("unexpected_count", "0 spawn tool calls name it", f"subagent {child.key}")
+        in capture.problems
+    )
     assert not capture.relations
 
 
@@ -212,7 +217,10 @@ def test_a_prompt_id_naming_no_chat_joins_nothing(tmp_path: Path) -> None:
     (native / "telemetry.log").write_text(text.replace(f'"{child}#', '"someone-else#'))
     capture = read_native(native)
     assert child not in {o for owners in capture.identity.keys.values() for o in owners}
-    assert any("names no chat" in p for p in capture.problems)
+    unknown = [p for p in capture.problems if p.code == "unknown_reference"]
+    assert unknown and all(p.where == "telemetry.log" for p in unknown)
+    assert all(p.message.startswith("prompt id someone-else#") for p in unknown)
+    assert all("names no chat" in p.message for p in unknown)
 
 
 def test_duplicate_and_corrupt_chat_lines_are_problems(tmp_path: Path) -> None:
@@ -222,8 +230,13 @@ def test_duplicate_and_corrupt_chat_lines_are_problems(tmp_path: Path) -> None:
         f.write("{not json\n")
     (main_path.parent / "copy.jsonl").write_text(main_path.read_text())
     capture = read_native(native)
-    assert any(p.endswith(": not JSON") for p in capture.problems)
-    assert any("also has" in p for p in capture.problems)
+    rel = main_path.relative_to(native).as_posix()
+    lines = len(main_path.read_text().splitlines())
+    assert NativeProblem("not_json", "not JSON", f"{rel}:{lines}") in capture.problems
+    (duplicate,) = [p for p in capture.problems if p.code == "duplicate_id"]
+    # copy.jsonl sorts first, so it is the one kept
+    assert duplicate.where == rel
+    assert duplicate.message.endswith(f"also has {rel.rsplit('/', 1)[0]}/copy.jsonl")
 
 
 def test_wire_tool_id_removes_only_its_own_tools_prefix() -> None:
@@ -231,3 +244,27 @@ def test_wire_tool_id_removes_only_its_own_tools_prefix() -> None:
     assert wire_tool_id("invoke_agent", "invoke_agent__gcall_x") == "gcall_x"
     assert wire_tool_id("complete_task", "a1#0-0") == "a1#0-0"
     assert wire_tool_id("read_file", "invoke_agent__x") == "invoke_agent__x"
+
+
+def test_unreadable_chats_and_telemetry_are_problems(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    native = native_copy("gemini-cli", "single", tmp_path)
+    (_, main_path) = next(v for v in _chats(native).values() if v[0] == "main")
+    (main_path.parent / "zz-unreadable.jsonl").mkdir()  # read_bytes fails on a directory
+    telemetry = native / "telemetry.log"
+    real_read = Path.read_bytes
+
+    def read_bytes(self: Path) -> bytes:
+        if self == telemetry:
+            raise PermissionError(13, "Permission denied")
+        return real_read(self)
+
+    monkeypatch.setattr(Path, "read_bytes", read_bytes)
+    capture = read_native(native)
+    chat_rel = (main_path.parent / "zz-unreadable.jsonl").relative_to(native).as_posix()
+    assert capture.problems[:2] == (
+        NativeProblem("unreadable_file", "unreadable (Is a directory)", chat_rel),
+        NativeProblem("unreadable_file", "unreadable (Permission denied)", "telemetry.log"),
+    )
+    assert capture.identity.keys == {}  # nothing joins without the telemetry

@@ -11,6 +11,7 @@ import json
 import re
 from pathlib import Path
 
+from roller.harnesses.base import NativeProblem
 from roller.harnesses.gemini_cli.telemetry import parse_telemetry
 
 from .fixture_capture import fixture_dir, tape_of
@@ -24,7 +25,7 @@ def _full_text() -> str:
 
 def test_real_outfile_yields_every_api_response_with_the_tapes_response_ids(tmp_path: Path) -> None:
     text = _full_text()
-    problems: list[str] = []
+    problems: list[NativeProblem] = []
     telemetry = parse_telemetry(text, "telemetry.log", problems)
     assert problems == []
     # the file also holds spans and metric batches; only log records count
@@ -69,11 +70,13 @@ def test_agent_finish_records() -> None:
 def test_torn_tail_keeps_what_came_before_and_is_a_problem() -> None:
     text = _full_text()
     cut = text.rindex('"event.name": "gemini_cli.api_response"')
-    problems: list[str] = []
+    problems: list[NativeProblem] = []
     telemetry = parse_telemetry(text[:cut], "telemetry.log", problems)
     whole = parse_telemetry(text, "telemetry.log", [])
     assert len(telemetry.responses) == len(whole.responses) - 1
-    assert len(problems) == 1 and "unreadable from character" in problems[0]
+    ((code, message, where),) = [(p.code, p.message, p.where) for p in problems]
+    assert (code, where) == ("not_json", "telemetry.log")
+    assert message.startswith("unreadable from character ")
 
 
 def test_record_without_response_text_is_a_problem_not_a_guess() -> None:
@@ -84,10 +87,12 @@ def test_record_without_response_text_is_a_problem_not_a_guess() -> None:
             "role": "main",
         }
     }
-    problems: list[str] = []
+    problems: list[NativeProblem] = []
     telemetry = parse_telemetry(json.dumps(record, indent=2), "t.log", problems)
     assert telemetry.responses == ()
-    assert problems and "no response_text" in problems[0]
+    (problem,) = problems
+    assert (problem.code, problem.where) == ("missing_field", "t.log")
+    assert "no response_text" in problem.message
 
 
 def test_non_streamed_response_text_is_one_object() -> None:

@@ -203,7 +203,8 @@ def test_an_unreadable_store_is_kept_as_it_was(tmp_path: Path) -> None:
     dest.parent.mkdir()
     consolidate_db(source / "opencode.db", dest)
     assert sorted(p.name for p in dest.parent.iterdir()) == ["opencode.db", "opencode.db-wal"]
-    assert "not a consolidated copy" in read_store(dest).problems[0]
+    (problem,) = read_store(dest).problems
+    assert problem.code == "unreadable_file" and "not a consolidated copy" in problem.message
 
 
 def test_custom_agents_are_served_through_the_proxy(tmp_path: Path) -> None:

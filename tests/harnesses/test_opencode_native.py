@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
-from roller.harnesses.base import NativeCapture, NativeRelation
+from roller.harnesses.base import NativeCapture, NativeProblem, NativeRelation
 from roller.harnesses.opencode import OpenCodeAdapter
 from roller.harnesses.opencode.native import is_default_title, native_capture
 from roller.harnesses.opencode.store import read_store
@@ -129,7 +129,8 @@ def test_a_child_stopped_mid_run_is_pending(tmp_path: Path) -> None:
 def test_a_background_task_is_unknown_never_complete(tmp_path: Path) -> None:
     native = _read("background", tmp_path)
     assert native.lifecycle.status == "unknown"
-    assert any("background" in p for p in native.problems)
+    (problem,) = [p for p in native.problems if p.code == "unsupported"]
+    assert problem.message.startswith("background task(s) ses_")
     assert _by_type(native)["child_completed"] == 0
 
 
@@ -191,7 +192,8 @@ def test_a_task_output_naming_another_child_is_a_problem(tmp_path: Path) -> None
     set_data(db, "part", part_id, data)
     native = native_capture(read_store(db))
     assert "child_completed" not in _by_type(native)
-    assert any("does not report child" in p for p in native.problems)
+    (problem,) = native.problems
+    assert problem.code == "disagreement" and "does not report child" in problem.message
     assert native.lifecycle.status == "pending"
 
 
@@ -199,8 +201,9 @@ def test_a_child_under_the_wrong_parent_is_a_problem(tmp_path: Path) -> None:
     db = native_copy("single", tmp_path) / "opencode.db"
     sql(db, "UPDATE session SET parent_id = 'ses_elsewhere' WHERE parent_id IS NOT NULL")
     native = native_capture(read_store(db))
-    assert any("whose parent is ses_elsewhere" in p for p in native.problems)
-    assert any("has no row" in p for p in native.problems)
+    codes = {p.code: p.message for p in native.problems}
+    assert "whose parent is ses_elsewhere" in codes["disagreement"]
+    assert codes["unknown_reference"].endswith("names parent ses_elsewhere, which has no row")
 
 
 def test_the_title_counts_only_when_the_store_shows_it(tmp_path: Path) -> None:
@@ -228,7 +231,9 @@ def test_an_unreadable_store_is_unknown(tmp_path: Path) -> None:
     native = OpenCodeAdapter().read_native(tmp_path)
     assert native is not None
     assert native.participants == () and native.lifecycle.status == "unknown"
-    assert native.problems and "not found" in native.problems[0]
+    assert native.problems == (
+        NativeProblem("missing_file", "opencode.db was not found (the harness wrote no store)"),
+    )
 
 
 def test_a_child_rejected_by_the_provider_failed(tmp_path: Path) -> None:

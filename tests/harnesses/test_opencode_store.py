@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
+from roller.harnesses.base import NativeProblem
 from roller.harnesses.opencode.store import read_store
 
 from .opencode_fixtures import data_of, native_copy, set_data, sql
@@ -58,8 +59,10 @@ def test_the_store_is_never_modified(tmp_path: Path) -> None:
 
 def test_a_missing_store_is_a_problem(tmp_path: Path) -> None:
     store = read_store(tmp_path / "opencode.db")
-    assert store.sessions == () and len(store.problems) == 1
-    assert "not found" in store.problems[0]
+    assert store.sessions == ()
+    assert store.problems == (
+        NativeProblem("missing_file", "opencode.db was not found (the harness wrote no store)"),
+    )
 
 
 def test_a_store_with_its_wal_beside_it_is_refused(tmp_path: Path) -> None:
@@ -67,14 +70,20 @@ def test_a_store_with_its_wal_beside_it_is_refused(tmp_path: Path) -> None:
     db.with_name("opencode.db-wal").write_bytes(b"")
     store = read_store(db)
     assert store.sessions == ()
-    assert "not a consolidated copy" in store.problems[0]
+    assert store.problems == (
+        NativeProblem(
+            "unreadable_file", "opencode.db has a -wal file beside it: not a consolidated copy"
+        ),
+    )
 
 
 def test_a_file_that_is_not_sqlite_is_a_problem(tmp_path: Path) -> None:
     db = tmp_path / "opencode.db"
     db.write_bytes(b"this is not a database" * 100)
     store = read_store(db)
-    assert store.sessions == () and "cannot be read" in store.problems[0]
+    (problem,) = store.problems
+    assert store.sessions == () and problem.code == "unreadable_file"
+    assert problem.message.startswith("opencode.db cannot be read: ")
 
 
 def test_a_malformed_row_is_skipped_and_reported(tmp_path: Path) -> None:
@@ -87,9 +96,12 @@ def test_a_malformed_row_is_skipped_and_reported(tmp_path: Path) -> None:
     assert message_id not in {m.id for m in store.messages}
     assert part_id not in {p.id for p in store.parts}
     assert store.problems == (
-        f"message {message_id}: data is not a JSON object with a role",
-        f"part {part_id}: data is not a JSON object with a type",
+        NativeProblem(
+            "not_an_object", "data is not a JSON object with a role", f"message {message_id}"
+        ),
+        NativeProblem("not_an_object", "data is not a JSON object with a type", f"part {part_id}"),
     )
+    assert str(store.problems[0]) == f"message {message_id}: data is not a JSON object with a role"
 
 
 def test_error_names_and_messages_are_kept(tmp_path: Path) -> None:

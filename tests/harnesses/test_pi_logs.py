@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from roller.harnesses.base import NativeProblem
 from roller.harnesses.pi.logs import read_native
 
 from .fixture_capture import native_copy
@@ -108,13 +109,30 @@ def test_missing_response_id_corrupt_lines_and_extra_sessions_are_problems(tmp_p
     other.write_text(json.dumps({"type": "session", "version": 3, "id": "other"}) + "\n")
     capture = read_native(native)
     assert capture.identity.keys == {}
-    problems = "\n".join(capture.problems)
-    assert "has no responseId" in problems
-    assert ": not JSON" in problems
-    assert "expected one session file, found 2" in problems
+    rel = path.relative_to(native).as_posix()
+    no_id = NativeProblem("missing_field", "a completed assistant message has no responseId", rel)
+    assert no_id in capture.problems
+    assert NativeProblem("not_json", "not JSON", f"{rel}:{len(entries) + 1}") in capture.problems
+    assert capture.problems[-1] == NativeProblem(
+        "unexpected_count", "expected one session file, found 2"
+    )
 
 
 def test_no_sessions_at_all(tmp_path: Path) -> None:
     capture = read_native(tmp_path)
     assert capture.participants == ()
-    assert capture.problems == ("expected one session file, found 0",)
+    assert capture.problems == (
+        NativeProblem("unexpected_count", "expected one session file, found 0"),
+    )
+
+
+def test_a_session_file_that_cannot_be_read_is_a_problem(tmp_path: Path) -> None:
+    native = native_copy("pi", "responses-plain", tmp_path)
+    path, _entries = _session(native)
+    path.with_name("2026-11-29T00-00-00-000Z_unreadable.jsonl").mkdir()  # read_bytes fails
+    capture = read_native(native)
+    rel = path.with_name("2026-11-29T00-00-00-000Z_unreadable.jsonl").relative_to(native)
+    (problem,) = capture.problems
+    assert (problem.code, problem.where) == ("unreadable_file", rel.as_posix())
+    assert problem.message == "unreadable (Is a directory)"
+    assert len(capture.participants) == 1  # the readable session still counts

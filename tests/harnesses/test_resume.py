@@ -52,8 +52,12 @@ def test_claude_code_confirms_the_main_transcripts_session(tmp_path: Path) -> No
     # a second main transcript: two roots, and its lines name another session
     main = cc.main_transcript(native)
     shutil.copyfile(main, main.with_name("00000000-0000-4000-8000-000000000000.jsonl"))
-    with pytest.raises(HarnessError, match="not confirmed"):
-        adapter.confirmed_root(adapter.read_native(native))
+    broken = adapter.read_native(native)
+    assert broken is not None and broken.problems
+    with pytest.raises(HarnessError, match="not confirmed") as caught:
+        adapter.confirmed_root(broken)
+    # the problems are named as the capture errors name them: `where: message`
+    assert str(caught.value).endswith(": " + "; ".join(str(p) for p in broken.problems[:3]))
 
 
 def test_opencode_confirms_the_one_session_without_a_parent(tmp_path: Path) -> None:

@@ -75,6 +75,18 @@ def test_unknown_endpoints_get_a_404_in_the_likely_protocol_shape(
     assert mock.served[-1].outcome == "not_found"
 
 
+def test_assistants_thread_messages_are_not_answered_as_anthropic(serve_mock: ServeMock) -> None:
+    # `/v1/threads/T/messages` ends in `/messages`: the mock used to answer it as a
+    # Messages call. It is OpenAI's Assistants API, which the mock does not serve.
+    mock, url = serve_mock(text_scenario("hi"))
+    status, body = post_json(url + "/v1/threads/thread_1/messages", ANTHROPIC)
+    assert status == 404 and "message" in body["error"] and "type" not in body
+    assert (mock.served[-1].outcome, mock.served[-1].protocol) == (
+        "not_found",
+        "openai-chat-completions",
+    )
+
+
 def test_wrong_method_is_405(serve_mock: ServeMock) -> None:
     _, url = serve_mock()
     status, _, raw = request(url + "/v1/messages", method="GET", headers={"anthropic-version": "x"})

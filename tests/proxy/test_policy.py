@@ -240,3 +240,58 @@ def test_end_hook_runs_once_even_when_the_client_leaves_while_it_runs(
     assert bg_loop.run(proxy.server.wait_idle(5))
     assert [e.outcome for e in ends] == ["ok"]
     assert proxy.only_exchange().outcome == "ok"
+
+
+class KeepPolicy:
+    """Asks for the response body of paths under /keep/ only."""
+
+    async def decide(self, head: RequestHead) -> PolicyDecision:
+        return PolicyDecision(keep_response=head.path.startswith("/keep/"))
+
+
+def test_end_hook_gets_the_response_body_only_when_the_policy_asks(
+    bg_loop: BackgroundLoop, start_proxy: ProxyFactory
+) -> None:
+    parts = [b"data: 1\n\n", b"data: 2\n\n", b"data: 3\n\n"]
+
+    async def upstream(request: web.Request) -> web.StreamResponse:
+        response = web.StreamResponse(
+            headers={"content-type": "text/event-stream", "set-cookie": "s=secret"}
+        )
+        await response.prepare(request)
+        for part in parts:
+            await response.write(part)
+            await asyncio.sleep(0.01)
+        return response
+
+    app = web.Application()
+    app.router.add_route("*", "/{tail:.*}", upstream)
+    ends: list[ExchangeEnd] = []
+
+    async def on_end(end: ExchangeEnd) -> None:
+        ends.append(end)
+
+    proxy = start_proxy(bg_loop.serve(app), policy=KeepPolicy(), on_exchange_end=on_end)
+
+    async def call(path: str) -> bytes:
+        async with (
+            aiohttp.ClientSession() as session,
+            session.post(proxy.url + path, json={}) as response,
+        ):
+            return await response.read()
+
+    assert bg_loop.run(call("/keep/v1/messages")) == b"".join(parts)
+    assert bg_loop.run(call("/v1/messages")) == b"".join(parts)
+    assert bg_loop.run(proxy.server.wait_idle(5))
+    kept, plain = ends
+    kept_ex, plain_ex = proxy.tape().exchanges
+    assert kept.response_body == kept_ex.body == b"".join(parts)
+    assert plain.response_body is None
+    for end, exchange in ((kept, kept_ex), (plain, plain_ex)):
+        # The end frame's facts and the headers as recorded (the cookie redacted).
+        assert (end.response_bytes, end.client_bytes) == (
+            exchange.end["response_bytes"],
+            exchange.end["client_bytes"],
+        )
+        assert [list(h) for h in end.response_headers] == exchange.response["headers"]
+        assert "set-cookie" not in {k.lower() for k, _ in end.response_headers}

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from roller.errors import UsageError
-from roller.proxy.routing import Upstreams, family_for, upstream_url
+from roller.proxy.routing import Upstreams, upstream_url
+from roller.wire.endpoints import family_for
 
 
 @pytest.mark.parametrize(
@@ -26,7 +27,8 @@ from roller.proxy.routing import Upstreams, family_for, upstream_url
         ("/v1/models", None),
         ("/api/v1/models", None),
         ("/", None),
-        ("/v1/threads/t/messages", None),
+        # Assistants is OpenAI's (it used to fall to the default; ends in /messages).
+        ("/v1/threads/t/messages", "openai"),
     ],
 )
 def test_family_for(path: str, family: str | None) -> None:

@@ -7,6 +7,7 @@ import json
 from typing import Any
 
 from roller.wire.anthropic import CODEC
+from roller.wire.endpoints import endpoint_for
 from roller.wire.sse import encode_event
 from roller.wire.types import SSEEvent, ToolCall, ToolResult, Usage
 
@@ -375,8 +376,9 @@ def test_context_texts_and_offered_tools() -> None:
         "<system-reminder> [SYSTEM NOTIFICATION - NOT USER INPUT]",
     ]
     assert CODEC.offered_tools(REQUEST) == ["Agent", "Bash"]
-    assert CODEC.is_streaming_request(REQUEST, "/v1/messages?beta=true")
-    assert CODEC.request_model(REQUEST, "/v1/messages") == "claude-opus-5-5"
+    endpoint = endpoint_for("POST", "/v1/messages?beta=true")
+    assert CODEC.is_streaming_request(REQUEST, endpoint)
+    assert CODEC.request_model(REQUEST, endpoint) == "claude-opus-5-5"
 
 
 def test_request_accessors_tolerate_any_shape() -> None:

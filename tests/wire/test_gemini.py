@@ -12,6 +12,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from roller.wire.endpoints import endpoint_for
 from roller.wire.gemini import CODEC
 from roller.wire.jsonvalues import parse_json
 from roller.wire.sse import SSEDecoder
@@ -203,10 +204,11 @@ def test_request_tool_references_and_model() -> None:
         '{"content":[1,2]}',
     ]
     assert CODEC.offered_tools(REQUEST) == ["invoke_agent", "read_file", "complete_task"]
-    assert CODEC.request_model(REQUEST, PATH) == "gemini-3.8-flash"
-    assert CODEC.is_streaming_request(REQUEST, PATH)
-    assert not CODEC.is_streaming_request(REQUEST, "/v1beta/models/m:generateContent")
-    assert CODEC.request_model(None, "/v1/chat/completions") is None
+    assert CODEC.request_model(REQUEST, endpoint_for("POST", PATH)) == "gemini-3.8-flash"
+    assert CODEC.is_streaming_request(REQUEST, endpoint_for("POST", PATH))
+    generate = endpoint_for("POST", "/v1beta/models/m:generateContent")
+    assert not CODEC.is_streaming_request(REQUEST, generate)
+    assert CODEC.request_model(None, endpoint_for("POST", "/v1/chat/completions")) is None
 
 
 # ------------------------------------------------------------ properties

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from roller.wire.endpoints import endpoint_for
 from roller.wire.openai_chat import CODEC, merge_delta
 from roller.wire.sse import encode_event
 from roller.wire.types import SSEEvent, ToolCall, ToolResult, Usage
@@ -363,5 +364,6 @@ def test_context_tool_references() -> None:
         "<task-notification><tool-use-id>call_probe_1</tool-use-id>",
     ]
     assert CODEC.offered_tools(REQUEST) == ["task", "bash", "apply_patch", "legacy"]
-    assert CODEC.is_streaming_request(REQUEST, "/v1/chat/completions")
-    assert not CODEC.is_streaming_request({"stream": "yes"}, "/v1/chat/completions")
+    endpoint = endpoint_for("POST", "/v1/chat/completions")
+    assert CODEC.is_streaming_request(REQUEST, endpoint)
+    assert not CODEC.is_streaming_request({"stream": "yes"}, endpoint)

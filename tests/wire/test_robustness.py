@@ -12,6 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from roller.wire import PROTOCOL_NAMES, codec_for
+from roller.wire.endpoints import endpoint_for
 from roller.wire.types import Codec, Reassembly
 from tests.wire.settings import FUZZ
 from tests.wire.streams import (
@@ -57,8 +58,9 @@ def read_request(codec: Codec, request: Any) -> None:
     codec.context_tool_results(request)
     assert all(isinstance(t, str) for t in codec.context_texts(request))
     assert all(isinstance(t, str) for t in codec.offered_tools(request))
-    codec.is_streaming_request(request, "/v1beta/models/m:streamGenerateContent")
-    codec.request_model(request, "/v1beta/models/m:streamGenerateContent")
+    endpoint = endpoint_for("POST", "/v1beta/models/m:streamGenerateContent")
+    codec.is_streaming_request(request, endpoint)
+    codec.request_model(request, endpoint)
 
 
 @FUZZ

@@ -26,7 +26,7 @@ from roller.capture.tape import read_tape
 from roller.errors import RollerError
 from roller.harnesses import adapter_for
 from roller.harnesses.acceptance import Expect, Scenario
-from roller.wire import codec_for
+from roller.wire import PROTOCOL_NAMES, codec_for
 from roller.wire.types import ProtocolName
 
 
@@ -254,13 +254,7 @@ def _root_calls(capture: Capture, role: str = "root") -> list[CallRecord]:
 
 
 def _protocol(call: CallRecord) -> ProtocolName | None:
-    names: tuple[ProtocolName, ...] = (
-        "anthropic-messages",
-        "openai-chat-completions",
-        "openai-responses",
-        "gemini",
-    )
-    return next((n for n in names if n == call.protocol), None)
+    return next((n for n in PROTOCOL_NAMES if n == call.protocol), None)
 
 
 def _tool_results(capture: Capture, expect: Expect) -> list[str]:

@@ -1,7 +1,7 @@
 """A segment of the main trajectory under construction, and why a new one starts.
 
 A segment is a maximal run of root calls each extending the history (input + output
-items, as `roller.export.history` keys them) of the one before. `Segment` keeps that
+items, as their codec keys them: `Codec.item_key`) of the one before. `Segment` keeps that
 history's keys, the distinct request configurations and tool snapshots (by their
 canonical JSON), the requests and the items; `start_of` says why a call that extends no
 segment starts a new one, and where its input diverged from the latest segment.
@@ -20,7 +20,8 @@ from roller.capture.trajectory_record import (
     TrajectoryRequest,
     TrajectorySegment,
 )
-from roller.export.history import Key, describe_key
+from roller.wire.history import describe_key
+from roller.wire.types import Key
 
 
 def canon(value: Any) -> str:

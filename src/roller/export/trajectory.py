@@ -8,12 +8,12 @@
    ambiguous (it may be a missing root turn, which would be stitched over silently),
    yields no trajectory (`built: false`) with the reason.
 2. Prefix property. Each root call's input must extend the history (input + output) of
-   an earlier root call, item by item, under `roller.export.history`'s definition of
-   "the same message"; it then continues that call's segment, contributing only the
-   items it added. A call that extends no earlier history (compaction, a side request
-   such as title generation, rewritten history), or whose system prompt or protocol
-   differs, starts a new segment whose `start` says why and where it diverged. Segments
-   are never stitched together.
+   an earlier root call, item by item, under its codec's definition of "the same
+   message" (`Codec.item_key`, rules in `roller.wire.history`); it then continues that
+   call's segment, contributing only the items it added. A call that extends no earlier
+   history (compaction, a side request such as title generation, rewritten history), or
+   whose system prompt or protocol differs, starts a new segment whose `start` says why
+   and where it diverged. Segments are never stitched together.
 3. Verbatim. Items are the protocol's own, exactly as sent (input) or received (output,
    as the protocol's history item); no cross-protocol conversion. An output that did
    not complete is not an item (its call is blocked anyway, and a retry resends the
@@ -22,7 +22,7 @@
 4. Injected input (`roller.export.injections`) stays the input item it was, tagged
    `injected` with the harness wrapper and the relations that bind it.
 5. Dynamic tools: tools that change between calls of a segment, tool-loading items in
-   the root's history (`history.loads_tools`), or an adapter's
+   the root's history (`Codec.loads_tools`), or an adapter's
    `main_trajectory_export_blocked: dynamic_tools…` note block export (`dynamic_tools`);
    per-call export is not affected.
 6. Only exportable root calls may back an exportable trajectory (`root_call_blocked`);
@@ -46,18 +46,10 @@ from roller.capture.trajectory_record import (
     TrajectorySegment,
     TrajectorySource,
 )
-from roller.export.history import (
-    SERVER_STATE_FIELDS,
-    SUPPORTED,
-    History,
-    Key,
-    history_of,
-    item_key,
-    loads_tools,
-    output_items,
-)
 from roller.export.injections import injections_of
 from roller.export.segments import Segment, start_of
+from roller.wire import Codec, codec_named
+from roller.wire.types import History, Key
 
 NATIVE_BAR_PREFIX = "main_trajectory_export_blocked:"
 _BLOCK_ORDER: tuple[TrajectoryBlock, ...] = get_args(TrajectoryBlock)
@@ -177,16 +169,15 @@ def build_trajectory(capture: Capture) -> TrajectoryRecord:
 
 
 def _readable(ctx: _Context, call: CallRecord) -> History | None:
-    protocol = call.protocol
-    if protocol not in SUPPORTED:
+    codec = codec_named(call.protocol)
+    if codec is None:
         ctx.problem(
             "unreadable_request",
-            f"protocol {protocol!r} has no known history layout",
+            f"protocol {call.protocol!r} has no known history layout",
             call.call_id,
         )
         return None
-    assert protocol is not None
-    history = history_of(protocol, call.context)
+    history = codec.history(call.context)
     if history is None:
         ctx.problem(
             "unreadable_request",
@@ -194,9 +185,7 @@ def _readable(ctx: _Context, call: CallRecord) -> History | None:
             call.call_id,
         )
         return None
-    held = [
-        f for f in SERVER_STATE_FIELDS if isinstance(call.context, dict) and call.context.get(f)
-    ]
+    held = codec.server_state(call.context)
     if held:
         ctx.problem(
             "history_not_in_request",
@@ -208,14 +197,16 @@ def _readable(ctx: _Context, call: CallRecord) -> History | None:
     return history
 
 
-def _keyed(protocol: str, items: list[Any]) -> list[tuple[int, Key]]:
-    keyed = ((i, item_key(protocol, it)) for i, it in enumerate(items))
+def _keyed(codec: Codec, items: list[Any]) -> list[tuple[int, Key]]:
+    keyed = ((i, codec.item_key(it)) for i, it in enumerate(items))
     return [(i, k) for i, k in keyed if k is not None]
 
 
 def _add_call(ctx: _Context, segments: list[Segment], call: CallRecord, history: History) -> None:
     protocol = str(call.protocol)
-    keyed = _keyed(protocol, history.items)
+    codec = codec_named(protocol)
+    assert codec is not None  # _readable recorded a problem otherwise
+    keyed = _keyed(codec, history.items)
     keys = [k for _, k in keyed]
     candidates = [
         s
@@ -252,10 +243,10 @@ def _add_call(ctx: _Context, segments: list[Segment], call: CallRecord, history:
                 injections=injections,
             )
         )
-        _note_tool_loading(ctx, protocol, item, call.call_id)
+        _note_tool_loading(ctx, codec, item, call.call_id)
     # An output that did not complete never became history (a retry resends the same
     # input): it is not an item, and the next call's input is compared without it.
-    produced = output_items(protocol, call.output) if call.output_complete else []
+    produced = codec.output_items(call.output) if call.output_complete else []
     for position, item in enumerate(produced):
         segment.messages.append(
             TrajectoryMessage(
@@ -267,9 +258,9 @@ def _add_call(ctx: _Context, segments: list[Segment], call: CallRecord, history:
                 injections=[],
             )
         )
-        _note_tool_loading(ctx, protocol, item, call.call_id)
+        _note_tool_loading(ctx, codec, item, call.call_id)
 
-    segment.state = keys + [k for _, k in _keyed(protocol, produced)]
+    segment.state = keys + [k for _, k in _keyed(codec, produced)]
     segment.last_call_id = call.call_id
     segment.requests.append(
         TrajectoryRequest(
@@ -285,8 +276,8 @@ def _add_call(ctx: _Context, segments: list[Segment], call: CallRecord, history:
     )
 
 
-def _note_tool_loading(ctx: _Context, protocol: str, item: Any, call_id: str) -> None:
-    kind = loads_tools(protocol, item)
+def _note_tool_loading(ctx: _Context, codec: Codec, item: Any, call_id: str) -> None:
+    kind = codec.loads_tools(item)
     if kind is not None:
         ctx.problem(
             "dynamic_tools",

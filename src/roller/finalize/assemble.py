@@ -1,22 +1,21 @@
-"""Assembling the capture: calls, relations, participants and the manifest.
+"""The assemble stage: the records and the manifest, from what the other stages decided.
 
-`build_capture` is pure and deterministic: the same tape, native capture and attempt
-inputs always give the same records, byte for byte (ids come from the attempt's capture
-scope and the arrival order at the proxy, never from a clock or a random source).
-
-Retention (`--capture-debug`): `on-error` keeps raw/ when the harness did not complete,
-the capture is partial, a model call failed or was interrupted, or a subtask failed;
-`full` always keeps it; `off` never does. The decision is made before the records are
-built, so a cleaned capture's records already say `raw_path: null` and evidence
-`retained: false`, and no status depends on whether raw/ survived.
+`assemble(CaptureParts) -> FinalizedCapture` only builds: every status, id, relation
+and the retention decision arrive in `CaptureParts` (`roller.finalize.pipeline` runs
+the stages). Pure and deterministic: the same parts give the same records, byte for
+byte. Rules kept:
+- raw/ not retained (`Verdict.retained`): no `raw_path`, native evidence
+  `retained: false` in participants and relations, and no response body to write;
+- timestamps are the tape's and the collecting process's `time.time_ns()`, rendered
+  once (`rfc3339`);
+- a tool call whose output carries no id shows the harness-assigned one as its `ref`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from itertools import count
 
 from roller.capture.files import sha256_hex
 from roller.capture.models import (
@@ -24,43 +23,30 @@ from roller.capture.models import (
     CallRecord,
     Capabilities,
     CaptureErrorRecord,
-    CaptureStatus,
     Counts,
+    Coverage,
     EmittedToolRef,
     Evidence,
-    ExportBlock,
-    ExportStatus,
-    IdentityStatus,
+    ExecutionStatus,
+    Lifecycle,
     Manifest,
-    OutputCoverage,
     ParticipantRecord,
     RelationRecord,
     RequestInfo,
     ResponseInfo,
     ResultToolRef,
     ToolRefs,
+    TurnRecord,
     UsageInfo,
 )
-from roller.capture.statuses import StatusInputs, capture_status, export_status
-from roller.capture.tape import TapeReadResult
-from roller.finalize.attribute import (
-    AttributionResult,
-    CallAttribution,
-    ParticipantDraft,
-    attribute,
-    parent_disagreements,
-)
-from roller.finalize.coverage import check_coverage, lifecycle
-from roller.finalize.decode import DecodedCall, decode_exchange
-from roller.finalize.relations import (
-    CallIndex,
-    ToolIds,
-    bind_native,
-    derive_in_context,
-    tool_refs_of,
-)
-from roller.finalize.turns import attempt_execution, turn_records
+from roller.finalize.attribute import AttributionResult, CallAttribution
+from roller.finalize.decode import DecodedCall
+from roller.finalize.ids import CaptureIds
+from roller.finalize.relate import Related
+from roller.finalize.status import CallStatus, Verdict
+from roller.finalize.tool_ids import ToolIds
 from roller.harnesses.base import NativeCapture
+from roller.wire.types import Usage
 
 
 @dataclass(frozen=True)
@@ -71,6 +57,25 @@ class FinalizedCapture:
     response_bodies: dict[str, bytes]  # call_id -> raw body, written under raw/ if retained
 
 
+@dataclass(frozen=True)
+class CaptureParts:
+    """Each stage's output, as assembly reads it."""
+
+    inputs: AttemptInputs
+    native: NativeCapture | None
+    calls: Sequence[DecodedCall]  # decode
+    attributed: AttributionResult  # attribute
+    ids: CaptureIds
+    related: Related  # relate
+    statuses: Sequence[CallStatus]  # status, per call
+    verdict: Verdict  # status, the capture
+    coverage: Coverage
+    lifecycle: Lifecycle
+    execution: ExecutionStatus
+    turns: list[TurnRecord] | None
+    errors: list[CaptureErrorRecord]
+
+
 def rfc3339(ns: int | None) -> str | None:
     if ns is None:
         return None
@@ -78,138 +83,34 @@ def rfc3339(ns: int | None) -> str | None:
     return dt.strftime("%Y-%m-%dT%H:%M:%S.%f") + "Z"
 
 
-def _status_inputs(call: DecodedCall, identity_status: IdentityStatus, errors: int) -> StatusInputs:
-    return StatusInputs(
-        kind=call.kind,
-        execution_status=call.execution_status,
-        response_capture_status=call.response_capture_status,
-        context_parsed=call.context_ok,
-        output_complete=bool(call.reassembly and call.reassembly.complete),
-        tool_call_without_identity=call.tool_call_without_identity,
-        identity_status=identity_status,
-        model=call.model,
-        response_model=call.response_model,
-        error_count=errors,
-    )
-
-
-def _participant_ids(scope: str, drafts: Sequence[ParticipantDraft]) -> dict[str, str]:
-    return {d.key: f"agent-{scope}-{n:02d}" for n, d in enumerate(drafts, 1)}
-
-
-def build_capture(
-    inputs: AttemptInputs,
-    tape: TapeReadResult,
-    native: NativeCapture | None,
-) -> FinalizedCapture:
-    scope = inputs.capture_scope
-    decoded = [
-        decode_exchange(seq, ex, inputs.harness.name) for seq, ex in enumerate(tape.exchanges)
-    ]
-    call_ids = [f"call-{scope}-{d.sequence:05d}" for d in decoded]
-    attributed: AttributionResult = attribute(
-        decoded, native, single_agent=bool(inputs.declared_single_agent)
-    )
-    owners = [a.participant_key for a in attributed.calls]
-    pids = _participant_ids(scope, attributed.participants)
-
-    capture_errors = [CaptureErrorRecord(code="tape_problem", message=p) for p in tape.problems]
-    if native is not None:
-        capture_errors += [
-            CaptureErrorRecord(code="native_log_problem", message=p) for p in native.problems
-        ]
-    tool_ids, tool_id_problems = tool_refs_of(decoded, native)
-    capture_errors += [
-        CaptureErrorRecord(code="native_log_problem", message=p) for p in tool_id_problems
-    ]
-
-    # Per-call statuses first: retention depends on them, records depend on retention.
-    per_call = []
-    for call, attr in zip(decoded, attributed.calls, strict=True):
-        errors = [CaptureErrorRecord(code=c, message=m) for c, m in call.errors]
-        s = _status_inputs(call, attr.status, len(errors))
-        per_call.append((capture_status(s), *export_status(s), errors))
-
-    coverage = check_coverage(decoded, owners, native)
-    lc = lifecycle(native, pids)
-    execution = attempt_execution(inputs)
-    unattributed = sum(
-        1
-        for call, a in zip(decoded, attributed.calls, strict=True)
-        if call.kind == "generation" and a.status != "attributed"
-    )
-    if unattributed:
-        capture_errors.append(
-            CaptureErrorRecord(
-                code="unattributed_calls",
-                message=f"{unattributed} generation call(s) could not be attributed by evidence",
-            )
-        )
-    capture_errors += [
-        CaptureErrorRecord(code="parent_disagreement", message=m)
-        for m in parent_disagreements(attributed, call_ids, pids)
-    ]
-    if coverage.checked and not coverage.ok:
-        capture_errors.append(
-            CaptureErrorRecord(
-                code="coverage_mismatch",
-                message=f"native output coverage ({coverage.basis}): "
-                f"{coverage.found}/{coverage.expected} matched",
-            )
-        )
-    if inputs.launch_error:
-        capture_errors.append(CaptureErrorRecord(code="launch_error", message=inputs.launch_error))
-    turns, turn_errors = turn_records(
-        inputs, [d.exchange.request_time_ns for d in decoded], call_ids, rfc3339
-    )
-    capture_errors += turn_errors
-
-    relation_counter = count(1)
-
-    def new_relation_id() -> str:
-        return f"rel-{scope}-{next(relation_counter):05d}"
-
-    calls_partial = any(p[0] != "complete" for p in per_call)
-    lifecycle_open = lc.status in ("pending", "unknown")
-    child_failed = any(d.state == "failed" for d in attributed.participants)
-    call_failed = any(c.execution_status != "completed" for c in decoded)
-
-    def decide_retention(relations_unknown: bool) -> bool:
-        if inputs.debug_retention == "full":
-            return True
-        if inputs.debug_retention == "off":
-            return False
-        partial = calls_partial or bool(capture_errors) or lifecycle_open or relations_unknown
-        return execution != "completed" or partial or call_failed or child_failed
-
-    index = CallIndex(decoded, call_ids, owners, pids, tool_ids=tool_ids)
-    relations = bind_native(index, native, new_relation_id) if native is not None else []
-    relations_unknown = any(r.status == "unknown" for r in relations)
-    relations += derive_in_context(index, native, new_relation_id, relations)
-    retained = decide_retention(relations_unknown)
-    if not retained:
-        relations = [_without_native_sources(r) for r in relations]
-    if relations_unknown:
-        capture_errors.append(
-            CaptureErrorRecord(
-                code="relations_unknown",
-                message=f"{sum(1 for r in relations if r.status == 'unknown')} native "
-                "relation(s) could not be bound to calls uniquely",
-            )
-        )
-
+def assemble(parts: CaptureParts) -> FinalizedCapture:
+    retained = parts.verdict.retained
+    pids = parts.ids.participants
     records: list[CallRecord] = []
     bodies: dict[str, bytes] = {}
-    for call, cid, attr, (cap, exp, blocked, errors), ids in zip(
-        decoded, call_ids, attributed.calls, per_call, tool_ids, strict=True
+    for call, cid, attr, st, ids in zip(
+        parts.calls,
+        parts.ids.calls,
+        parts.attributed.calls,
+        parts.statuses,
+        parts.related.tool_ids,
+        strict=True,
     ):
-        records.append(
-            _call_record(call, cid, pids, attr, cap, exp, blocked, errors, retained, ids)
-        )
+        records.append(_call_record(call, cid, pids, attr, st, retained, ids))
         if retained and call.exchange.response is not None:
             bodies[cid] = call.exchange.body
+    relations = parts.related.relations
+    if not retained:
+        relations = [_without_native_sources(r) for r in relations]
+    participants = _participants(parts)
+    manifest = _manifest(parts, records, relations, participants)
+    return FinalizedCapture(records, relations, manifest, bodies)
 
-    participants = [
+
+def _participants(parts: CaptureParts) -> list[ParticipantRecord]:
+    pids, call_ids, retained = parts.ids.participants, parts.ids.calls, parts.verdict.retained
+    owners = parts.attributed.owners
+    return [
         ParticipantRecord(
             participant_id=pids[d.key],
             role=d.role,
@@ -233,52 +134,44 @@ def build_capture(
                 else []
             ),
         )
-        for d in attributed.participants
+        for d in parts.attributed.participants
     ]
 
-    complete = (
-        not calls_partial
-        and not capture_errors
-        and not lifecycle_open
-        and (coverage.ok or not coverage.checked)
-    )
-    manifest = Manifest(
+
+def _manifest(
+    parts: CaptureParts,
+    records: Sequence[CallRecord],
+    relations: Sequence[RelationRecord],
+    participants: list[ParticipantRecord],
+) -> Manifest:
+    inputs = parts.inputs
+    return Manifest(
         schema_="roller.capture/v1",
         storage_layout="compact/v2",
-        capture_scope=scope,
+        capture_scope=parts.ids.scope,
         harness=inputs.harness,
         sample_id=inputs.sample_id,
         attempt=inputs.attempt,
         started_at=inputs.started_at,
         ended_at=inputs.ended_at or inputs.started_at,
         exit_code=inputs.exit_code,
-        execution_status=execution,
-        capture_status="complete" if complete else "partial",
-        capture_errors=capture_errors,
+        execution_status=parts.execution,
+        capture_status="complete" if parts.verdict.complete else "partial",
+        capture_errors=parts.errors,
         participants=participants,
-        capabilities=_capabilities(native, coverage.basis, attributed),
-        coverage=coverage,
-        lifecycle=lc,
+        capabilities=_capabilities(parts.native, parts.coverage, parts.attributed),
+        coverage=parts.coverage,
+        lifecycle=parts.lifecycle,
         debug_retention=inputs.debug_retention,
-        raw_retained=retained,
-        counts=Counts(
-            calls=len(records),
-            generation_calls=sum(1 for r in records if r.kind == "generation"),
-            attributed_calls=sum(1 for r in records if r.identity_status == "attributed"),
-            unattributed_calls=sum(1 for r in records if r.identity_status == "unattributed"),
-            ambiguous_calls=sum(1 for r in records if r.identity_status == "ambiguous"),
-            exportable_calls=sum(1 for r in records if r.export_status == "exportable"),
-            relations=len(relations),
-            participants=len(participants),
-        ),
+        raw_retained=parts.verdict.retained,
+        counts=_counts(records, relations, participants),
         files={},
-        turns=turns,
+        turns=parts.turns,
     )
-    return FinalizedCapture(records, relations, manifest, bodies)
 
 
 def _capabilities(
-    native: NativeCapture | None, basis: OutputCoverage, attributed: AttributionResult
+    native: NativeCapture | None, coverage: Coverage, attributed: AttributionResult
 ) -> Capabilities:
     notes = (
         list(native.coverage.notes)
@@ -293,30 +186,39 @@ def _capabilities(
         )
     return Capabilities(
         subtasks=native.subtasks if native is not None else "unknown",
-        native_output_coverage=basis,
+        native_output_coverage=coverage.basis,
         notes=notes,
         identity_evidence="declared_single_agent" if attributed.declaration == "applied" else None,
+    )
+
+
+def _counts(
+    records: Sequence[CallRecord],
+    relations: Sequence[RelationRecord],
+    participants: Sequence[ParticipantRecord],
+) -> Counts:
+    return Counts(
+        calls=len(records),
+        generation_calls=sum(1 for r in records if r.kind == "generation"),
+        attributed_calls=sum(1 for r in records if r.identity_status == "attributed"),
+        unattributed_calls=sum(1 for r in records if r.identity_status == "unattributed"),
+        ambiguous_calls=sum(1 for r in records if r.identity_status == "ambiguous"),
+        exportable_calls=sum(1 for r in records if r.export_status == "exportable"),
+        relations=len(relations),
+        participants=len(participants),
     )
 
 
 def _call_record(
     call: DecodedCall,
     call_id: str,
-    pids: dict[str, str],
+    pids: Mapping[str, str],
     attr: CallAttribution,
-    cap: CaptureStatus,
-    exp: ExportStatus,
-    blocked: list[ExportBlock],
-    errors: list[CaptureErrorRecord],
+    status: CallStatus,
     retained: bool,
     tool_ids: ToolIds,
 ) -> CallRecord:
     ex = call.exchange
-    meta = ex.request
-    resp = ex.response
-    first_byte = ex.chunks[0][0] if ex.chunks else None
-    usage = call.usage
-    has_response = resp is not None
     return CallRecord(
         schema_="roller.call/v1",
         call_id=call_id,
@@ -326,14 +228,7 @@ def _call_record(
         kind=call.kind,
         protocol=call.protocol,
         json_mode=call.json_mode,
-        request=RequestInfo(
-            method=str(meta.get("method", "")),
-            path=str(meta.get("path", "")),
-            query=[(str(k), str(v)) for k, v in meta.get("query") or []],
-            headers=[(str(k), str(v)) for k, v in meta.get("headers") or []],
-            redacted=_redacted_names(meta.get("redacted")),
-            received_at=rfc3339(ex.request_time_ns) or "",
-        ),
+        request=_request_info(call),
         context=call.context,
         context_sha256=call.context_sha256,
         context_bytes=len(ex.request_body),
@@ -343,66 +238,93 @@ def _call_record(
         output_problems=list(call.reassembly.problems) if call.reassembly else [],
         output_unmerged=list(call.reassembly.unmerged) if call.reassembly else [],
         provider_error=call.reassembly.error if call.reassembly else None,
-        response=ResponseInfo(
-            status=int(resp["status"])
-            if resp is not None and resp.get("status") is not None
-            else None,
-            headers=[(str(k), str(v)) for k, v in (resp or {}).get("headers") or []],
-            streamed=call.streamed,
-            outcome=call.outcome,
-            raw_path=f"raw/responses/{call_id}.body" if retained and has_response else None,
-            raw_sha256=sha256_hex(ex.body) if has_response else None,
-            bytes=len(ex.body),
-            content_encoding=call.content_encoding,
-            first_byte_at=rfc3339(first_byte),
-            ended_at=rfc3339(ex.end_time_ns),
-        ),
+        response=_response_info(call, call_id, retained),
         model=call.model,
         response_model=call.response_model,
         response_id=call.response_id,
         finish_reason=call.finish_reason,
-        usage=UsageInfo(
-            input_tokens=usage.input_tokens,
-            output_tokens=usage.output_tokens,
-            cache_read_tokens=usage.cache_read_tokens,
-            cache_write_tokens=usage.cache_write_tokens,
-            total_tokens=usage.total_tokens,
-        )
-        if usage is not None
-        else None,
+        usage=_usage_info(call.usage),
         stream=call.request_stream,
         native_identity={k: str(v) for k, v in call.identity.evidence.items()},
         attribution=attr.attribution,
-        tool_refs=ToolRefs(
-            emitted=[
-                EmittedToolRef(
-                    id=t.id,
-                    name=t.name,
-                    item_id=t.item_id,
-                    namespace=t.namespace,
-                    # the harness-assigned id stands in when the output carries none
-                    ref=t.ref if t.ref is not None else tid,
-                )
-                for t, tid in zip(call.emitted, tool_ids, strict=True)
-            ],
-            results=[
-                ResultToolRef(
-                    id=r.id,
-                    name=r.name,
-                    item_id=r.item_id,
-                    message_index=r.message_index,
-                    is_error=r.is_error,
-                )
-                for r in call.results
-            ],
-        ),
+        tool_refs=_tool_refs(call, tool_ids),
         execution_status=call.execution_status,
         response_capture_status=call.response_capture_status,
         identity_status=attr.status,
-        capture_status=cap,
-        export_status=exp,
-        export_blocked_by=blocked,
-        errors=errors,
+        capture_status=status.capture,
+        export_status=status.export,
+        export_blocked_by=status.blocked,
+        errors=status.errors,
+    )
+
+
+def _request_info(call: DecodedCall) -> RequestInfo:
+    ex = call.exchange
+    meta = ex.request
+    return RequestInfo(
+        method=str(meta.get("method", "")),
+        path=str(meta.get("path", "")),
+        query=[(str(k), str(v)) for k, v in meta.get("query") or []],
+        headers=[(str(k), str(v)) for k, v in meta.get("headers") or []],
+        redacted=_redacted_names(meta.get("redacted")),
+        received_at=rfc3339(ex.request_time_ns) or "",
+    )
+
+
+def _response_info(call: DecodedCall, call_id: str, retained: bool) -> ResponseInfo:
+    ex = call.exchange
+    resp = ex.response
+    first_byte = ex.chunks[0][0] if ex.chunks else None
+    has_response = resp is not None
+    return ResponseInfo(
+        status=int(resp["status"]) if resp is not None and resp.get("status") is not None else None,
+        headers=[(str(k), str(v)) for k, v in (resp or {}).get("headers") or []],
+        streamed=call.streamed,
+        outcome=call.outcome,
+        raw_path=f"raw/responses/{call_id}.body" if retained and has_response else None,
+        raw_sha256=sha256_hex(ex.body) if has_response else None,
+        bytes=len(ex.body),
+        content_encoding=call.content_encoding,
+        first_byte_at=rfc3339(first_byte),
+        ended_at=rfc3339(ex.end_time_ns),
+    )
+
+
+def _usage_info(usage: Usage | None) -> UsageInfo | None:
+    if usage is None:
+        return None
+    return UsageInfo(
+        input_tokens=usage.input_tokens,
+        output_tokens=usage.output_tokens,
+        cache_read_tokens=usage.cache_read_tokens,
+        cache_write_tokens=usage.cache_write_tokens,
+        total_tokens=usage.total_tokens,
+    )
+
+
+def _tool_refs(call: DecodedCall, tool_ids: ToolIds) -> ToolRefs:
+    return ToolRefs(
+        emitted=[
+            EmittedToolRef(
+                id=t.id,
+                name=t.name,
+                item_id=t.item_id,
+                namespace=t.namespace,
+                # the harness-assigned id stands in when the output carries none
+                ref=t.ref if t.ref is not None else tid,
+            )
+            for t, tid in zip(call.emitted, tool_ids, strict=True)
+        ],
+        results=[
+            ResultToolRef(
+                id=r.id,
+                name=r.name,
+                item_id=r.item_id,
+                message_index=r.message_index,
+                is_error=r.is_error,
+            )
+            for r in call.results
+        ],
     )
 
 

@@ -16,7 +16,7 @@ from roller.capture.reader import read_json_model
 from roller.capture.tape import read_tape
 from roller.capture.writer import publish
 from roller.errors import CaptureFormatError
-from roller.finalize.assemble import build_capture
+from roller.finalize.pipeline import build_capture
 from roller.harnesses import adapter_for
 
 

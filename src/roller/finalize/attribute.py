@@ -23,6 +23,11 @@ Rules kept (`docs/protocol.md`, Boundaries; seed 000 "Identity evidence"):
   (basis `declared:single_agent`); when any does, the headers decide as above and the
   declaration is reported as overridden, never merged with them.
 - Never from time, text or request order.
+
+The attribute stage of finalize: decoded calls (and the adapter's `NativeCapture`) in,
+an `AttributionResult` out — per call its participant key and identity status, and the
+participants as drafts (ids are assigned by `roller.finalize.ids`). Its capture errors:
+`unattributed_calls` and `parent_disagreements`.
 """
 
 from __future__ import annotations
@@ -84,6 +89,11 @@ class AttributionResult:
     calls: list[CallAttribution]
     participants: list[ParticipantDraft]
     declaration: Declaration | None = None
+
+    @property
+    def owners(self) -> list[str | None]:
+        """Per call, the key of the participant it belongs to (None when not attributed)."""
+        return [a.participant_key for a in self.calls]
 
 
 def attribute(
@@ -207,6 +217,18 @@ def _parent_check(
     if participant.parent_key is not None:
         return ("agree" if claim.native_key == participant.parent_key else "disagree"), claim
     return ("disagree" if participant.role == "root" else "absent"), claim
+
+
+def unattributed_calls(calls: Sequence[DecodedCall], result: AttributionResult) -> list[str]:
+    """The message for generation calls no evidence attributes; none when every one is."""
+    unattributed = sum(
+        1
+        for call, a in zip(calls, result.calls, strict=True)
+        if call.kind == "generation" and a.status != "attributed"
+    )
+    if not unattributed:
+        return []
+    return [f"{unattributed} generation call(s) could not be attributed by evidence"]
 
 
 def parent_disagreements(

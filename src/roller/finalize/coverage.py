@@ -6,7 +6,8 @@ per participant; count bases compare the number of completed generation calls pe
 participant with the native count (weaker: a count can match by accident, which is why
 `capabilities.native_output_coverage` names the basis). A count basis may also list
 the ids its native records carry (Codex `token_usage_record.response_id`); each must
-then be among the participant's captured calls.
+then be among the participant's captured calls. A checked coverage that does not match
+is a `coverage_mismatch` capture error (`coverage_mismatch`).
 """
 
 from __future__ import annotations
@@ -81,6 +82,15 @@ def check_coverage(
         found=found,
         problems=problems,
     )
+
+
+def coverage_mismatch(coverage: Coverage) -> list[str]:
+    """The capture error's message when a checked coverage does not match; else none."""
+    if not coverage.checked or coverage.ok:
+        return []
+    return [
+        f"native output coverage ({coverage.basis}): {coverage.found}/{coverage.expected} matched"
+    ]
 
 
 def lifecycle(native: NativeCapture | None, participant_ids: Mapping[str, str]) -> Lifecycle:

@@ -1,46 +1,44 @@
 """Decoding one tape exchange into the wire facts of a call.
 
 Pure: a `TapeExchange` in, a `DecodedCall` out. Rules kept:
-- the protocol is decided from the endpoint actually hit, never from the body;
+- the kind and protocol are the endpoint table's (`roller.wire.endpoints`), from the
+  endpoint actually hit, never from the body;
 - the context is the exact request body (hashed as bytes, parsed as JSON); a body that
   is not JSON is kept on the tape and reported as a capture error;
-- the output is the response reassembled by the protocol's codec; compressed bodies are
-  decoded first (gzip/deflate; the proxy never lets an encoding it cannot decode through);
-- statuses come from how the exchange ended at the proxy and what the body says:
-  * execution `interrupted`: the client went away before the whole response reached
-    it, or the tape stopped mid-exchange (a client that hangs up after every byte was
-    relayed and the stream reached its terminal event completed the call);
-  * execution `failed`: the upstream was unreachable, answered non-2xx, sent an error
-    event, died mid-body, or ended a stream before its terminal event;
-  * response capture `missing`: no response head arrived; `partial`: the exchange did
-    not end normally at the proxy (but for that client); else `complete`.
+- the output is the response reassembled by the protocol's codec, read by
+  `roller.wire.response.read_response` (compressed bodies are decoded first; the proxy
+  never lets an encoding it cannot decode through);
+- the execution and response-capture statuses are the rulebook's
+  (`roller.capture.statuses`, the same functions the gateway's call rows use), from how
+  the exchange ended at the proxy and whether the response reached its terminal event.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import zlib
 from dataclasses import dataclass
 from typing import Any
 
-from roller.capture.models import CallKind, ExecutionStatus, ResponseCaptureStatus
+from roller.capture.models import (
+    CallKind,
+    ExecutionStatus,
+    IdentityStatus,
+    ResponseCaptureStatus,
+)
+from roller.capture.statuses import (
+    IN_FLIGHT,
+    ExchangeFacts,
+    StatusInputs,
+    execution_status,
+    response_capture_status,
+)
 from roller.capture.tape import TapeExchange
 from roller.harnesses import identify
 from roller.identity import WireIdentity
-from roller.wire import codec_for, protocol_for
+from roller.wire import codec_for, endpoint_for
+from roller.wire.response import ResponseReading, read_response
 from roller.wire.types import ProtocolName, Reassembly, ToolCall, ToolResult, Usage
-
-_FAILED_OUTCOMES = frozenset(
-    {
-        "upstream_connect_error",
-        "upstream_disconnected",
-        "upstream_timeout",
-        "no_upstream",
-        "rejected",
-        "proxy_error",
-    }
-)
 
 
 @dataclass(frozen=True)
@@ -74,68 +72,38 @@ class DecodedCall:
 
     @property
     def outcome(self) -> str:
-        return "in_flight" if self.exchange.end is None else str(self.exchange.end.get("outcome"))
+        return IN_FLIGHT if self.exchange.end is None else str(self.exchange.end.get("outcome"))
+
+    def status_inputs(self, identity_status: IdentityStatus, error_count: int) -> StatusInputs:
+        """What the capture and export rules (`roller.capture.statuses`) need of this call,
+        once its identity is decided; finalize and the gateway's export both ask here."""
+        return StatusInputs(
+            kind=self.kind,
+            execution_status=self.execution_status,
+            response_capture_status=self.response_capture_status,
+            context_parsed=self.context_ok,
+            output_complete=bool(self.reassembly and self.reassembly.complete),
+            tool_call_without_identity=self.tool_call_without_identity,
+            identity_status=identity_status,
+            model=self.model,
+            response_model=self.response_model,
+            error_count=error_count,
+        )
 
 
-def header(headers: list[list[str]] | list[tuple[str, str]], name: str) -> str | None:
-    for k, v in headers:
-        if k.lower() == name:
-            return v
-    return None
-
-
-def classify(method: str, path: str) -> tuple[CallKind, ProtocolName | None]:
-    if path.endswith("/messages/count_tokens") or path.endswith(":countTokens"):
-        return "token_count", None
-    if method == "GET" and (path.rstrip("/").endswith("/models")):
-        return "model_list", None
-    protocol = protocol_for(method, path)
-    if protocol is not None and method == "POST":
-        return "generation", protocol
-    return "other", protocol
-
-
-def json_mode(protocol: ProtocolName | None, body: Any) -> bool:
-    """Whether a request asks for a structured/JSON reply (router and title side calls)."""
-    if not isinstance(body, dict):
-        return False
-    if protocol == "gemini":
-        cfg = body.get("generationConfig")
-        if isinstance(cfg, dict):
-            mime = cfg.get("responseMimeType")
-            return (
-                mime == "application/json" or "responseJsonSchema" in cfg or "responseSchema" in cfg
-            )
-        return False
-    if protocol == "openai-chat-completions":
-        fmt = body.get("response_format")
-        return isinstance(fmt, dict) and fmt.get("type") in ("json_object", "json_schema")
-    if protocol == "openai-responses":
-        text = body.get("text")
-        fmt = text.get("format") if isinstance(text, dict) else None
-        return isinstance(fmt, dict) and fmt.get("type") in ("json_object", "json_schema")
-    if protocol == "anthropic-messages":
-        fmt = body.get("output_format")
-        return isinstance(fmt, dict) and fmt.get("type") == "json_schema"
-    return False
-
-
-def _decode_body(raw: bytes, encoding: str | None) -> tuple[bytes, str | None]:
-    """Undo content-encoding; returns (bytes, error message or None)."""
-    if not encoding or encoding.lower() == "identity" or not raw:
-        return raw, None
-    enc = encoding.lower().strip()
-    try:
-        if enc in ("gzip", "x-gzip"):
-            return zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(raw), None
-        if enc == "deflate":
-            try:
-                return zlib.decompress(raw), None
-            except zlib.error:
-                return zlib.decompress(raw, -zlib.MAX_WBITS), None
-    except zlib.error as exc:
-        return raw, f"cannot decode {enc} body: {exc}"
-    return raw, f"content-encoding {enc} is not decodable"
+def exchange_facts(ex: TapeExchange, reading: ResponseReading) -> ExchangeFacts:
+    """What the status rules need of a tape exchange, given its response reading."""
+    end = ex.end or {}
+    status = (ex.response or {}).get("status")
+    return ExchangeFacts.of(
+        outcome=None if ex.end is None else str(end.get("outcome")),
+        status=None if ex.response is None or status is None else int(status),
+        streamed=reading.streamed,
+        client_bytes=end.get("client_bytes"),
+        response_bytes=end.get("response_bytes"),
+        body_bytes=len(ex.body),
+        terminal=reading.terminal,
+    )
 
 
 def decode_exchange(sequence: int, ex: TapeExchange, harness: str) -> DecodedCall:
@@ -145,7 +113,10 @@ def decode_exchange(sequence: int, ex: TapeExchange, harness: str) -> DecodedCal
     headers = meta.get("headers") or []
     errors: list[tuple[str, str]] = []
 
-    kind, protocol = classify(method, path)
+    query = [(str(k), str(v)) for k, v in meta.get("query") or []]
+    endpoint = endpoint_for(method, path, query)
+    kind: CallKind = endpoint.record_kind
+    protocol = endpoint.output_protocol
     body_bytes = ex.request_body
     context: Any = None
     context_ok = True
@@ -160,74 +131,30 @@ def decode_exchange(sequence: int, ex: TapeExchange, harness: str) -> DecodedCal
     identity = identify(harness, headers, context, roller_evidence)
 
     resp = ex.response
-    resp_headers = (resp or {}).get("headers") or []
-    status = (resp or {}).get("status")
-    content_type = (header(resp_headers, "content-type") or "").lower()
-    streamed = "text/event-stream" in content_type
-    encoding = header(resp_headers, "content-encoding")
-    body, decode_error = _decode_body(ex.body, encoding)
-    if decode_error:
-        errors.append(("response_not_decodable", decode_error))
-
+    status = None if resp is None or resp.get("status") is None else int(resp["status"])
     codec = codec_for(protocol) if protocol is not None else None
-    reassembly: Reassembly | None = None
-    if codec is not None and resp is not None and decode_error is None:
-        reassembly = codec.reassemble(body, streamed=streamed, status=int(status or 0))
+    reading = read_response(codec, status, (resp or {}).get("headers") or [], ex.body)
+    if reading.decode_error:
+        errors.append(("response_not_decodable", reading.decode_error))
+    reassembly = reading.reassembly
     output = reassembly.output if reassembly else None
-
-    end = ex.end
-    outcome = "in_flight" if end is None else str(end.get("outcome"))
-    # A client that hangs up once it holds the whole response did not interrupt the call:
-    # every byte the upstream sent was relayed, and the stream reached the protocol's
-    # terminal event (Codex drops a finished Responses stream without reading the
-    # chunked terminator, so the proxy sees the client leave a moment before the end).
-    finished_then_left = (
-        outcome == "client_disconnected"
-        and end is not None
-        and status is not None
-        and int(status) < 400
-        and streamed
-        and reassembly is not None
-        and reassembly.complete
-        and reassembly.error is None
-        and end.get("client_bytes") == end.get("response_bytes") == len(ex.body)
-    )
-    response_capture: ResponseCaptureStatus
-    if resp is None:
-        response_capture = "missing"
-    elif outcome == "ok" or finished_then_left:
-        response_capture = "complete"
-    else:
-        response_capture = "partial"
-
-    execution: ExecutionStatus
-    if outcome == "in_flight" or (outcome == "client_disconnected" and not finished_then_left):
-        execution = "interrupted"
-    elif (
-        outcome in _FAILED_OUTCOMES
-        or status is None
-        or int(status) >= 400
-        or (reassembly is not None and (reassembly.error is not None or not reassembly.complete))
-    ):
-        execution = "failed"
-    else:
-        execution = "completed"
+    facts = exchange_facts(ex, reading)
 
     return DecodedCall(
         sequence=sequence,
         exchange=ex,
         kind=kind,
         protocol=protocol,
-        json_mode=json_mode(protocol, context),
+        json_mode=codec.json_mode(context) if codec else False,
         context=context,
         context_ok=context_ok,
         context_sha256=hashlib.sha256(body_bytes).hexdigest(),
-        streamed=streamed,
-        request_stream=codec.is_streaming_request(context, path) if codec else False,
-        body=body,
-        content_encoding=encoding,
+        streamed=reading.streamed,
+        request_stream=codec.is_streaming_request(context, endpoint) if codec else False,
+        body=reading.body,
+        content_encoding=reading.content_encoding,
         reassembly=reassembly,
-        model=codec.request_model(context, path) if codec else None,
+        model=codec.request_model(context, endpoint) if codec else None,
         response_model=codec.response_model(output) if codec else None,
         response_id=codec.response_id(output) if codec else None,
         finish_reason=codec.finish_reason(output) if codec else None,
@@ -238,8 +165,8 @@ def decode_exchange(sequence: int, ex: TapeExchange, harness: str) -> DecodedCal
         tool_call_without_identity=codec.tool_call_marker_without_identity(output)
         if codec
         else False,
-        execution_status=execution,
-        response_capture_status=response_capture,
+        execution_status=execution_status(facts),
+        response_capture_status=response_capture_status(facts),
         identity=identity,
         errors=tuple(errors),
     )

@@ -21,13 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from roller.capture.models import (
-    AttemptInputs,
-    CaptureErrorRecord,
-    ExecutionStatus,
-    TurnInputs,
-    TurnRecord,
-)
+from roller.capture.models import AttemptInputs, ExecutionStatus, TurnInputs, TurnRecord
 
 Clock = Callable[[int | None], str | None]  # ns -> RFC 3339, finalize's one rendering
 
@@ -87,13 +81,13 @@ def _record(turn: TurnInputs, call_ids: list[str], rfc3339: Clock) -> TurnRecord
 
 def turn_records(
     inputs: AttemptInputs, arrivals: Sequence[int], call_ids: Sequence[str], rfc3339: Clock
-) -> tuple[list[TurnRecord] | None, list[CaptureErrorRecord]]:
-    """Per-turn records (None for a single-prompt attempt) and the `turn_not_run` errors.
+) -> list[TurnRecord] | None:
+    """Per-turn records (None for a single-prompt attempt).
 
     `arrivals[i]` is when call `call_ids[i]`'s request reached the proxy (ns).
     """
     if inputs.turns is None:
-        return None, []
+        return None
     starts = sorted(
         (t.started_ns, t.turn)
         for t in inputs.turns
@@ -105,10 +99,13 @@ def turn_records(
         turn = next((n for start, n in reversed(starts) if start <= arrival), None)
         if turn is not None:
             owned.setdefault(turn, []).append(cid)
-    records = [_record(t, owned.get(t.turn, []), rfc3339) for t in inputs.turns]
-    errors = [
-        CaptureErrorRecord(code="turn_not_run", message=f"turn {r.turn} did not run: {r.problem}")
-        for r in records
+    return [_record(t, owned.get(t.turn, []), rfc3339) for t in inputs.turns]
+
+
+def turns_not_run(records: Sequence[TurnRecord] | None) -> list[str]:
+    """The `turn_not_run` capture errors' messages, one per turn that did not run."""
+    return [
+        f"turn {r.turn} did not run: {r.problem}"
+        for r in records or ()
         if r.execution_status == "not_run"
     ]
-    return records, errors

@@ -46,7 +46,8 @@ from typing import Any, Final, Literal
 
 from roller.errors import ConfigError, UsageError
 from roller.harnesses import harness_names
-from roller.proxy.routing import FAMILIES, Family, check_upstream_url
+from roller.proxy.routing import check_upstream_url
+from roller.wire.endpoints import FAMILIES, Family
 
 NAME_PATTERN: Final = re.compile(r"[A-Za-z0-9_.@\-]{1,100}")
 _SHA256: Final = re.compile(r"[0-9a-f]{64}")

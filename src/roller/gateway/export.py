@@ -16,7 +16,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from roller.capture.statuses import StatusInputs, export_status
+from roller.capture.models import IdentityStatus
+from roller.capture.statuses import export_status
 from roller.capture.tape import TapeExchange, read_tape
 from roller.export.calls import build_record
 from roller.finalize.decode import decode_exchange
@@ -80,20 +81,8 @@ def _record(
         )
     decoded = decode_exchange(sequence, exchange, UNDECLARED if row is None else row.harness)
     attributed = row is not None and not call.participant_unknown
-    status, blocked = export_status(
-        StatusInputs(
-            kind=decoded.kind,
-            execution_status=decoded.execution_status,
-            response_capture_status=decoded.response_capture_status,
-            context_parsed=decoded.context_ok,
-            output_complete=bool(decoded.reassembly and decoded.reassembly.complete),
-            tool_call_without_identity=decoded.tool_call_without_identity,
-            identity_status="attributed" if attributed else "unattributed",
-            model=decoded.model,
-            response_model=decoded.response_model,
-            error_count=len(decoded.errors),
-        )
-    )
+    identity: IdentityStatus = "attributed" if attributed else "unattributed"
+    status, blocked = export_status(decoded.status_inputs(identity, len(decoded.errors)))
     usage = decoded.usage
     record = build_record(
         call_id=call.id,

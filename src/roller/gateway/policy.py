@@ -14,13 +14,18 @@ anything is recorded or forwarded:
    thread so the event loop never waits on the database;
 5. annotate the tape's `req` frame with who and which session (`annotations["gateway"]`).
 
-`on_exchange_end` writes the `call` row pointing at the tape exchange. A store failure
-during `decide` fails the request (500, recorded by the proxy as `policy_error`): a call
-the gateway cannot account for is not forwarded.
+`on_exchange_end` writes the `call` row pointing at the tape exchange, with the status
+rulebook's execution and response-capture statuses (`roller.capture.statuses`, the same
+functions finalize uses): for a model call the decision asks the proxy for the response
+body (`keep_response`), and the hook reads it with `roller.wire.response.read_response`
+after the client has its response, so no decoding happens on the request path. A store
+failure during `decide` fails the request (500, recorded by the proxy as `policy_error`):
+a call the gateway cannot account for is not forwarded.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import time
@@ -29,6 +34,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Final
 
+from roller.capture.models import ExecutionStatus, ResponseCaptureStatus
+from roller.capture.statuses import ExchangeFacts, execution_status, response_capture_status
 from roller.gateway.config import Client, GatewayConfig
 from roller.gateway.derivation import SessionPlan, plan_session
 from roller.gateway.store import CallFacts, Resolution, SessionStore
@@ -41,8 +48,10 @@ from roller.gateway.tokens import (
 from roller.harnesses import identify
 from roller.identity import WireIdentity
 from roller.proxy import ExchangeEnd, PolicyDecision, Rejection, RequestHead
-from roller.proxy.routing import Family, family_for
-from roller.wire import protocol_for
+from roller.wire import codec_for
+from roller.wire.endpoints import Endpoint, Family, endpoint_for
+from roller.wire.response import read_response
+from roller.wire.types import ProtocolName
 
 log = logging.getLogger("roller.gateway")
 
@@ -53,7 +62,12 @@ _FAMILY_BY_SOURCE: Final[Mapping[str, Family]] = {
     "x-goog-api-key": "gemini",
     "?key": "gemini",
 }
-_INTERRUPTED: Final = frozenset({"client_disconnected", "proxy_shutdown"})
+# Where each family's upstream takes its key (header, value prefix).
+_KEY_HEADER: Final[Mapping[Family, tuple[str, str]]] = {
+    "anthropic": ("x-api-key", ""),
+    "openai": ("authorization", "Bearer "),
+    "gemini": ("x-goog-api-key", ""),
+}
 
 
 def unauthorized(message: str) -> dict[str, Any]:
@@ -71,25 +85,32 @@ def parse_json_body(body: bytes) -> object:
         return None
 
 
-def requested_model(body: object, path: str) -> str | None:
-    """The model the request names: the body's `model`, or Gemini's `models/<m>:method`."""
+def requested_model(body: object, endpoint: Endpoint) -> str | None:
+    """The model the request names: the body's `model`, else the one its path names
+    (Gemini's `models/<m>:method`, a model-info request)."""
     if isinstance(body, dict) and isinstance(body.get("model"), str):
         return str(body["model"])[:200]
-    marker = "/models/"
-    if marker in path:
-        tail = path.split(marker, 1)[1]
-        name = tail.split(":", 1)[0]
-        return name[:200] or None
-    return None
+    return None if endpoint.model is None else endpoint.model[:200] or None
 
 
-def execution_status(outcome: str, upstream_status: int | None) -> str:
-    """The call's execution status as far as the proxy saw it end (see `Call`)."""
-    if outcome in _INTERRUPTED:
-        return "interrupted"
-    if outcome != "ok" or upstream_status is None or upstream_status >= 400:
-        return "failed"
-    return "completed"
+def call_statuses(
+    end: ExchangeEnd, protocol: ProtocolName | None
+) -> tuple[ExecutionStatus, ResponseCaptureStatus]:
+    """A call row's execution and response-capture statuses: the rulebook's, over the same
+    facts finalize reads off the tape (the response body is the one the decision kept)."""
+    body = end.response_body
+    codec = None if protocol is None or body is None else codec_for(protocol)
+    reading = read_response(codec, end.upstream_status, end.response_headers, body or b"")
+    facts = ExchangeFacts.of(
+        outcome=end.outcome,
+        status=end.upstream_status,
+        streamed=reading.streamed,
+        client_bytes=end.client_bytes,
+        response_bytes=end.response_bytes,
+        body_bytes=end.response_bytes if body is None else len(body),
+        terminal=reading.terminal,
+    )
+    return execution_status(facts), response_capture_status(facts)
 
 
 def identity_summary(identity: WireIdentity, plan: SessionPlan) -> dict[str, Any]:
@@ -154,7 +175,8 @@ class GatewayPolicy:
                 ),
                 annotations={"gateway": annotation},
             )
-        family = family_for(head.path) or next(
+        endpoint = endpoint_for(head.method, head.path, head.query)
+        family = endpoint.family or next(
             (_FAMILY_BY_SOURCE[s] for s in sources if s in _FAMILY_BY_SOURCE), None
         )
         body = parse_json_body(head.body)
@@ -168,7 +190,7 @@ class GatewayPolicy:
             "account": client.account,
             "harness": client.harness,
             "family": family,
-            "model": requested_model(body, head.path),
+            "model": requested_model(body, endpoint),
             **_session_fields(resolution, plan),
             "identity": identity_summary(identity, plan),
         }
@@ -182,6 +204,8 @@ class GatewayPolicy:
             remove_query=CREDENTIAL_QUERY,
             upstream=None if family is None else self.upstreams.get(family),
             annotations={"gateway": annotation},
+            # A model call's row needs to know whether its response ended normally.
+            keep_response=endpoint.output_protocol is not None,
         )
 
     async def on_exchange_end(self, end: ExchangeEnd) -> None:
@@ -194,23 +218,32 @@ class GatewayPolicy:
             if isinstance(received_ns, int)
             else self.clock()
         )
+        method, path = str(gateway.get("method", "")), str(gateway.get("path", ""))
+        protocol = endpoint_for(method, path).output_protocol
+        if end.response_body is None:
+            execution, response_capture = call_statuses(end, protocol)
+        else:
+            # Reassembly costs ~0.1 ms per KiB: in a thread, so a long stream's decode never
+            # holds up the streams the event loop is still relaying.
+            execution, response_capture = await asyncio.to_thread(call_statuses, end, protocol)
         facts = CallFacts(
             tape_dir=str(self.tape_dir),
             exchange_id=end.exchange_id,
             session_id=gateway.get("session_id"),
             account=gateway.get("account"),
             principal=gateway.get("principal"),
-            method=str(gateway.get("method", "")),
-            path=str(gateway.get("path", "")),
+            method=method,
+            path=path,
             family=gateway.get("family"),
-            protocol=protocol_for(str(gateway.get("method", "")), str(gateway.get("path", ""))),
+            protocol=protocol,
             model=gateway.get("model"),
             participant_unknown=bool(gateway.get("participant_unknown", False)),
             identity=gateway.get("identity"),
             outcome=end.outcome,
             client_status=end.client_status,
             upstream_status=end.upstream_status,
-            execution_status=execution_status(end.outcome, end.upstream_status),
+            execution_status=execution,
+            response_capture_status=response_capture,
             error_code=None if end.error is None else end.error.code,
             started_at=started,
             ended_at=self.clock(),
@@ -231,8 +264,5 @@ def _session_fields(resolution: Resolution, plan: SessionPlan) -> dict[str, Any]
 
 
 def _key_headers(family: Family, key: str) -> dict[str, str]:
-    if family == "anthropic":
-        return {"x-api-key": key}
-    if family == "gemini":
-        return {"x-goog-api-key": key}
-    return {"authorization": f"Bearer {key}"}
+    name, prefix = _KEY_HEADER[family]
+    return {name: f"{prefix}{key}"}

@@ -32,7 +32,7 @@ from roller.gateway.routes import GatewayRoutes
 from roller.gateway.store import SessionStore, open_engine
 from roller.mock import MockModel, RunningMock, load_scenario
 from roller.proxy import ProxyConfig, ProxyServer, Upstreams
-from roller.proxy.routing import Family
+from roller.wire.endpoints import Family
 
 log = logging.getLogger("roller.gateway")
 

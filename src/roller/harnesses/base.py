@@ -19,6 +19,12 @@ turn, for `roller collect --prompt A --prompt B`, from the root id the native lo
 `NativeCapture` carries facts, not decisions: finalize (common to all harnesses) joins
 them to HTTP calls, decides statuses and relations, and writes the files. An adapter
 never attributes a call itself and never guesses from time, text or order.
+
+What a reader cannot read, or finds contradicting itself, is a `NativeProblem`: one of
+the codes in `NATIVE_PROBLEM_CODES` (each reader's docstring lists the ones it uses),
+a message, and where in the copied logs it was found (`read_native_bytes` reads a copied
+file that way). Finalize turns each into a capture error; nothing is dropped and
+nothing raises.
 """
 
 from __future__ import annotations
@@ -38,6 +44,71 @@ ParticipantState = Literal["completed", "failed", "running", "unknown"]
 # - "wire_participant": the participant key roller.identity derives from the request
 #   headers (e.g. OpenCode `x-session-id`, Codex `thread-id`), confirmed by the native log.
 JoinBasis = Literal["response_id", "wire_participant"]
+
+
+NativeProblemCode = Literal[
+    "unreadable_file",
+    "missing_file",
+    "not_json",
+    "not_an_object",
+    "missing_header",
+    "missing_field",
+    "unsupported",
+    "unexpected_count",
+    "unexpected_record",
+    "duplicate_id",
+    "foreign_record",
+    "unknown_reference",
+    "missing_record",
+    "disagreement",
+]
+
+# Every code, with what it means; docs/harnesses.md ("Native problems") repeats this table.
+NATIVE_PROBLEM_CODES: Mapping[NativeProblemCode, str] = {
+    "unreadable_file": "a file or database could not be opened or read as a whole",
+    "missing_file": "a file the reader needs, or that another record names, is absent",
+    "not_json": "a line, file or stream is not JSON",
+    "not_an_object": "a JSON value (a line, a file, a stored row) is not the object expected",
+    "missing_header": "a file lacks the header record that names what it holds",
+    "missing_field": "a record lacks a field the facts need (an id, a link, a response id)",
+    "unsupported": "a format version or a feature the reader was not checked against",
+    "unexpected_count": "not the number of records expected (one root, one spawn per child)",
+    "unexpected_record": "a record or file where none of its kind can be",
+    "duplicate_id": "one id recorded in two places that must each hold it alone",
+    "foreign_record": "a record names another session, thread or agent than its file's own",
+    "unknown_reference": "a record names an id no record describes, or one it cannot name",
+    "missing_record": "an index lacks the row that the logs say it must hold",
+    "disagreement": "two pieces of native evidence say different things",
+}
+
+
+@dataclass(frozen=True)
+class NativeProblem:
+    """What a native reader could not read, or found contradicting itself.
+
+    `where` is the place in `raw/native/` it was found, when known: a file path relative
+    to it, `path:line`, `path: #ordinal`, or a stored record (`message <id>`, `thread
+    <id>`). `str()` gives the text finalize records: `where: message`.
+    """
+
+    code: NativeProblemCode
+    message: str
+    where: str | None = None
+
+    def __str__(self) -> str:
+        return self.message if self.where is None else f"{self.where}: {self.message}"
+
+
+def read_native_bytes(path: Path, rel: str, problems: list[NativeProblem]) -> bytes | None:
+    """A copied native file's bytes, or None with an `unreadable_file` problem (`rel`:
+    its path relative to `raw/native/`)."""
+    try:
+        return path.read_bytes()
+    except OSError as exc:
+        problems.append(
+            NativeProblem("unreadable_file", f"unreadable ({exc.strerror or exc})", rel)
+        )
+        return None
 
 
 @dataclass(frozen=True)
@@ -147,7 +218,7 @@ class NativeCapture:
     coverage: NativeCoverage
     lifecycle: NativeLifecycle
     subtasks: SubtaskCapability
-    problems: tuple[str, ...] = ()
+    problems: tuple[NativeProblem, ...] = ()
     # Optional cross-check: wire participant key -> native participant key, used to
     # compare what the headers say with what the native log says (never to attribute).
     wire_aliases: Mapping[str, str] = field(default_factory=dict)

@@ -31,7 +31,7 @@ def confirmed_root_participant(harness: str, native: NativeCapture | None) -> Na
     if native.problems:
         raise HarnessError(
             f"{harness}: the native logs disagree, the root conversation is not confirmed: "
-            + "; ".join(native.problems[:3])
+            + "; ".join(str(p) for p in native.problems[:3])
         )
     return roots[0]
 

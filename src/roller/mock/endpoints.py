@@ -1,82 +1,54 @@
-"""Which endpoint a request path names, and the side endpoints' bodies (model lists).
+"""What the mock answers at an endpoint, and the side endpoints' bodies (model lists).
 
 Rules kept here:
-- Routing looks at the end of the path only, so any base-path prefix works
-  (`http://127.0.0.1:P/anthropic/v1/messages`, as DeepSeek Harness is configured). The
-  query string never changes the endpoint, except Gemini's `alt=sse` choosing SSE.
+- Which endpoint a request names is `roller.wire.endpoints.endpoint_for`, the table the
+  proxy, finalize and the gateway use too (any base-path prefix works, the query never
+  changes the endpoint except Gemini's `alt=sse` choosing SSE). The mock serves the rows
+  whose kind is in `ACTIONS`; another row, or no row, is a 404, and a served row asked
+  with the wrong method a 405.
 - `GET …/models` answers in one shape both OpenAI and Anthropic clients parse: each entry
   has OpenAI's `id`/`object`/`created`/`owned_by` and Anthropic's `type`/`display_name`/
   `created_at`, and the list has both `object: "list"` and `has_more`/`first_id`/`last_id`.
-  Under `/v1beta/` it answers in Gemini's `{"models": [{"name": "models/…"}]}` shape.
-- An unknown path gets an error body in the protocol its path or headers suggest.
+  A Gemini row (`/v1beta/models`) answers in Gemini's `{"models": [{"name": "models/…"}]}`.
+- An error is in the shape of the endpoint's protocol; where the endpoint names none, the
+  headers suggest one (`ERROR_SHAPE_HEADERS`), else OpenAI's.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Literal
+from typing import Final, Literal
 
+from roller.wire.endpoints import Endpoint, EndpointKind
 from roller.wire.types import JSONObject, ProtocolName
 
 Action = Literal["generate", "count_tokens", "models", "model"]
 
-_GEMINI = re.compile(r"/models/(?P<model>[^/]+):(?P<method>[A-Za-z]+)$")
-_MODEL = re.compile(r"/models/(?P<model>[^/:]+)$")
-_SUFFIXES: tuple[tuple[str, Action, ProtocolName], ...] = (
-    ("/messages/count_tokens", "count_tokens", "anthropic-messages"),
-    ("/messages", "generate", "anthropic-messages"),
-    ("/chat/completions", "generate", "openai-chat-completions"),
-    ("/responses", "generate", "openai-responses"),
+ACTIONS: Final[Mapping[EndpointKind, Action]] = {
+    "generation": "generate",
+    "token_count": "count_tokens",
+    "model_list": "models",
+    "model_info": "model",
+}
+# The first of these headers present decides.
+ERROR_SHAPE_HEADERS: Final[tuple[tuple[str, ProtocolName], ...]] = (
+    ("x-goog-api-key", "gemini"),
+    ("anthropic-version", "anthropic-messages"),
 )
+FALLBACK_SHAPE: Final[ProtocolName] = "openai-chat-completions"
 
 
-@dataclass(frozen=True, slots=True)
-class Endpoint:
-    action: Action
-    method: str
-    protocol: ProtocolName | None = None
-    model: str | None = None
-    stream: bool = False
-    sse: bool = False
-    gemini_shape: bool = False
+def action_of(endpoint: Endpoint) -> Action | None:
+    """What the mock does at the endpoint's row (None: it does not serve that row)."""
+    return None if endpoint.route is None else ACTIONS.get(endpoint.route.kind)
 
 
-def route(path: str, query: Mapping[str, str]) -> Endpoint | None:
-    path = path.rstrip("/") or "/"
-    for suffix, action, protocol in _SUFFIXES:
-        if path.endswith(suffix):
-            return Endpoint(action, "POST", protocol)
-    gemini = _GEMINI.search(path)
-    if gemini is not None:
-        model, method = gemini["model"], gemini["method"]
-        if method == "generateContent":
-            return Endpoint("generate", "POST", "gemini", model=model)
-        if method == "streamGenerateContent":
-            sse = query.get("alt") == "sse"
-            return Endpoint("generate", "POST", "gemini", model=model, stream=True, sse=sse)
-        if method == "countTokens":
-            return Endpoint("count_tokens", "POST", "gemini", model=model)
-        return None
-    is_gemini = "/v1beta/" in f"{path}/"
-    if path.endswith("/models"):
-        return Endpoint("models", "GET", gemini_shape=is_gemini)
-    single = _MODEL.search(path)
-    if single is not None:
-        return Endpoint("model", "GET", model=single["model"], gemini_shape=is_gemini)
-    return None
-
-
-def guess_protocol(path: str, headers: Mapping[str, str]) -> ProtocolName:
-    """The protocol whose error shape suits a request the mock cannot route."""
-    if "/v1beta" in path or "x-goog-api-key" in headers:
-        return "gemini"
-    if "anthropic-version" in headers or "/messages" in path:
-        return "anthropic-messages"
-    if "/responses" in path:
-        return "openai-responses"
-    return "openai-chat-completions"
+def error_protocol(endpoint: Endpoint, headers: Mapping[str, str]) -> ProtocolName:
+    """The protocol whose error shape answers a request at `endpoint`."""
+    if endpoint.protocol is not None:
+        return endpoint.protocol
+    found = (protocol for name, protocol in ERROR_SHAPE_HEADERS if name in headers)
+    return next(found, FALLBACK_SHAPE)
 
 
 def model_entry(model: str, *, gemini: bool) -> JSONObject:

@@ -30,11 +30,12 @@ from aiohttp import web
 from roller.errors import UsageError
 from roller.mock.dialects import DIALECTS, BadRequest
 from roller.mock.dialects.gemini import GeminiDialect
-from roller.mock.endpoints import Endpoint, guess_protocol, model_entry, models_list, route
+from roller.mock.endpoints import action_of, error_protocol, model_entry, models_list
 from roller.mock.ids import IdMint
 from roller.mock.reply import estimate_tokens
 from roller.mock.request_view import RequestKind, RequestView
 from roller.mock.scenario import Decision, Scenario
+from roller.wire.endpoints import Endpoint, endpoint_for
 from roller.wire.types import JSONObject, ProtocolName
 
 log = logging.getLogger(__name__)
@@ -119,9 +120,8 @@ class MockModel:
             self._on_request(served)
 
     async def _handle(self, request: web.Request) -> web.StreamResponse:
-        endpoint = route(request.path, request.query)
-        protocol = endpoint.protocol if endpoint and endpoint.protocol else None
-        protocol = protocol or guess_protocol(request.path, request.headers)
+        endpoint = endpoint_for(request.method, request.path, request.query.items())
+        protocol = error_protocol(endpoint, request.headers)
         base = ServedRequest(request.method, request.path, 200, "ok", protocol=protocol)
         try:
             return await self._answer(request, endpoint, base)
@@ -132,24 +132,24 @@ class MockModel:
             return _error(protocol, 500, message)
 
     async def _answer(
-        self, request: web.Request, endpoint: Endpoint | None, base: ServedRequest
+        self, request: web.Request, endpoint: Endpoint, base: ServedRequest
     ) -> web.StreamResponse:
         protocol = base.protocol
         assert protocol is not None
-        if endpoint is None or request.method != endpoint.method:
-            status = 404 if endpoint is None else 405
+        action = action_of(endpoint)
+        if action is None or not endpoint.method_allowed:
+            status = 404 if action is None else 405
             message = f"no endpoint {request.method} {request.path}"
             self._record(dataclasses.replace(base, status=status, outcome="not_found"))
             return _error(protocol, status, message)
-        if endpoint.action == "models":
+        gemini_shape = endpoint.family == "gemini"
+        if action == "models":
             self._record(dataclasses.replace(base, protocol=None))
-            body = models_list(self.scenario.models, gemini=endpoint.gemini_shape)
+            body = models_list(self.scenario.models, gemini=gemini_shape)
             return web.json_response(body)
-        if endpoint.action == "model":
+        if action == "model":
             self._record(dataclasses.replace(base, protocol=None, model=endpoint.model))
-            return web.json_response(
-                model_entry(endpoint.model or "", gemini=endpoint.gemini_shape)
-            )
+            return web.json_response(model_entry(endpoint.model or "", gemini=gemini_shape))
         raw = await request.read()
         try:
             view = self._read(protocol, endpoint, raw)
@@ -161,12 +161,10 @@ class MockModel:
         served = dataclasses.replace(
             base, model=view.model, kind=view.kind, stream=view.stream, turn=view.turn
         )
-        if endpoint.action == "count_tokens":
+        if action == "count_tokens":
             self._record(served)
             tokens = estimate_tokens(view.body_size)
-            if protocol == "gemini":
-                return web.json_response({"totalTokens": tokens})
-            return web.json_response({"input_tokens": tokens})
+            return web.json_response({DIALECTS[protocol].token_count_field: tokens})
         decision = self.scenario.respond(view)
         served = dataclasses.replace(served, rule=decision.rule, reply=decision.reply.summary())
         headers = self._request_id_headers(protocol)
@@ -174,9 +172,10 @@ class MockModel:
             self._record(served)
             body = DIALECTS[protocol].render(decision.reply, view, self.ids)
             return web.json_response(body, headers=headers)
-        if protocol == "gemini" and not endpoint.sse:
+        if endpoint.stream and not endpoint.sse:
+            # Only Gemini streams by its endpoint; without `alt=sse` it is one JSON array.
             self._record(served)
-            dialect = DIALECTS["gemini"]
+            dialect = DIALECTS[protocol]
             assert isinstance(dialect, GeminiDialect)
             return web.json_response(
                 dialect.stream_chunks(decision.reply, view, self.ids), headers=headers
@@ -194,13 +193,11 @@ class MockModel:
         return dataclasses.replace(view, body_size=len(raw))
 
     def _request_id_headers(self, protocol: ProtocolName) -> dict[str, str]:
-        # Claude Code stores `request-id` as the transcript's requestId; OpenAI SDKs read
-        # `x-request-id`. Gemini sends neither.
-        if protocol == "anthropic-messages":
-            return {"request-id": self.ids.mint("anthropic-request")}
-        if protocol == "gemini":
+        found = DIALECTS[protocol].request_id_header
+        if found is None:
             return {}
-        return {"x-request-id": self.ids.mint("openai-request")}
+        name, kind = found
+        return {name: self.ids.mint(kind)}
 
     async def _stream(
         self,

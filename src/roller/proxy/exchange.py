@@ -81,6 +81,8 @@ class Exchange:
         self.body_parts: list[bytes] = []
         self.body_recorded = False
         self.error: ExchangeError | None = None
+        self.response_headers: tuple[tuple[str, str], ...] = ()
+        self.kept: list[bytes] | None = None  # the response body, when the policy asked
 
     # -- the exchange, start to end -----------------------------------------------------
 
@@ -143,6 +145,7 @@ class Exchange:
                 log.exception("request policy failed in exchange %s", self.x)
                 policy_error = ExchangeError("policy_error", f"{type(exc).__name__}: {exc}")
         self.annotations = dict(decision.annotations)
+        self.kept = [] if decision.keep_response else None
         base = decision.upstream or self.relay.upstreams.for_path(head.path)
         # The `req` and `body` frames go to the tape together, in one write.
         self._record_request(head.method, head.path, headers, query, base, body=body)
@@ -261,6 +264,7 @@ class Exchange:
         self.upstream_status = upstream.status
         received = list(upstream.headers.items())
         kept = redact_headers(received)
+        self.response_headers = tuple((k, v) for k, v in kept.kept)
         self.tape.response(
             self.x,
             {
@@ -286,7 +290,7 @@ class Exchange:
             return self._client_gone(exc)
 
         content = upstream.content
-        tape, x = self.tape, self.x
+        tape, x, body = self.tape, self.x, self.kept
         while True:
             try:
                 data = await content.readany()
@@ -300,6 +304,8 @@ class Exchange:
             if not data:
                 break
             tape.chunk(x, data)
+            if body is not None:
+                body.append(data)
             self.response_bytes += len(data)
             try:
                 await response.write(data)
@@ -422,6 +428,10 @@ class Exchange:
             error=self.error,
             roller=self.roller,
             annotations=self.annotations,
+            response_headers=self.response_headers,
+            response_bytes=self.response_bytes,
+            client_bytes=self.client_bytes,
+            response_body=None if self.kept is None else b"".join(self.kept),
         )
 
     async def _notify(self) -> None:

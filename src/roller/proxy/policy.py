@@ -9,7 +9,10 @@ body-level identity) and returns a `PolicyDecision` that can
   key): these changes are never recorded;
 - remove query parameters from the forwarded URL (a gateway token sent as `?key=`);
 - choose the upstream base URL for this request;
-- attach `annotations`, a small JSON object recorded in the `req` frame's meta.
+- attach `annotations`, a small JSON object recorded in the `req` frame's meta;
+- ask for the response body in the end hook (`keep_response`): the proxy then holds the
+  chunks it relays (references, no copy) until the exchange ends, so a gateway can judge
+  the response without reading the tape back and without decoding on the request path.
 
 `ExchangeEndHook` is awaited once per exchange after its `end` frame is written and the
 client's response is finished; a gateway writes its rows from it. An exception it raises
@@ -55,6 +58,7 @@ class PolicyDecision:
     remove_query: tuple[str, ...] = ()  # parameter names, matched case-insensitively
     upstream: str | None = None
     annotations: JSONObject = field(default_factory=dict)
+    keep_response: bool = False  # hand the response body to the end hook
 
 
 class RequestPolicy(Protocol):
@@ -72,7 +76,9 @@ class ExchangeError:
 
 @dataclass(frozen=True, slots=True)
 class ExchangeEnd:
-    """What the end hook receives: the exchange id on the tape and how it ended."""
+    """What the end hook receives: the exchange id on the tape and how it ended — the
+    facts of its `end` frame, the response headers as recorded (redacted; empty without
+    a response head) and, when the decision asked for it, the response body."""
 
     exchange_id: str
     outcome: Outcome
@@ -81,6 +87,10 @@ class ExchangeEnd:
     error: ExchangeError | None
     roller: Mapping[str, str]
     annotations: JSONObject
+    response_headers: tuple[tuple[str, str], ...] = ()
+    response_bytes: int = 0
+    client_bytes: int = 0
+    response_body: bytes | None = None  # only with `PolicyDecision.keep_response`
 
 
 ExchangeEndHook = Callable[[ExchangeEnd], Awaitable[None]]

@@ -1,11 +1,12 @@
 """Which upstream a request goes to, and the URL it is sent to.
 
 Rules this module keeps:
-- The provider family is decided from the request path alone (never the body):
-  `anthropic` for `…/v1/messages[/…]`, `openai` for `…/chat/completions`,
-  `…/completions`, `…/embeddings` and anything under a `responses` segment, `gemini` for
-  `…/models/<m>:<method>` and anything under `v1beta`/`v1alpha`. Anything else (e.g.
-  `GET /v1/models`, which every family shares) has no family and uses the default.
+- The provider family is the endpoint table's (`roller.wire.endpoints`), decided from the
+  request path alone (never the body or the method): `anthropic` for `…/v1/messages[/…]`,
+  `openai` for `…/chat/completions`, `…/completions`, `…/embeddings`, anything under a
+  `responses` segment and `/v1/threads/…`, `gemini` for `…/models/<m>:<method>` and
+  anything under `v1beta`/`v1alpha`. Anything else (e.g. `GET /v1/models`, which every
+  family shares) has no family and uses the default.
 - A family override wins over the default upstream; no upstream at all is `None`, which
   the proxy answers with a 502 recorded as outcome `no_upstream`.
 - The forwarded URL is the upstream base (scheme, host, port, optional base path) followed
@@ -18,44 +19,12 @@ Rules this module keeps:
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
 from urllib.parse import unquote_plus
 
 from yarl import URL
 
 from roller.errors import UsageError
-
-Family = Literal["anthropic", "openai", "gemini"]
-FAMILIES: tuple[Family, ...] = ("anthropic", "openai", "gemini")
-
-_GEMINI_METHODS = frozenset(
-    {
-        "generatecontent",
-        "streamgeneratecontent",
-        "counttokens",
-        "embedcontent",
-        "batchembedcontents",
-    }
-)
-
-
-def family_for(path: str) -> Family | None:
-    """The provider family of a request path (a query, if any, is ignored)."""
-    segments = [s for s in path.split("?", 1)[0].split("/") if s]
-    lowered = [s.lower() for s in segments]
-    for i, seg in enumerate(lowered):
-        if seg == "messages" and i > 0 and lowered[i - 1] == "v1":
-            return "anthropic"
-    if "responses" in lowered:
-        return "openai"
-    if lowered[-2:] == ["chat", "completions"] or lowered[-1:] in (["completions"], ["embeddings"]):
-        return "openai"
-    if any(seg in ("v1beta", "v1alpha") for seg in lowered):
-        return "gemini"
-    last = lowered[-1] if lowered else ""
-    if ":" in last and last.rsplit(":", 1)[1] in _GEMINI_METHODS:
-        return "gemini"
-    return None
+from roller.wire.endpoints import FAMILIES, family_for
 
 
 def check_upstream_url(value: str) -> str:

@@ -1,31 +1,25 @@
 """roller.wire — sans-I/O codecs for the model protocols roller records.
 
-`protocol_for(method, path)` names the protocol of an HTTP exchange from its endpoint
-alone (never from the body); `codec_for(name)` returns that protocol's `Codec`.
+`endpoint_for(method, path, query)` says what an HTTP request is from its endpoint alone
+(never from the body): its provider family, protocol, kind (a model call or a side
+request), whether the endpoint streams, the model the path names. The table and its
+matching rules are `roller.wire.endpoints`. `codec_for(name)` returns a protocol's
+`Codec`: everything protocol-specific roller knows (reassembly, tool references, JSON
+mode, where the conversation is and what "the same message" means).
 
-Endpoint rules (`path` may carry a query string, which is ignored, so Claude Code's
-`/v1/messages?beta=true` matches; percent-escapes are decoded first). Only POST is a model
-call. Any prefix before the endpoint is accepted, so a gateway that routes by a base
-path (`/openai/v1/chat/completions`, `/anthropic/v1/messages`, Azure's
-`/openai/deployments/D/chat/completions`) still decodes:
-
-| protocol | the path ends with |
-|---|---|
-| `anthropic-messages` | `/v1/messages` |
-| `openai-chat-completions` | `/chat/completions` |
-| `openai-responses` | `/responses` |
-| `gemini` | `/models/M:generateContent`, `/models/M:streamGenerateContent` (or `tunedModels/`) |
-
-Endpoints that are not model calls of these shapes give None: `/v1/messages/count_tokens`,
-`/v1/responses/compact`, `/v1/responses/{id}`, `:countTokens`, `/v1/models`, and
-Assistants' `/v1/threads/{id}/messages` (which ends in `/messages` but not `/v1/messages`).
+A protocol is one package (`anthropic`, `openai_chat`, `openai_responses`, `gemini`)
+plus its rows in the endpoint table: `stream` (reassembly of a recorded response, streamed
+or whole, into the protocol's non-streaming shape), `codec` (its `CODEC`: response
+accessors, tool references, JSON mode, and the conversation of `history`), `history`
+(where a request's conversation is and what "the same message" means). A protocol
+package imports only the shared modules here (`types`, `jsonvalues`, `bodies`, `history`,
+`endpoints`, `sse`), never another protocol's.
 """
 
 from __future__ import annotations
 
-from urllib.parse import unquote
-
 from roller.wire import anthropic, gemini, openai_chat, openai_responses
+from roller.wire.endpoints import FAMILIES, Endpoint, EndpointKind, Family, endpoint_for
 from roller.wire.sse import SSEDecoder, encode_event
 from roller.wire.types import (
     PROTOCOL_NAMES,
@@ -42,8 +36,12 @@ from roller.wire.types import (
 )
 
 __all__ = [
+    "FAMILIES",
     "PROTOCOL_NAMES",
     "Codec",
+    "Endpoint",
+    "EndpointKind",
+    "Family",
     "JSONObject",
     "ProtocolName",
     "Reassembly",
@@ -55,8 +53,9 @@ __all__ = [
     "ToolResult",
     "Usage",
     "codec_for",
+    "codec_named",
     "encode_event",
-    "protocol_for",
+    "endpoint_for",
 ]
 
 _CODECS: dict[ProtocolName, Codec] = {
@@ -67,23 +66,11 @@ _CODECS: dict[ProtocolName, Codec] = {
 }
 
 
-def protocol_for(method: str, path: str) -> ProtocolName | None:
-    """The protocol of a `method path` exchange, per the table in the module docstring."""
-    if method.upper() != "POST":
-        return None
-    bare = unquote(path.split("?", 1)[0].split("#", 1)[0]).rstrip("/")
-    if bare.endswith("/v1/messages"):
-        return "anthropic-messages"
-    if bare.endswith("/chat/completions"):
-        return "openai-chat-completions"
-    if bare.endswith("/responses"):
-        return "openai-responses"
-    found = gemini.model_from_path(bare)
-    if found is not None and found[1] in ("generateContent", "streamGenerateContent"):
-        return "gemini"
-    return None
-
-
 def codec_for(name: ProtocolName) -> Codec:
     """The codec of a protocol. Raises KeyError for a name outside `PROTOCOL_NAMES`."""
     return _CODECS[name]
+
+
+def codec_named(name: str | None) -> Codec | None:
+    """The codec of a protocol name read back from disk; None for no or an unknown name."""
+    return next((codec for known, codec in _CODECS.items() if known == name), None)

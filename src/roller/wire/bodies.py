@@ -14,20 +14,25 @@ response was streamed. This module decides how to read it and never raises:
 
 `EventLog` is the bookkeeping each assembler keeps: event count, problems, and the
 verbatim events it could not merge (`Reassembly.unmerged`). `BodyCodec` is the part of the
-`Codec` protocol the codecs share: how a body is read, and the `model`/`stream`/`id`
+`Codec` protocol the codecs share: how a body is read, the `model`/`stream`/`id`
 members the three JSON-bodied APIs (Anthropic Messages, Chat Completions, Responses) name
-alike; Gemini overrides those from its path and its own field names.
+alike (Gemini overrides those from its endpoint and its own field names), and the
+conversation members, served from the protocol's `Conversation` record.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from roller.wire.history import Conversation
 from roller.wire.jsonvalues import as_object, as_str, describe_error, parse_json, text_snippet
 from roller.wire.sse import SSEDecoder
-from roller.wire.types import JSONObject, Reassembly, SSEEvent, StreamAssembler
+from roller.wire.types import History, JSONObject, Key, Reassembly, SSEEvent, StreamAssembler
+
+if TYPE_CHECKING:
+    from roller.wire.endpoints import Endpoint
 
 WholeBody = Callable[[Any], Reassembly]
 
@@ -92,9 +97,15 @@ class BodyCodec:
     """Shared `Codec` members. A codec module passes its assembler class and the function
     that reads a whole (non-streamed) body; everything protocol-specific stays there."""
 
-    def __init__(self, assembler: Callable[[], StreamAssembler], whole: WholeBody) -> None:
+    def __init__(
+        self,
+        assembler: Callable[[], StreamAssembler],
+        whole: WholeBody,
+        conversation: Conversation,
+    ) -> None:
         self._new_assembler = assembler
         self._whole = whole
+        self._conversation = conversation
 
     def assembler(self) -> StreamAssembler:
         return self._new_assembler()
@@ -104,10 +115,10 @@ class BodyCodec:
             body, streamed=streamed, status=status, assembler=self.assembler, whole=self._whole
         )
 
-    def is_streaming_request(self, request: JSONObject | None, path: str) -> bool:
+    def is_streaming_request(self, request: JSONObject | None, endpoint: Endpoint) -> bool:
         return request is not None and request.get("stream") is True
 
-    def request_model(self, request: JSONObject | None, path: str) -> str | None:
+    def request_model(self, request: JSONObject | None, endpoint: Endpoint) -> str | None:
         return as_str(request.get("model")) if request is not None else None
 
     def response_model(self, output: JSONObject | None) -> str | None:
@@ -115,6 +126,24 @@ class BodyCodec:
 
     def response_id(self, output: JSONObject | None) -> str | None:
         return as_str(output.get("id")) if output is not None else None
+
+    # The conversation (`roller.wire.history`): served from the protocol's record.
+    def history(self, request: Any) -> History | None:
+        return self._conversation.history_of(request)
+
+    def output_items(self, output: Any) -> list[Any]:
+        return self._conversation.output_items(output)
+
+    def item_key(self, item: Any) -> Key:
+        return self._conversation.item_key(item)
+
+    def loads_tools(self, item: Any) -> str | None:
+        return self._conversation.loads_tools(item)
+
+    def server_state(self, request: Any) -> list[str]:
+        if not isinstance(request, dict):
+            return []
+        return [f for f in self._conversation.server_state_fields if request.get(f)]
 
 
 def error_object(value: Any) -> JSONObject | None:

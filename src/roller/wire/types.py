@@ -9,9 +9,12 @@ protocol modules never import each other, only this module and the shared
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Hashable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
+
+if TYPE_CHECKING:
+    from roller.wire.endpoints import Endpoint
 
 ProtocolName = Literal[
     "anthropic-messages",
@@ -28,6 +31,10 @@ PROTOCOL_NAMES: tuple[ProtocolName, ...] = (
 )
 
 JSONObject = dict[str, Any]
+
+# The comparable projection of one history item (`Codec.item_key`): two items are the
+# same message when their keys are equal; None means the item is not compared.
+Key = Hashable
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,6 +150,16 @@ class Reassembly:
     unmerged: tuple[JSONObject, ...] = ()
 
 
+@dataclass(frozen=True)
+class History:
+    """A request split into the conversation and its configuration (`Codec.history`)."""
+
+    items: list[Any]  # the protocol's own items, verbatim
+    system: Key  # comparable projection of the system prompt (None when absent)
+    tools: Any  # the `tools` value verbatim (None when absent)
+    config: dict[str, Any]  # the body without the item list and without `tools`
+
+
 class StreamAssembler(Protocol):
     """Incremental reassembly of one streamed response: feed events, then `finish()`."""
 
@@ -164,12 +181,12 @@ class Codec(Protocol):
         """Reassemble a whole recorded response body (SSE when `streamed`, else JSON)."""
         ...
 
-    def is_streaming_request(self, request: JSONObject | None, path: str) -> bool:
+    def is_streaming_request(self, request: JSONObject | None, endpoint: Endpoint) -> bool:
         """Whether the request asked for a streamed response (body flag or endpoint)."""
         ...
 
-    def request_model(self, request: JSONObject | None, path: str) -> str | None:
-        """The model the request asked for (Gemini: from the path)."""
+    def request_model(self, request: JSONObject | None, endpoint: Endpoint) -> str | None:
+        """The model the request asked for (Gemini: the one its path names)."""
         ...
 
     def response_model(self, output: JSONObject | None) -> str | None:
@@ -211,6 +228,34 @@ class Codec(Protocol):
 
     def offered_tools(self, request: JSONObject | None) -> list[str]:
         """Names of the tools the request offers (namespaced tools as `ns.name`)."""
+        ...
+
+    def json_mode(self, request: Any) -> bool:
+        """Whether the request asks for a structured/JSON reply (router and title side
+        calls): the protocol's response-format field names a JSON schema or object."""
+        ...
+
+    def history(self, request: Any) -> History | None:
+        """The request's conversation and configuration (`roller.wire.history`); None
+        when it holds no readable item list."""
+        ...
+
+    def server_state(self, request: Any) -> list[str]:
+        """The request's fields that make the provider hold the history instead of the
+        request (Responses `previous_response_id`, `conversation`), when set."""
+        ...
+
+    def output_items(self, output: Any) -> list[Any]:
+        """The response as the history item(s) the protocol would resend; [] when none."""
+        ...
+
+    def item_key(self, item: Any) -> Key:
+        """What "the same message" means for one history item (None: not compared)."""
+        ...
+
+    def loads_tools(self, item: Any) -> str | None:
+        """What in this history item loads tool definitions at run time, if anything
+        (after it the model sees tools no static `tools` list describes)."""
         ...
 
 

@@ -128,9 +128,11 @@ class Call(Base):
     outcome: Mapped[str] = mapped_column(String(40))
     client_status: Mapped[int | None] = mapped_column(Integer, nullable=True)
     upstream_status: Mapped[int | None] = mapped_column(Integer, nullable=True)
-    # From how the exchange ended at the proxy; a stream that ended badly inside a 200 is
-    # found only by decoding the tape (`roller export calls --gateway`).
+    # The status rulebook's (`roller.capture.statuses`), as finalize derives them from the
+    # same exchange: how it ended at the proxy and whether the response reached its
+    # terminal event. NULL response capture: a row written before revision 0002.
     execution_status: Mapped[str] = mapped_column(String(20))
+    response_capture_status: Mapped[str | None] = mapped_column(String(20), nullable=True)
     error_code: Mapped[str | None] = mapped_column(String(60), nullable=True)
     started_at: Mapped[datetime] = mapped_column(UTCDateTime())
     ended_at: Mapped[datetime] = mapped_column(UTCDateTime())

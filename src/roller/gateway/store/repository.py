@@ -92,6 +92,7 @@ class CallFacts:
     client_status: int | None
     upstream_status: int | None
     execution_status: str
+    response_capture_status: str
     error_code: str | None
     started_at: datetime
     ended_at: datetime

@@ -22,6 +22,11 @@ shape, checked against Claude Code 2.1.332 on 2026-11-29). What is decided here:
   is missing or contradicts itself. A launch acknowledgement is never completion, and a
   later delegation of the same agent (its own tool id) is judged by its own notification.
 Contradictions are `problems` (the capture becomes partial), never resolved by choosing.
+Problem codes decided here (besides the parsing ones of `claude_code.transcripts`):
+`duplicate_id` (a response id in several transcripts), `unknown_reference` (a
+notification naming no known task), `missing_field` (no meta.json toolUseId, a
+notification without a tool-use-id), `unexpected_count` (several results for one spawn),
+`disagreement` (meta.json against the transcripts: spawner, tool, depth, result).
 """
 
 from __future__ import annotations
@@ -39,6 +44,7 @@ from roller.harnesses.base import (
     NativeIdentity,
     NativeLifecycle,
     NativeParticipant,
+    NativeProblem,
     NativeRelation,
     ParticipantState,
 )
@@ -86,7 +92,7 @@ class _Child:
 
 def read_native(native_dir: Path) -> NativeCapture:
     """The native facts of the Claude Code session copied under `native_dir`."""
-    problems: list[str] = []
+    problems: list[NativeProblem] = []
     session = load_session(native_dir, problems)
     if session is None:
         return NativeCapture(
@@ -107,7 +113,8 @@ def read_native(native_dir: Path) -> NativeCapture:
         relations += _child_relations(child, transcripts, notifications, problems)
     for n in notifications:
         if n.task_id not in children:
-            problems.append(f"{n.path}: notification {n.uuid} names unknown task {n.task_id}")
+            message = f"notification {n.uuid} names unknown task {n.task_id}"
+            problems.append(NativeProblem("unknown_reference", message, n.path))
     lifecycle = _lifecycle(children.values())
     return NativeCapture(
         participants=_participants(session, children, lifecycle),
@@ -125,7 +132,7 @@ def read_native(native_dir: Path) -> NativeCapture:
 
 
 def _outputs(
-    transcripts: Mapping[str, Transcript], problems: list[str]
+    transcripts: Mapping[str, Transcript], problems: list[NativeProblem]
 ) -> tuple[NativeIdentity, NativeCoverage]:
     """message.id -> the participant(s) whose transcript records it; ids per participant."""
     owners: dict[str, list[str]] = {}
@@ -137,7 +144,8 @@ def _outputs(
             owners.setdefault(mid, []).append(key)
     for mid, keys in sorted(owners.items()):
         if len(keys) > 1:
-            problems.append(f"response id {mid} is in several transcripts: {', '.join(keys)}")
+            message = f"response id {mid} is in several transcripts: {', '.join(keys)}"
+            problems.append(NativeProblem("duplicate_id", message))
     identity = NativeIdentity(
         basis="response_id", keys={mid: tuple(keys) for mid, keys in owners.items()}
     )
@@ -240,12 +248,13 @@ def _child_relations(
     child: _Child,
     transcripts: Mapping[str, Transcript],
     notifications: Iterable[Notification],
-    problems: list[str],
+    problems: list[NativeProblem],
 ) -> list[NativeRelation]:
     meta = child.sub.meta
     if meta is None or meta.tool_use_id is None:
         if meta is not None:
-            problems.append(f"{meta.path}: no toolUseId: the spawn cannot be bound")
+            message = "no toolUseId: the spawn cannot be bound"
+            problems.append(NativeProblem("missing_field", message, meta.path))
         child.unknown = True
         return []
     spawner = _spawner(child, meta, transcripts, problems)
@@ -256,7 +265,8 @@ def _child_relations(
     meta_ev = NativeEvidence(meta.path, tool_id)
     (use_line, use_block), *_ = spawner.tool_uses(tool_id)
     if use_block.get("name") not in SPAWN_TOOLS:
-        problems.append(f"{spawner.path}: {tool_id} is a {use_block.get('name')} call")
+        message = f"{tool_id} is a {use_block.get('name')} call"
+        problems.append(NativeProblem("disagreement", message, spawner.path))
     child.source = message_id(use_line)
     rels = [
         _relation(
@@ -272,7 +282,8 @@ def _child_relations(
     ]
     results = spawner.tool_results(tool_id)
     if len(results) > 1:
-        problems.append(f"{spawner.path}: {len(results)} results for tool call {tool_id}")
+        message = f"{len(results)} results for tool call {tool_id}"
+        problems.append(NativeProblem("unexpected_count", message, spawner.path))
     result = results[0] if len(results) == 1 else None
     recorded = result[0].get("toolUseResult") if result is not None else None
     recorded = recorded if isinstance(recorded, dict) else None
@@ -283,7 +294,8 @@ def _child_relations(
     elif recorded is not None and (recorded.get("status") == "async_launched") != background:
         conflict = f"is {recorded.get('status')} for requestShape {meta.shape}"
     if conflict is not None:
-        problems.append(f"{spawner.path}: the result of {tool_id} {conflict} ({meta.path})")
+        message = f"the result of {tool_id} {conflict} ({meta.path})"
+        problems.append(NativeProblem("disagreement", message, spawner.path))
         child.unknown = True
         return rels
     unrecorded = None if recorded else "no toolUseResult in a subagent transcript; bound by "
@@ -328,25 +340,33 @@ def _child_relations(
 
 
 def _spawner(
-    child: _Child, meta: Meta, transcripts: Mapping[str, Transcript], problems: list[str]
+    child: _Child,
+    meta: Meta,
+    transcripts: Mapping[str, Transcript],
+    problems: list[NativeProblem],
 ) -> Transcript | None:
     """The transcript meta.json names as spawner, when the tool_use is there and only there."""
     named = meta.parent_agent_id or ROOT_KEY
     holders = [k for k, t in transcripts.items() if t.tool_uses(meta.tool_use_id or "")]
     if holders != [named]:
-        problems.append(
-            f"{meta.path}: names {named} as the spawner of {child.agent_id}, but tool call "
+        message = (
+            f"names {named} as the spawner of {child.agent_id}, but tool call "
             f"{meta.tool_use_id} is in {', '.join(holders) or 'no transcript'}"
         )
+        problems.append(NativeProblem("disagreement", message, meta.path))
         return None
     if (meta.depth == 1) != (meta.parent_agent_id is None):
-        problems.append(f"{meta.path}: spawnDepth {meta.depth} disagrees with parentAgentId")
+        message = f"spawnDepth {meta.depth} disagrees with parentAgentId"
+        problems.append(NativeProblem("disagreement", message, meta.path))
     child.parent_key = named
     return transcripts[named]
 
 
 def _notified(
-    child: _Child, tool_id: str, notifications: Iterable[Notification], problems: list[str]
+    child: _Child,
+    tool_id: str,
+    notifications: Iterable[Notification],
+    problems: list[NativeProblem],
 ) -> list[NativeRelation]:
     """Relations for each notification about this child. Each delegation is judged by
     its own tool id: a notification for a later delegation of the same agent (a resumed
@@ -357,7 +377,8 @@ def _notified(
             continue
         ev = NativeEvidence(n.path, n.uuid)
         if n.tool_use_id is None:
-            problems.append(f"{n.path}: notification {n.uuid} names no tool-use-id")
+            message = f"notification {n.uuid} names no tool-use-id"
+            problems.append(NativeProblem("missing_field", message, n.path))
             child.unknown = True
             continue
         notes = []

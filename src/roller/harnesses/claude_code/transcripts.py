@@ -30,6 +30,12 @@ Shape (one JSON object a line; only these fields are relied on):
   The text reaches the wire verbatim inside a `<system-reminder>` wrapper.
 - `parentUuid` links every line to the one before it in its conversation; the output
   answering a line is the first assistant line reached along those links.
+
+Problems (`NativeProblem` codes): `unreadable_file`, `not_json`, `not_an_object` (a
+transcript line or a meta.json), `missing_file` (a subagent without its meta.json),
+`foreign_record` (a line naming another session or agent), `unexpected_count` (not
+exactly one main transcript), `unexpected_record` (a file in `subagents/` that is not
+named `agent-<id>.jsonl`).
 """
 
 from __future__ import annotations
@@ -41,6 +47,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from roller.harnesses.base import NativeProblem, read_native_bytes
 
 Line = dict[str, Any]
 ROOT_KEY = "main"
@@ -211,12 +219,10 @@ class Session:
         return {ROOT_KEY: self.main, **{a: s.transcript for a, s in self.subagents.items()}}
 
 
-def _read_jsonl(path: Path, rel: str, problems: list[str]) -> list[Line]:
+def _read_jsonl(path: Path, rel: str, problems: list[NativeProblem]) -> list[Line]:
     out: list[Line] = []
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        problems.append(f"{rel}: unreadable ({exc.strerror or exc})")
+    raw = read_native_bytes(path, rel, problems)
+    if raw is None:
         return out
     for number, line in enumerate(raw.splitlines(), 1):
         if not line.strip():
@@ -224,26 +230,28 @@ def _read_jsonl(path: Path, rel: str, problems: list[str]) -> list[Line]:
         try:
             value = json.loads(line)
         except (UnicodeDecodeError, json.JSONDecodeError):
-            problems.append(f"{rel}:{number}: not a JSON line (torn or corrupt)")
+            where = f"{rel}:{number}"
+            problems.append(NativeProblem("not_json", "not a JSON line (torn or corrupt)", where))
             continue
         if isinstance(value, dict):
             out.append(value)
         else:
-            problems.append(f"{rel}:{number}: not a JSON object")
+            problems.append(NativeProblem("not_an_object", "not a JSON object", f"{rel}:{number}"))
     return out
 
 
-def _read_meta(path: Path, rel: str, agent_id: str, problems: list[str]) -> Meta | None:
+def _read_meta(path: Path, rel: str, agent_id: str, problems: list[NativeProblem]) -> Meta | None:
     try:
         data = json.loads(path.read_bytes())
     except FileNotFoundError:
-        problems.append(f"{rel}: missing: subagent {agent_id} has no metadata")
+        message = f"missing: subagent {agent_id} has no metadata"
+        problems.append(NativeProblem("missing_file", message, rel))
         return None
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        problems.append(f"{rel}: unreadable metadata ({exc})")
+        problems.append(NativeProblem("unreadable_file", f"unreadable metadata ({exc})", rel))
         return None
     if not isinstance(data, dict):
-        problems.append(f"{rel}: metadata is not a JSON object")
+        problems.append(NativeProblem("not_an_object", "metadata is not a JSON object", rel))
         return None
 
     def text(name: str) -> str | None:
@@ -263,30 +271,32 @@ def _read_meta(path: Path, rel: str, agent_id: str, problems: list[str]) -> Meta
     )
 
 
-def _check_lines(t: Transcript, session_id: str, agent_id: str | None, problems: list[str]) -> None:
+def _check_lines(
+    t: Transcript, session_id: str, agent_id: str | None, problems: list[NativeProblem]
+) -> None:
     """Every line names this session; a subagent's messages name this agent."""
     for line in t.lines:
         sid = line.get("sessionId")
         if sid is not None and sid != session_id:
-            problems.append(f"{t.path}: a line names session {sid}, not {session_id}")
+            message = f"a line names session {sid}, not {session_id}"
+            problems.append(NativeProblem("foreign_record", message, t.path))
             return
         if (
             agent_id is not None
             and line.get("type") in ("user", "assistant")
             and line.get("agentId") != agent_id
         ):
-            problems.append(
-                f"{t.path}: line {line.get('uuid')} names agent {line.get('agentId')}, "
-                f"not {agent_id}"
-            )
+            message = f"line {line.get('uuid')} names agent {line.get('agentId')}, not {agent_id}"
+            problems.append(NativeProblem("foreign_record", message, t.path))
             return
 
 
-def load_session(native_dir: Path, problems: list[str]) -> Session | None:
+def load_session(native_dir: Path, problems: list[NativeProblem]) -> Session | None:
     """The session under `native_dir/projects/`, or None when there is no transcript."""
     mains = sorted((native_dir / "projects").glob("*/*.jsonl"))
     if len(mains) != 1:
-        problems.append(f"expected one main transcript under projects/*/, found {len(mains)}")
+        message = f"expected one main transcript under projects/*/, found {len(mains)}"
+        problems.append(NativeProblem("unexpected_count", message))
         if not mains:
             return None
     main_path = mains[0]
@@ -298,7 +308,8 @@ def load_session(native_dir: Path, problems: list[str]) -> Session | None:
     for path in sorted((main_path.parent / session_id / "subagents").glob("agent-*.jsonl")):
         match = _AGENT_FILE.match(path.name)
         if match is None or match["id"] == ROOT_KEY:
-            problems.append(f"{path.name}: not a subagent transcript name")
+            message = "not a subagent transcript name"
+            problems.append(NativeProblem("unexpected_record", message, path.name))
             continue
         agent_id = match["id"]
         trel = path.relative_to(native_dir).as_posix()

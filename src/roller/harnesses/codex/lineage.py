@@ -6,13 +6,23 @@ A child's parent is named by `session_meta.parent_thread_id`, by
 column and by the `thread_spawn_edges` row of `state_5.sqlite`; every one present must
 agree, else the lineage is lost (None) and a problem says why — never a side picked.
 The root is the thread with no parent whose `thread_source` is `user`.
+Problem codes: `missing_file` (an indexed thread without its rollout), `missing_record`
+(a rollout without its `threads` row, a child without its `thread_spawn_edges` row),
+`disagreement` (parents, rollout names or depths that disagree), `unknown_reference` (a
+thread naming itself as its parent), `unexpected_count` (several roots), `missing_field`
+(a subagent thread whose parent is not known).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from roller.harnesses.base import NativeEvidence, NativeParticipant, ParticipantState
+from roller.harnesses.base import (
+    NativeEvidence,
+    NativeParticipant,
+    NativeProblem,
+    ParticipantState,
+)
 from roller.harnesses.codex.rollout import Rollout
 from roller.harnesses.codex.state import STATE_DB, StateIndex
 
@@ -26,7 +36,7 @@ _NATIVE_ID_KEYS = (
 
 
 def check_index(
-    rollouts: dict[str, Rollout], state: StateIndex | None, problems: list[str]
+    rollouts: dict[str, Rollout], state: StateIndex | None, problems: list[NativeProblem]
 ) -> None:
     """Every indexed thread has its rollout and every rollout its index row."""
     if state is None:
@@ -34,15 +44,17 @@ def check_index(
     for tid, row in sorted(state.threads.items()):
         rollout = rollouts.get(tid)
         if rollout is None:
-            problems.append(f"{STATE_DB}: thread {tid} has no rollout file")
+            message = f"thread {tid} has no rollout file"
+            problems.append(NativeProblem("missing_file", message, STATE_DB))
         elif Path(rollout.path).name != row.rollout_name:
-            problems.append(f"{STATE_DB}: thread {tid} names rollout {row.rollout_name}")
+            message = f"thread {tid} names rollout {row.rollout_name}"
+            problems.append(NativeProblem("disagreement", message, STATE_DB))
     for tid in sorted(set(rollouts) - set(state.threads)):
-        problems.append(f"{STATE_DB}: no threads row for {tid}")
+        problems.append(NativeProblem("missing_record", f"no threads row for {tid}", STATE_DB))
 
 
 def parents_of(
-    rollouts: dict[str, Rollout], state: StateIndex | None, problems: list[str]
+    rollouts: dict[str, Rollout], state: StateIndex | None, problems: list[NativeProblem]
 ) -> dict[str, str | None]:
     """Each thread's parent; when its sources disagree the lineage is lost (None)."""
     out: dict[str, str | None] = {}
@@ -58,18 +70,19 @@ def parents_of(
             named["threads.source"] = row.parent_thread_id if row else None
         values = {v for v in named.values() if v is not None}
         if len(values) > 1:
-            problems.append(
-                f"thread {tid}: parents disagree ("
-                + ", ".join(f"{k}={v}" for k, v in named.items() if v)
-                + ")"
+            message = (
+                "parents disagree (" + ", ".join(f"{k}={v}" for k, v in named.items() if v) + ")"
             )
+            problems.append(NativeProblem("disagreement", message, f"thread {tid}"))
             out[tid] = None
             continue
         parent = next(iter(values), None)
         if parent is not None and state is not None and tid not in state.edges:
-            problems.append(f"thread {tid}: no thread_spawn_edges row for its parent {parent}")
+            message = f"no thread_spawn_edges row for its parent {parent}"
+            problems.append(NativeProblem("missing_record", message, f"thread {tid}"))
         if parent == tid:
-            problems.append(f"thread {tid}: names itself as its parent")
+            message = "names itself as its parent"
+            problems.append(NativeProblem("unknown_reference", message, f"thread {tid}"))
             parent = None
         out[tid] = parent
     return out
@@ -83,22 +96,25 @@ def participants(
     rollouts: dict[str, Rollout],
     parents: dict[str, str | None],
     state: StateIndex | None,
-    problems: list[str],
+    problems: list[NativeProblem],
 ) -> list[NativeParticipant]:
     roots = [t for t, r in rollouts.items() if is_root(r, parents[t])]
     if len(roots) > 1:
-        problems.append(f"several root threads: {', '.join(sorted(roots))}")
+        message = f"several root threads: {', '.join(sorted(roots))}"
+        problems.append(NativeProblem("unexpected_count", message))
     out: list[NativeParticipant] = []
     for tid in sorted(rollouts, key=lambda t: (not is_root(rollouts[t], parents[t]), t)):
         r = rollouts[tid]
         parent = parents[tid]
         root = is_root(r, parent)
         if not root and parent is None:
-            problems.append(f"thread {tid}: a subagent thread whose parent is not known")
+            message = "a subagent thread whose parent is not known"
+            problems.append(NativeProblem("missing_field", message, f"thread {tid}"))
         depth = depth_of(tid, parents)
         declared = r.thread_spawn.get("depth")
         if not root and isinstance(declared, int) and parent is not None and declared != depth:
-            problems.append(f"thread {tid}: session_meta depth {declared}, parent chain {depth}")
+            message = f"session_meta depth {declared}, parent chain {depth}"
+            problems.append(NativeProblem("disagreement", message, f"thread {tid}"))
         state_name, line = r.state
         ids = {"thread_id": tid, "rollout": r.path}
         for key in _NATIVE_ID_KEYS:

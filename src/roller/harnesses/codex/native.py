@@ -39,7 +39,10 @@ What it asserts, and from which evidence:
   thread bar the main trajectory (never per-call export).
 
 Disagreeing evidence is a problem (the capture becomes partial); nothing is resolved by
-picking a side, and nothing is inferred from time, text or order.
+picking a side, and nothing is inferred from time, text or order. Problem codes: those
+of `.rollout`, `.state`, `.lineage` and `.relations`, and here `unreadable_file` (a
+rollout that cannot be read), `duplicate_id` (two rollouts of one thread) and
+`missing_file` (no rollout at all).
 """
 
 from __future__ import annotations
@@ -51,6 +54,7 @@ from roller.harnesses.base import (
     NativeCoverage,
     NativeIdentity,
     NativeLifecycle,
+    NativeProblem,
 )
 from roller.harnesses.codex.lineage import check_index, is_root, parents_of, participants
 from roller.harnesses.codex.relations import relations, spawns
@@ -68,7 +72,7 @@ DYNAMIC_TOOLS_BLOCK = "dynamic_tools_loaded"
 
 def read_native(native_dir: Path) -> NativeCapture:
     """Everything the copied native logs of one attempt say (see the module docstring)."""
-    problems: list[str] = []
+    problems: list[NativeProblem] = []
     rollouts = _read_rollouts(native_dir, problems)
     state = read_state_db(native_dir / STATE_DB, problems)
     check_index(rollouts, state, problems)
@@ -80,7 +84,8 @@ def read_native(native_dir: Path) -> NativeCapture:
     running = tuple(p.key for p in people if p.state == "running")
     unknown = any(p.state == "unknown" for p in people)
     if not rollouts:
-        problems.append(f"no rollout under {SESSIONS}/: no thread to attribute calls to")
+        message = f"no rollout under {SESSIONS}/: no thread to attribute calls to"
+        problems.append(NativeProblem("missing_file", message))
     lifecycle = NativeLifecycle(
         status="pending" if running else ("unknown" if unknown or not rollouts else "complete"),
         pending_keys=running,
@@ -99,7 +104,7 @@ def read_native(native_dir: Path) -> NativeCapture:
     )
 
 
-def _read_rollouts(native_dir: Path, problems: list[str]) -> dict[str, Rollout]:
+def _read_rollouts(native_dir: Path, problems: list[NativeProblem]) -> dict[str, Rollout]:
     out: dict[str, Rollout] = {}
     root = native_dir / SESSIONS
     files = sorted(root.rglob("*.jsonl")) if root.is_dir() else []
@@ -108,15 +113,14 @@ def _read_rollouts(native_dir: Path, problems: list[str]) -> dict[str, Rollout]:
         try:
             text = path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:
-            problems.append(f"{rel}: unreadable ({exc})")
+            problems.append(NativeProblem("unreadable_file", f"unreadable ({exc})", rel))
             continue
         rollout = parse_rollout(text, rel, problems)
         if rollout is None:
             continue
         if rollout.thread_id in out:
-            problems.append(
-                f"{rel}: thread {rollout.thread_id} also has {out[rollout.thread_id].path}"
-            )
+            message = f"thread {rollout.thread_id} also has {out[rollout.thread_id].path}"
+            problems.append(NativeProblem("duplicate_id", message, rel))
             continue
         out[rollout.thread_id] = rollout
     return out

@@ -11,6 +11,10 @@ from the threads' own rollout records (codex-cli 0.171.0, both tool generations)
   first later response whose sampling record covers it (its text must be in that call);
   an item no response sampled reached no model: a note, no relation.
 - `child_completed` / `child_failed`: the child's last own turn.
+Problem codes (per `spawn_agent` call): `unexpected_count` (not one child with the agent
+path its output names), `disagreement` (evidence naming several threads, a child naming
+another parent), `missing_file` (a child without a rollout), `missing_field` (a
+function_call without an item id).
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from roller.capture.models import RelationType
-from roller.harnesses.base import NativeEvidence, NativeRelation
+from roller.harnesses.base import NativeEvidence, NativeProblem, NativeRelation
 from roller.harnesses.codex.rollout import Delivered, Rollout, ToolCall
 from roller.harnesses.codex.state import STATE_DB, StateIndex
 
@@ -65,7 +69,7 @@ def _is_multi_agent(call: ToolCall, name: str) -> bool:
 
 
 def spawns(
-    rollouts: dict[str, Rollout], parents: dict[str, str | None], problems: list[str]
+    rollouts: dict[str, Rollout], parents: dict[str, str | None], problems: list[NativeProblem]
 ) -> list[Spawn]:
     by_path: dict[tuple[str, str], list[str]] = {}
     for tid, r in rollouts.items():
@@ -86,9 +90,8 @@ def spawns(
             elif acked is not None and isinstance(acked.get("task_name"), str):
                 found = by_path.get((r.thread_id, acked["task_name"]), [])
                 if len(found) != 1:
-                    problems.append(
-                        f"{where}: {len(found)} child threads have agent path {acked['task_name']}"
-                    )
+                    message = f"{len(found)} child threads have agent path {acked['task_name']}"
+                    problems.append(NativeProblem("unexpected_count", message, where))
                 named.update(found)
             for item in r.collab.get(call.call_id, []):
                 receivers = item.get("receiver_thread_ids")
@@ -100,15 +103,16 @@ def spawns(
             if not named:
                 continue  # the spawn failed (its output is an error text): no subtask exists
             if len(named) > 1:
-                problems.append(
-                    f"{where}: its evidence names several threads: {', '.join(sorted(named))}"
-                )
+                message = f"its evidence names several threads: {', '.join(sorted(named))}"
+                problems.append(NativeProblem("disagreement", message, where))
                 continue
             child = named.pop()
             if child not in rollouts:
-                problems.append(f"{where}: child thread {child} has no rollout")
+                message = f"child thread {child} has no rollout"
+                problems.append(NativeProblem("missing_file", message, where))
             elif parents.get(child) != r.thread_id:
-                problems.append(f"{where}: child thread {child} names parent {parents.get(child)}")
+                message = f"child thread {child} names parent {parents.get(child)}"
+                problems.append(NativeProblem("disagreement", message, where))
             evidence = [NativeEvidence(r.path, f"#{call.ordinal} function_call {call.call_id}")]
             if output is not None:
                 evidence.append(
@@ -117,7 +121,8 @@ def spawns(
             if child in rollouts:
                 evidence.append(NativeEvidence(rollouts[child].path, f"#0 session_meta {child}"))
             if call.item_id is None:
-                problems.append(f"{where}: the function_call has no item id")
+                message = "the function_call has no item id"
+                problems.append(NativeProblem("missing_field", message, where))
             out.append(Spawn(r, call, child, tuple(evidence)))
     return out
 

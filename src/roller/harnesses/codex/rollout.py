@@ -33,6 +33,11 @@ these fields are relied on):
 Rules kept: a record belongs to the thread whose file it is in (outside an inherited
 block) and whose explicit ids agree; a record naming another thread is a problem, never
 re-assigned. Malformed lines are problems naming file and line, never skipped silently.
+Problem codes: `not_json`, `not_an_object` (a line), `missing_header` (no leading
+`session_meta`), `missing_field` (no thread id, a `token_usage_record` without
+`response_id`, a `function_call` without `call_id`), `unexpected_record` (a
+`session_meta` outside an inherited block), `disagreement` (an inherited history not
+starting with the `forked_from` thread), `foreign_record` (a record naming another thread).
 """
 
 from __future__ import annotations
@@ -41,6 +46,8 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
+
+from roller.harnesses.base import NativeProblem
 
 # Items the model produced (their `sampled_through_sequence` says what input they saw).
 _MODEL_OUTPUT_ITEMS = frozenset(
@@ -195,7 +202,7 @@ class Rollout:
         return None
 
 
-def parse_rollout(text: str, rel: str, problems: list[str]) -> Rollout | None:
+def parse_rollout(text: str, rel: str, problems: list[NativeProblem]) -> Rollout | None:
     """Parse one rollout file; problems are appended, never raised."""
     lines: list[Line] = []
     for number, raw in enumerate(text.split("\n"), 1):
@@ -204,20 +211,21 @@ def parse_rollout(text: str, rel: str, problems: list[str]) -> Rollout | None:
         try:
             record = json.loads(raw)
         except json.JSONDecodeError as exc:
-            problems.append(f"{rel}:{number}: not JSON ({exc.msg})")
+            problems.append(NativeProblem("not_json", f"not JSON ({exc.msg})", f"{rel}:{number}"))
             continue
         if not isinstance(record, dict):
-            problems.append(f"{rel}:{number}: not a JSON object")
+            problems.append(NativeProblem("not_an_object", "not a JSON object", f"{rel}:{number}"))
             continue
         ordinal = _int(record.get("ordinal"))
         lines.append(Line(ordinal if ordinal is not None else len(lines), record))
     if not lines or lines[0].type != "session_meta":
-        problems.append(f"{rel}: does not start with a session_meta record")
+        message = "does not start with a session_meta record"
+        problems.append(NativeProblem("missing_header", message, rel))
         return None
     meta = lines[0].payload
     thread_id = _str(meta.get("id"))
     if thread_id is None:
-        problems.append(f"{rel}: session_meta has no thread id")
+        problems.append(NativeProblem("missing_field", "session_meta has no thread id", rel))
         return None
     rollout = Rollout(rel, thread_id, meta)
     start = _int(meta.get("subagent_history_start_ordinal"))
@@ -229,13 +237,13 @@ def parse_rollout(text: str, rel: str, problems: list[str]) -> Rollout | None:
                 if copied is not None:
                     rollout.forked_from.append(copied)
         elif line.type == "session_meta":
-            problems.append(
-                f"{rel}: #{line.ordinal}: a session_meta outside an inherited history block"
-            )
+            message = "a session_meta outside an inherited history block"
+            problems.append(NativeProblem("unexpected_record", message, f"{rel}: #{line.ordinal}"))
         else:
             rollout.own.append(line)
     if rollout.inherited and _str(meta.get("forked_from_id")) not in rollout.forked_from:
-        problems.append(f"{rel}: inherited history does not start with the forked_from thread")
+        message = "inherited history does not start with the forked_from thread"
+        problems.append(NativeProblem("disagreement", message, rel))
     _index(rollout, problems)
     return rollout
 
@@ -268,7 +276,7 @@ def _parse_notification(text: str) -> tuple[str | None, dict[str, Any]] | None:
     return _str(data.get("agent_path")), _obj(data.get("status")) or {}
 
 
-def _index(rollout: Rollout, problems: list[str]) -> None:
+def _index(rollout: Rollout, problems: list[NativeProblem]) -> None:
     """Collect the facts of the thread's own records."""
     rel, me = rollout.path, rollout.thread_id
     sampled: int | None = None
@@ -277,7 +285,8 @@ def _index(rollout: Rollout, problems: list[str]) -> None:
         where = f"{rel}: #{line.ordinal}"
         named = _str(payload.get("thread_id"))
         if kind in ("token_usage_record", "event_msg") and named is not None and named != me:
-            problems.append(f"{where}: {item or kind} names thread {named}, not the file's {me}")
+            message = f"{item or kind} names thread {named}, not the file's {me}"
+            problems.append(NativeProblem("foreign_record", message, where))
             continue
         if kind == "event_msg":
             if item in ("task_started", "task_complete", "turn_aborted"):
@@ -295,7 +304,8 @@ def _index(rollout: Rollout, problems: list[str]) -> None:
         elif kind == "token_usage_record":
             response_id = _str(payload.get("response_id"))
             if response_id is None:
-                problems.append(f"{where}: token_usage_record without a response_id")
+                message = "token_usage_record without a response_id"
+                problems.append(NativeProblem("missing_field", message, where))
                 continue
             rollout.responses.append(
                 ResponseRecord(line.ordinal, response_id, _str(payload.get("turn_id")), sampled)
@@ -311,7 +321,7 @@ def _index(rollout: Rollout, problems: list[str]) -> None:
             _index_item(rollout, line, where, problems)
 
 
-def _index_item(rollout: Rollout, line: Line, where: str, problems: list[str]) -> None:
+def _index_item(rollout: Rollout, line: Line, where: str, problems: list[NativeProblem]) -> None:
     payload, item = line.payload, line.item_type
     history = line.metadata_int("history_sequence")
     if item in DYNAMIC_TOOL_ITEMS:
@@ -319,7 +329,8 @@ def _index_item(rollout: Rollout, line: Line, where: str, problems: list[str]) -
     if item == "function_call":
         call_id = _str(payload.get("call_id"))
         if call_id is None:
-            problems.append(f"{where}: function_call without a call_id")
+            message = "function_call without a call_id"
+            problems.append(NativeProblem("missing_field", message, where))
             return
         rollout.tool_calls.append(
             ToolCall(

@@ -10,7 +10,7 @@ in WAL mode (a `-wal`/`-shm` pair may sit beside it after Codex exits). Roller r
 Rules kept: the copy is one self-contained file with the WAL's committed rows
 (`roller.harnesses.native_files.snapshot_sqlite`); the reader opens it read-only and
 immutable, so reading never writes beside it. A missing or unreadable database is a
-problem, not an exception.
+problem, not an exception (codes `missing_file`, `unreadable_file`).
 """
 
 from __future__ import annotations
@@ -20,6 +20,8 @@ import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from roller.harnesses.base import NativeProblem
 
 STATE_DB = "state_5.sqlite"
 # Beside the copy's place when the copy failed: the reason, for the reader's problem.
@@ -59,14 +61,13 @@ def _parent_from_source(source: str | None) -> str | None:
     return parent if isinstance(parent, str) and parent else None
 
 
-def read_state_db(path: Path, problems: list[str]) -> StateIndex | None:
+def read_state_db(path: Path, problems: list[NativeProblem]) -> StateIndex | None:
     """The thread index from a copy made by `snapshot_sqlite`, or None (with a problem)."""
     if not path.is_file():
         why = path.with_name(f"{path.name}{COPY_ERROR_SUFFIX}")
         detail = f" (copy failed: {why.read_text().strip()})" if why.is_file() else ""
-        problems.append(
-            f"{path.name} is missing{detail}: threads and spawn edges not cross-checked"
-        )
+        message = f"{path.name} is missing{detail}: threads and spawn edges not cross-checked"
+        problems.append(NativeProblem("missing_file", message))
         return None
     try:
         conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro&immutable=1", uri=True)
@@ -81,7 +82,7 @@ def read_state_db(path: Path, problems: list[str]) -> StateIndex | None:
         finally:
             conn.close()
     except sqlite3.Error as exc:
-        problems.append(f"{path.name} is unreadable: {exc}")
+        problems.append(NativeProblem("unreadable_file", f"{path.name} is unreadable: {exc}"))
         return None
     threads = {
         str(tid): ThreadRow(

@@ -22,7 +22,9 @@ spawn's result output is the CLI's fixed text `Subagent '<name>' finished.\nTerm
 Reason: <REASON>\nResult: …`. Native tool-call ids are `<tool>__<wire id>` for the main
 agent (the wire carries the id without the prefix) and `<agentId>#<turn>-<index>` for a
 subagent (as on the wire). A rewound message (`$rewindTo`) still happened: every
-message ever written counts. Pure; an unreadable line is a problem string.
+message ever written counts. Pure; what cannot be read is a `NativeProblem`:
+`unreadable_file`, `not_json`, `not_an_object` (a line), `missing_header` (no chat
+header), `duplicate_id` (two files for one session).
 """
 
 from __future__ import annotations
@@ -33,6 +35,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from roller.harnesses.base import NativeProblem, read_native_bytes
 
 CHATS_GLOB = "tmp/*/chats/**/*.jsonl"
 _TERMINATION = re.compile(r"^Termination Reason: (?P<reason>\S+)\s*$", re.MULTILINE)
@@ -77,19 +81,22 @@ def wire_tool_id(name: str, native_id: str) -> str:
     return native_id[len(prefix) :] if native_id.startswith(prefix) else native_id
 
 
-def read_chat(path: Path, rel: str, problems: list[str]) -> Chat | None:
+def read_chat(path: Path, rel: str, problems: list[NativeProblem]) -> Chat | None:
     header: dict[str, Any] | None = None
     messages: dict[str, dict[str, Any]] = {}
-    for n, line in enumerate(path.read_bytes().splitlines(), 1):
+    raw = read_native_bytes(path, rel, problems)
+    if raw is None:
+        return None
+    for n, line in enumerate(raw.splitlines(), 1):
         if not line.strip():
             continue
         try:
             record = json.loads(line)
         except (UnicodeDecodeError, json.JSONDecodeError):
-            problems.append(f"{rel}:{n}: not JSON")
+            problems.append(NativeProblem("not_json", "not JSON", f"{rel}:{n}"))
             continue
         if not isinstance(record, dict):
-            problems.append(f"{rel}:{n}: not a JSON object")
+            problems.append(NativeProblem("not_an_object", "not a JSON object", f"{rel}:{n}"))
             continue
         if isinstance(record.get("sessionId"), str) and "projectHash" in record:
             header = header or record
@@ -100,12 +107,12 @@ def read_chat(path: Path, rel: str, problems: list[str]) -> Chat | None:
                 if isinstance(message, dict) and isinstance(message.get("id"), str):
                     messages.setdefault(message["id"], message)
     if header is None:
-        problems.append(f"{rel}: no chat header (sessionId, kind)")
+        problems.append(NativeProblem("missing_header", "no chat header (sessionId, kind)", rel))
         return None
     return Chat(rel, header["sessionId"], str(header.get("kind")), messages)
 
 
-def read_chats(native_dir: Path, problems: list[str]) -> dict[str, Chat]:
+def read_chats(native_dir: Path, problems: list[NativeProblem]) -> dict[str, Chat]:
     """Every chat under `native_dir`, by session id; a second file for one session is a
     problem (the first, in path order, is kept)."""
     chats: dict[str, Chat] = {}
@@ -115,9 +122,8 @@ def read_chats(native_dir: Path, problems: list[str]) -> dict[str, Chat]:
         if chat is None:
             continue
         if chat.session_id in chats:
-            problems.append(
-                f"{rel}: session {chat.session_id} also has {chats[chat.session_id].path}"
-            )
+            message = f"session {chat.session_id} also has {chats[chat.session_id].path}"
+            problems.append(NativeProblem("duplicate_id", message, rel))
             continue
         chats[chat.session_id] = chat
     return chats

@@ -26,7 +26,12 @@ Facts derived, and the evidence each rests on:
   `Termination Reason:` line the CLI writes into the spawn's result; `GOAL` completes).
 - coverage: per response id, every response the telemetry logged for a participant.
 Evidence that conflicts or is missing is reported in `problems` (the capture becomes
-partial), never resolved by picking a side.
+partial), never resolved by picking a side. Problem codes: those of `.chats` and
+`.telemetry`, and here `unreadable_file` / `missing_file` (the telemetry log),
+`unexpected_count` (not one main chat, not one spawn per subagent), `missing_file` (a
+subagent without its chat), `unknown_reference` (a prompt id naming no chat),
+`missing_field` (a response without a responseId), `disagreement` (an agent that
+finished twice with different reasons).
 """
 
 from __future__ import annotations
@@ -44,8 +49,10 @@ from roller.harnesses.base import (
     NativeIdentity,
     NativeLifecycle,
     NativeParticipant,
+    NativeProblem,
     NativeRelation,
     ParticipantState,
+    read_native_bytes,
 )
 from roller.harnesses.gemini_cli.chats import (
     Chat,
@@ -72,20 +79,27 @@ def _owner(prompt_id: str, known: Iterable[str]) -> str | None:
     return match["key"] if match and match["key"] in keys else None
 
 
+def _read_telemetry(native_dir: Path, problems: list[NativeProblem]) -> Telemetry:
+    path = native_dir / TELEMETRY_FILE
+    if not path.is_file():
+        message = f"{TELEMETRY_FILE} is missing: no call can be joined to a participant"
+        problems.append(NativeProblem("missing_file", message))
+        return Telemetry((), ())
+    raw = read_native_bytes(path, TELEMETRY_FILE, problems)
+    if raw is None:
+        return Telemetry((), ())
+    return parse_telemetry(raw.decode("utf-8", errors="replace"), TELEMETRY_FILE, problems)
+
+
 def read_native(native_dir: Path) -> NativeCapture:
-    problems: list[str] = []
+    problems: list[NativeProblem] = []
     chats = read_chats(native_dir, problems)
-    telemetry_path = native_dir / TELEMETRY_FILE
-    if telemetry_path.is_file():
-        text = telemetry_path.read_bytes().decode("utf-8", errors="replace")
-        telemetry = parse_telemetry(text, TELEMETRY_FILE, problems)
-    else:
-        problems.append(f"{TELEMETRY_FILE} is missing: no call can be joined to a participant")
-        telemetry = Telemetry((), ())
+    telemetry = _read_telemetry(native_dir, problems)
 
     roots = [c for c in chats.values() if c.kind == "main"]
     if len(roots) != 1:
-        problems.append(f"expected one main chat, found {len(roots)}")
+        message = f"expected one main chat, found {len(roots)}"
+        problems.append(NativeProblem("unexpected_count", message))
     spawns = spawns_in(chats.values())
     child_keys = sorted(
         {c.session_id for c in chats.values() if c.kind == "subagent"}
@@ -117,11 +131,12 @@ def read_native(native_dir: Path) -> NativeCapture:
     for key in child_keys:
         spawners = [s for s in spawns if s.agent_id == key]
         if len(spawners) != 1:
-            problems.append(f"subagent {key}: {len(spawners)} spawn tool calls name it")
+            message = f"{len(spawners)} spawn tool calls name it"
+            problems.append(NativeProblem("unexpected_count", message, f"subagent {key}"))
         spawn = spawners[0] if len(spawners) == 1 else None
         parents[key] = spawn.chat.session_id if spawn is not None else None
         if key not in chats:
-            problems.append(f"subagent {key}: no chat file")
+            problems.append(NativeProblem("missing_file", "no chat file", f"subagent {key}"))
         reason, reason_evidence = _terminate_reason(key, spawn, finishes)
         states[key] = (
             "unknown" if reason is None else "completed" if reason == COMPLETED_REASON else "failed"
@@ -173,7 +188,10 @@ def read_native(native_dir: Path) -> NativeCapture:
 
 
 def _outputs(
-    telemetry: Telemetry, chats: Mapping[str, Chat], known: list[str], problems: list[str]
+    telemetry: Telemetry,
+    chats: Mapping[str, Chat],
+    known: list[str],
+    problems: list[NativeProblem],
 ) -> tuple[NativeIdentity, NativeCoverage, dict[str, tuple[AssignedToolId, ...]], dict[str, str]]:
     """Join values, coverage ids, assigned tool ids, and native tool id -> response id."""
     keys: dict[str, list[str]] = {}
@@ -183,16 +201,18 @@ def _outputs(
     for response in telemetry.responses:
         owner = _owner(response.prompt_id, known)
         if owner is None:
-            problems.append(
-                f"{TELEMETRY_FILE}: prompt id {response.prompt_id} names no chat "
+            message = (
+                f"prompt id {response.prompt_id} names no chat "
                 f"(response {', '.join(response.response_ids) or 'without id'})"
             )
+            problems.append(NativeProblem("unknown_reference", message, TELEMETRY_FILE))
             continue
         if not response.response_ids:
-            problems.append(
-                f"{TELEMETRY_FILE}: a response of {owner} (prompt {response.prompt_id}) "
+            message = (
+                f"a response of {owner} (prompt {response.prompt_id}) "
                 "has no responseId: its call cannot be joined"
             )
+            problems.append(NativeProblem("missing_field", message, TELEMETRY_FILE))
             continue
         for rid in response.response_ids:
             owners = keys.setdefault(rid, [])
@@ -239,15 +259,13 @@ def _native_tool_ids(response: ApiResponse, chat: Chat | None) -> tuple[str, ...
     return tuple(out)
 
 
-def _finishes(telemetry: Telemetry, problems: list[str]) -> dict[str, str]:
+def _finishes(telemetry: Telemetry, problems: list[NativeProblem]) -> dict[str, str]:
     out: dict[str, str] = {}
     for finish in telemetry.finishes:
         seen = out.setdefault(finish.agent_id, finish.terminate_reason)
         if seen != finish.terminate_reason:
-            problems.append(
-                f"{TELEMETRY_FILE}: agent {finish.agent_id} finished twice "
-                f"({seen}, {finish.terminate_reason})"
-            )
+            message = f"agent {finish.agent_id} finished twice ({seen}, {finish.terminate_reason})"
+            problems.append(NativeProblem("disagreement", message, TELEMETRY_FILE))
     return out
 
 

@@ -23,7 +23,9 @@ The only values read are log records (`attributes["event.name"]`):
   `<prompt_id>-<index>`).
 - `gemini_cli.agent.finish`: `agent_id`, `agent_name`, `terminate_reason` (`GOAL`, …).
 
-Pure: bytes in, values out; every unreadable part is a problem string, never an error.
+Pure: bytes in, values out; every unreadable part is a `NativeProblem`, never an error:
+`not_json` (a torn or corrupt value ends the stream), `missing_field` (an api_response
+without `prompt_id` or `response_text`, an agent.finish without its ids).
 """
 
 from __future__ import annotations
@@ -32,6 +34,8 @@ import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
+
+from roller.harnesses.base import NativeProblem
 
 API_RESPONSE = "gemini_cli.api_response"
 AGENT_FINISH = "gemini_cli.agent.finish"
@@ -68,7 +72,7 @@ class Telemetry:
     finishes: tuple[AgentFinish, ...]
 
 
-def _values(text: str, name: str, problems: list[str]) -> Iterator[Any]:
+def _values(text: str, name: str, problems: list[NativeProblem]) -> Iterator[Any]:
     """The JSON values of a concatenated stream; a torn or corrupt tail ends it."""
     decoder = json.JSONDecoder()
     pos, end = 0, len(text)
@@ -80,7 +84,8 @@ def _values(text: str, name: str, problems: list[str]) -> Iterator[Any]:
         try:
             value, pos = decoder.raw_decode(text, pos)
         except json.JSONDecodeError as exc:
-            problems.append(f"{name}: unreadable from character {pos} ({exc.msg})")
+            message = f"unreadable from character {pos} ({exc.msg})"
+            problems.append(NativeProblem("not_json", message, name))
             return
         yield value
 
@@ -108,17 +113,21 @@ def _function_calls(chunks: list[dict[str, Any]]) -> tuple[FunctionCall, ...]:
     return tuple(calls)
 
 
-def _response(attrs: dict[str, Any], name: str, problems: list[str]) -> ApiResponse | None:
+def _response(
+    attrs: dict[str, Any], name: str, problems: list[NativeProblem]
+) -> ApiResponse | None:
     prompt_id = attrs.get("prompt_id")
     if not isinstance(prompt_id, str) or not prompt_id:
-        problems.append(f"{name}: an api_response record has no prompt_id")
+        message = "an api_response record has no prompt_id"
+        problems.append(NativeProblem("missing_field", message, name))
         return None
     text = attrs.get("response_text")
     if not isinstance(text, str):
-        problems.append(
-            f"{name}: the api_response for prompt {prompt_id} has no response_text "
+        message = (
+            f"the api_response for prompt {prompt_id} has no response_text "
             "(telemetry.logPrompts off?)"
         )
+        problems.append(NativeProblem("missing_field", message, name))
         return None
     chunks = _chunks(text)
     ids: list[str] = []
@@ -135,7 +144,7 @@ def _response(attrs: dict[str, Any], name: str, problems: list[str]) -> ApiRespo
     )
 
 
-def parse_telemetry(text: str, name: str, problems: list[str]) -> Telemetry:
+def parse_telemetry(text: str, name: str, problems: list[NativeProblem]) -> Telemetry:
     """The api_response and agent.finish records of a telemetry outfile's text."""
     responses: list[ApiResponse] = []
     finishes: list[AgentFinish] = []
@@ -158,5 +167,6 @@ def parse_telemetry(text: str, name: str, problems: list[str]) -> Telemetry:
                     )
                 )
             else:
-                problems.append(f"{name}: an agent.finish record lacks agent_id/terminate_reason")
+                message = "an agent.finish record lacks agent_id/terminate_reason"
+                problems.append(NativeProblem("missing_field", message, name))
     return Telemetry(tuple(responses), tuple(finishes))

@@ -26,6 +26,11 @@ Checked against OpenCode 1.18.33, with every field below seen in real runs:
 - **Lifecycle**: `complete` only when every session and every `task` part has finished;
   unfinished ones are `pending`; a background task (`metadata.background`, which the
   bundled profile cannot start) or an unreadable store is `unknown`.
+Problem codes: those of `opencode.store`, and here `unknown_reference` (messages or a
+parent naming a session without a row, a task naming a child without one),
+`missing_field` (a task part without `callID`, a running task naming no child yet),
+`disagreement` (a task's child with another parent, a completed task whose output does
+not report its child completed), `unsupported` (background tasks).
 """
 
 from __future__ import annotations
@@ -42,6 +47,7 @@ from roller.harnesses.base import (
     NativeIdentity,
     NativeLifecycle,
     NativeParticipant,
+    NativeProblem,
     NativeRelation,
     ParticipantState,
 )
@@ -128,7 +134,8 @@ def native_capture(store: Store) -> NativeCapture:
         parts.setdefault(p.session_id, []).append(p)
     finished = {p.message_id for p in store.parts if p.type == "step-finish"}
     for sid in sorted(set(messages) - set(by_id)):
-        problems.append(f"messages name session {sid}, which has no session row")
+        message = f"messages name session {sid}, which has no session row"
+        problems.append(NativeProblem("unknown_reference", message))
 
     relations, notes, background, open_children = _task_relations(store, by_id, problems)
 
@@ -137,7 +144,8 @@ def native_capture(store: Store) -> NativeCapture:
     counts: dict[str, int] = {}
     for s in store.sessions:
         if s.parent_id is not None and s.parent_id not in by_id:
-            problems.append(f"session {s.id} names parent {s.parent_id}, which has no row")
+            message = f"session {s.id} names parent {s.parent_id}, which has no row"
+            problems.append(NativeProblem("unknown_reference", message))
         open_tools = any(
             p.type == "tool" and p.status not in _FINAL_TOOL_STATES for p in parts[s.id]
         )
@@ -189,7 +197,7 @@ def native_capture(store: Store) -> NativeCapture:
 
 
 def _task_relations(
-    store: Store, by_id: Mapping[str, StoredSession], problems: list[str]
+    store: Store, by_id: Mapping[str, StoredSession], problems: list[NativeProblem]
 ) -> tuple[list[NativeRelation], list[str], list[str], set[str]]:
     """Relations from `task` parts; notes on rejected spawns; background and open children."""
     relations: list[NativeRelation] = []
@@ -215,21 +223,24 @@ def _task_relations(
                     f"creating a session ({p.error or 'no error given'})"
                 )
             else:
-                problems.append(
+                message = (
                     f"task call {p.call_id} in session {p.session_id} is {p.status} and "
                     "names no child session yet"
                 )
+                problems.append(NativeProblem("missing_field", message))
             continue
         if p.call_id is None:
-            problems.append(f"task part {p.id} has no callID")
+            problems.append(NativeProblem("missing_field", f"task part {p.id} has no callID"))
         session = by_id.get(child)
         if session is None:
-            problems.append(f"task call {p.call_id} names child {child}, which has no row")
+            message = f"task call {p.call_id} names child {child}, which has no row"
+            problems.append(NativeProblem("unknown_reference", message))
         elif session.parent_id != p.session_id:
-            problems.append(
+            message = (
                 f"task call {p.call_id} in session {p.session_id} names child {child}, "
                 f"whose parent is {session.parent_id}"
             )
+            problems.append(NativeProblem("disagreement", message))
         if p.metadata.get("background") is True:
             background.append(child)
         evidence = (_ev(f"part:{p.id}"), _ev(f"session:{child}"))
@@ -237,10 +248,11 @@ def _task_relations(
         if p.status == "completed":
             head = _TASK_HEAD.match(p.output or "")
             if head is None or head[1] != child or head[2] != "completed":
-                problems.append(
+                message = (
                     f"task call {p.call_id} completed but its output does not report child "
                     f"{child} as completed"
                 )
+                problems.append(NativeProblem("disagreement", message))
                 open_children.add(child)
                 continue
             relations.append(_relation("result_delivered", p, child, (_ev(f"part:{p.id}"),)))
@@ -274,14 +286,15 @@ def _lifecycle(
     states: Mapping[str, ParticipantState],
     open_children: set[str],
     background: Sequence[str],
-    problems: list[str],
+    problems: list[NativeProblem],
 ) -> NativeLifecycle:
     if background:
-        problems.append(
+        message = (
             "background task(s) "
             + ", ".join(sorted(set(background)))
             + ": roller has no drain for OpenCode background subagents"
         )
+        problems.append(NativeProblem("unsupported", message))
     roots = [s for s in store.sessions if s.parent_id is None]
     if store.problems or not roots or background:
         return NativeLifecycle(status="unknown")

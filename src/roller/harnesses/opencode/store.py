@@ -24,7 +24,9 @@ The provider's response id is stored nowhere.
 Rules kept: the database is opened read-only and immutable (it is never modified, and
 no `-wal`/`-shm` is created next to it); rows are returned ordered by id so the result
 is deterministic; a row that does not have the expected shape is reported in `problems`
-and skipped, never raised.
+and skipped, never raised. Problem codes: `missing_file` (no database),
+`unreadable_file` (a database that does not open, or a copy with a `-wal` beside it),
+`not_an_object` (a message or part whose `data` is not the JSON object expected).
 """
 
 from __future__ import annotations
@@ -36,6 +38,8 @@ from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from roller.harnesses.base import NativeProblem, NativeProblemCode
 
 DB_NAME = "opencode.db"
 
@@ -78,7 +82,7 @@ class Store:
     sessions: tuple[StoredSession, ...]
     messages: tuple[StoredMessage, ...]
     parts: tuple[StoredPart, ...]
-    problems: tuple[str, ...] = ()
+    problems: tuple[NativeProblem, ...] = ()
 
 
 def _object(raw: object) -> dict[str, Any] | None:
@@ -110,11 +114,12 @@ def _error_text(error: object) -> str | None:
     return f"{name}: {message}" if message else name
 
 
-def _message(row: tuple[Any, ...], problems: list[str]) -> StoredMessage | None:
+def _message(row: tuple[Any, ...], problems: list[NativeProblem]) -> StoredMessage | None:
     mid, session_id, raw = row
     data = _object(raw)
     if data is None or not isinstance(data.get("role"), str):
-        problems.append(f"message {mid}: data is not a JSON object with a role")
+        message = "data is not a JSON object with a role"
+        problems.append(NativeProblem("not_an_object", message, f"message {mid}"))
         return None
     time = _mapping(data.get("time"))
     return StoredMessage(
@@ -127,11 +132,12 @@ def _message(row: tuple[Any, ...], problems: list[str]) -> StoredMessage | None:
     )
 
 
-def _part(row: tuple[Any, ...], problems: list[str]) -> StoredPart | None:
+def _part(row: tuple[Any, ...], problems: list[NativeProblem]) -> StoredPart | None:
     pid, message_id, session_id, raw = row
     data = _object(raw)
     if data is None or not isinstance(data.get("type"), str):
-        problems.append(f"part {pid}: data is not a JSON object with a type")
+        message = "data is not a JSON object with a type"
+        problems.append(NativeProblem("not_an_object", message, f"part {pid}"))
         return None
     if data["type"] != "tool":
         return StoredPart(id=pid, message_id=message_id, session_id=session_id, type=data["type"])
@@ -158,11 +164,12 @@ def read_store(db: Path) -> Store:
     A missing or unreadable database gives an empty store whose `problems` say why.
     """
     if not db.is_file():
-        return Store((), (), (), (f"{db.name} was not found (the harness wrote no store)",))
+        return _unread("missing_file", f"{db.name} was not found (the harness wrote no store)")
     if db.with_name(db.name + "-wal").exists():
         # immutable=1 would silently ignore rows still in the WAL.
-        return Store((), (), (), (f"{db.name} has a -wal file beside it: not a consolidated copy",))
-    problems: list[str] = []
+        message = f"{db.name} has a -wal file beside it: not a consolidated copy"
+        return _unread("unreadable_file", message)
+    problems: list[NativeProblem] = []
     uri = db.resolve().as_uri() + "?mode=ro&immutable=1"
     try:
         with closing(sqlite3.connect(uri, uri=True)) as conn:
@@ -176,7 +183,7 @@ def read_store(db: Path) -> Store:
                 "SELECT id, message_id, session_id, data FROM part ORDER BY id"
             ).fetchall()
     except sqlite3.Error as exc:
-        return Store((), (), (), (f"{db.name} cannot be read: {exc}",))
+        return _unread("unreadable_file", f"{db.name} cannot be read: {exc}")
     sessions = tuple(
         StoredSession(id=sid, parent_id=parent, title=title or "", agent=agent)
         for sid, parent, title, agent in session_rows
@@ -184,3 +191,8 @@ def read_store(db: Path) -> Store:
     messages = tuple(m for row in message_rows if (m := _message(row, problems)) is not None)
     parts = tuple(p for row in part_rows if (p := _part(row, problems)) is not None)
     return Store(sessions, messages, parts, tuple(problems))
+
+
+def _unread(code: NativeProblemCode, message: str) -> Store:
+    """The empty store of a database that could not be read, saying why."""
+    return Store((), (), (), (NativeProblem(code, message),))

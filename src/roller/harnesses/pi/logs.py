@@ -27,6 +27,11 @@ only by the Responses API, equal to the session id — is a cross-check
 (`wire_aliases`), never the join. Coverage: the number of completed assistant messages
 (`stopReason` neither `error` nor `aborted`) per session, compared with the completed
 calls attributed to it.
+
+Problem codes: `unreadable_file`, `not_json`, `not_an_object` (a line),
+`unsupported` (a session format version other than 3), `missing_header` (no session
+line), `duplicate_id` (one session in two files), `missing_field` (a completed
+assistant message without `responseId`), `unexpected_count` (not one session file).
 """
 
 from __future__ import annotations
@@ -42,7 +47,9 @@ from roller.harnesses.base import (
     NativeIdentity,
     NativeLifecycle,
     NativeParticipant,
+    NativeProblem,
     ParticipantState,
+    read_native_bytes,
 )
 
 SESSIONS_GLOB = "sessions/**/*.jsonl"
@@ -52,25 +59,29 @@ UNFINISHED = frozenset({"error", "aborted"})
 
 
 def _assistants(
-    path: Path, rel: str, problems: list[str]
+    path: Path, rel: str, problems: list[NativeProblem]
 ) -> tuple[str | None, list[dict[str, Any]]]:
     """The session id from the header line, and the assistant messages in file order."""
     session_id: str | None = None
     out: list[dict[str, Any]] = []
-    for n, line in enumerate(path.read_bytes().splitlines(), 1):
+    raw = read_native_bytes(path, rel, problems)
+    if raw is None:
+        return None, out
+    for n, line in enumerate(raw.splitlines(), 1):
         if not line.strip():
             continue
         try:
             entry = json.loads(line)
         except (UnicodeDecodeError, json.JSONDecodeError):
-            problems.append(f"{rel}:{n}: not JSON")
+            problems.append(NativeProblem("not_json", "not JSON", f"{rel}:{n}"))
             continue
         if not isinstance(entry, dict):
-            problems.append(f"{rel}:{n}: not a JSON object")
+            problems.append(NativeProblem("not_an_object", "not a JSON object", f"{rel}:{n}"))
             continue
         if entry.get("type") == "session":
             if entry.get("version") != SESSION_VERSION:
-                problems.append(f"{rel}: session format version {entry.get('version')}, not 3")
+                why = f"session format version {entry.get('version')}, not 3"
+                problems.append(NativeProblem("unsupported", why, rel))
             sid = entry.get("id")
             session_id = sid if isinstance(sid, str) and sid else session_id
             continue
@@ -82,7 +93,7 @@ def _assistants(
         ):
             out.append(message)
     if session_id is None:
-        problems.append(f"{rel}: no session header")
+        problems.append(NativeProblem("missing_header", "no session header", rel))
     return session_id, out
 
 
@@ -96,7 +107,7 @@ def _state(assistants: list[dict[str, Any]]) -> ParticipantState:
 
 
 def read_native(native_dir: Path) -> NativeCapture:
-    problems: list[str] = []
+    problems: list[NativeProblem] = []
     participants: list[NativeParticipant] = []
     keys: dict[str, list[str]] = {}
     counts: dict[str, int] = {}
@@ -106,7 +117,8 @@ def read_native(native_dir: Path) -> NativeCapture:
         if session_id is None:
             continue
         if any(p.key == session_id for p in participants):
-            problems.append(f"{rel}: session {session_id} appears in two files")
+            why = f"session {session_id} appears in two files"
+            problems.append(NativeProblem("duplicate_id", why, rel))
             continue
         completed = 0
         for message in assistants:
@@ -115,7 +127,8 @@ def read_native(native_dir: Path) -> NativeCapture:
             completed += 1
             rid = message.get("responseId")
             if not isinstance(rid, str) or not rid:
-                problems.append(f"{rel}: a completed assistant message has no responseId")
+                why = "a completed assistant message has no responseId"
+                problems.append(NativeProblem("missing_field", why, rel))
                 continue
             owners = keys.setdefault(rid, [])
             if session_id not in owners:
@@ -134,7 +147,8 @@ def read_native(native_dir: Path) -> NativeCapture:
             )
         )
     if len(participants) != 1:
-        problems.append(f"expected one session file, found {len(participants)}")
+        why = f"expected one session file, found {len(participants)}"
+        problems.append(NativeProblem("unexpected_count", why))
     return NativeCapture(
         participants=tuple(participants),
         identity=NativeIdentity(basis="response_id", keys={k: tuple(v) for k, v in keys.items()}),

@@ -27,7 +27,7 @@ from roller.mock.dialects.base import (
     as_str,
     required_str,
 )
-from roller.mock.ids import IdMint
+from roller.mock.ids import IdKind, IdMint
 from roller.mock.reply import Reply, chunks, estimate_tokens
 from roller.mock.request_view import ContextCall, Entry, OfferedTool, RequestView
 from roller.mock.sse import json_event
@@ -45,6 +45,8 @@ _ERROR_TYPES = {
 
 class AnthropicDialect:
     name: ProtocolName = "anthropic-messages"
+    request_id_header: tuple[str, IdKind] | None = ("request-id", "anthropic-request")
+    token_count_field = "input_tokens"
 
     def read(self, body: JSONObject, *, path_model: str | None, path_stream: bool) -> RequestView:
         model = required_str(body, "model")

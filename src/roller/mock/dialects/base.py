@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 from typing import Any, Protocol
 
-from roller.mock.ids import IdMint
+from roller.mock.ids import IdKind, IdMint
 from roller.mock.reply import Reply
 from roller.mock.request_view import RequestView
 from roller.wire.types import JSONObject, ProtocolName
@@ -27,6 +27,12 @@ class BadRequest(ValueError):
 
 class Dialect(Protocol):
     name: ProtocolName
+    # The reply header carrying a request id and the id kind minted for it; None: none.
+    # (Claude Code stores `request-id` as the transcript's requestId; OpenAI SDKs read
+    # `x-request-id`; Gemini sends neither.)
+    request_id_header: tuple[str, IdKind] | None
+    # The field of a count-tokens reply (`{"input_tokens": N}`, Gemini `{"totalTokens": N}`).
+    token_count_field: str
 
     def read(self, body: JSONObject, *, path_model: str | None, path_stream: bool) -> RequestView:
         """The neutral view of `body`; `path_model`/`path_stream` come from the URL (Gemini)."""

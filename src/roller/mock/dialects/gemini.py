@@ -23,7 +23,7 @@ import json
 from typing import Any
 
 from roller.mock.dialects.base import BadRequest, as_dict, as_list, as_str
-from roller.mock.ids import IdMint
+from roller.mock.ids import IdKind, IdMint
 from roller.mock.reply import Reply, chunks, estimate_tokens
 from roller.mock.request_view import ContextCall, Entry, OfferedTool, RequestView
 from roller.mock.sse import json_event
@@ -34,6 +34,8 @@ _STATUS = {400: "INVALID_ARGUMENT", 404: "NOT_FOUND", 405: "INVALID_ARGUMENT", 5
 
 class GeminiDialect:
     name: ProtocolName = "gemini"
+    request_id_header: tuple[str, IdKind] | None = None
+    token_count_field = "totalTokens"
 
     def read(self, body: JSONObject, *, path_model: str | None, path_stream: bool) -> RequestView:
         contents = body.get("contents")

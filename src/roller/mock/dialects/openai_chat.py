@@ -26,7 +26,7 @@ from roller.mock.dialects.base import (
     parse_arguments,
     required_str,
 )
-from roller.mock.ids import IdMint
+from roller.mock.ids import IdKind, IdMint
 from roller.mock.reply import Reply, chunks, estimate_tokens
 from roller.mock.request_view import ContextCall, Entry, OfferedTool, RequestView
 from roller.mock.sse import encode_event, json_event
@@ -37,6 +37,8 @@ _ERROR_TYPES = {400: "invalid_request_error", 404: "invalid_request_error", 500:
 
 class ChatDialect:
     name: ProtocolName = "openai-chat-completions"
+    request_id_header: tuple[str, IdKind] | None = ("x-request-id", "openai-request")
+    token_count_field = "input_tokens"
 
     def read(self, body: JSONObject, *, path_model: str | None, path_stream: bool) -> RequestView:
         model = required_str(body, "model")

@@ -36,7 +36,7 @@ from roller.mock.dialects.base import (
     parse_arguments,
     required_str,
 )
-from roller.mock.ids import IdMint
+from roller.mock.ids import IdKind, IdMint
 from roller.mock.reply import Reply, chunks, estimate_tokens
 from roller.mock.request_view import ContextCall, Entry, OfferedTool, RequestView
 from roller.mock.sse import json_event
@@ -48,6 +48,8 @@ _RESULT_ITEMS = ("function_call_output", "custom_tool_call_output", "local_shell
 
 class ResponsesDialect:
     name: ProtocolName = "openai-responses"
+    request_id_header: tuple[str, IdKind] | None = ("x-request-id", "openai-request")
+    token_count_field = "input_tokens"
 
     def read(self, body: JSONObject, *, path_model: str | None, path_stream: bool) -> RequestView:
         model = required_str(body, "model")

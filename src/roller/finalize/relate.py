@@ -1,4 +1,9 @@
-"""Relations: native relations bound to calls, and context relations derived from calls.
+"""The relate stage: native relations bound to calls, and context relations derived from calls.
+
+Decoded calls, their owners and ids (`roller.finalize.ids`) and the adapter's
+`NativeCapture` in; `Related` out (`relate`). Its capture errors: `native_log_problem`
+for a native tool-id list that does not fit its output (`tool_refs_of`), and
+`relations_unknown` for relations not bound uniquely.
 
 Rules kept (`docs/protocol.md`, "Relation"):
 - A native relation is bound to the parent call that emitted its tool call: by the
@@ -13,10 +18,8 @@ Rules kept (`docs/protocol.md`, "Relation"):
   call launched a background child, what enters later inputs is the launch
   acknowledgement, so those relations are `launch_ack_in_context` instead; completion
   comes only from a native `child_completed` / notification.
-- A tool call's id is the one its HTTP output carries. Where the output carries none
-  (Gemini), the id the harness assigned to that position of that output, as its native
-  log records it under the output's response id, stands in — only when the native list
-  names the same tools in the same order as the output (`tool_refs_of`).
+- A tool call's id is the one its HTTP output carries, or the harness-assigned one
+  (`roller.finalize.tool_ids`).
 """
 
 from __future__ import annotations
@@ -26,11 +29,10 @@ from dataclasses import dataclass
 
 from roller.capture.models import Evidence, ModelToolRef, RelationRecord, RelationType
 from roller.finalize.decode import DecodedCall
+from roller.finalize.ids import CaptureIds
+from roller.finalize.tool_ids import ToolIds, tool_refs_of
 from roller.harnesses.base import NativeCapture, NativeEvidence, NativeRelation
 from roller.wire.types import ToolCall
-
-# per emitted tool call of one call: the id its results carry (None: no id known)
-ToolIds = tuple[str | None, ...]
 
 
 @dataclass(frozen=True)
@@ -57,43 +59,6 @@ class CallIndex:
 
     def by_response_id(self, response_id: str) -> list[int]:
         return [i for i, c in enumerate(self.calls) if c.response_id == response_id]
-
-
-def tool_refs_of(
-    calls: Sequence[DecodedCall], native: NativeCapture | None
-) -> tuple[list[ToolIds], list[str]]:
-    """Per call, per emitted tool call, the id its results carry; and the problems found.
-
-    The output's own id when it has one. Otherwise the id the harness assigned to the
-    tool call at that position of this output (`NativeCapture.assigned_tool_ids`, keyed
-    by the call's response id) — used only when the native list names exactly the
-    output's tools in the output's order; a list that does not fit assigns nothing and
-    is reported. Position inside one output is its structure, not request order.
-    """
-    assigned = native.assigned_tool_ids if native is not None else {}
-    out: list[ToolIds] = []
-    problems: list[str] = []
-    for call in calls:
-        own: ToolIds = tuple(t.id for t in call.emitted)
-        listed = assigned.get(call.response_id) if call.response_id is not None else None
-        if listed is None:
-            out.append(own)
-            continue
-        names = [t.name for t in call.emitted]
-        if names != [a.name for a in listed]:
-            problems.append(
-                f"response {call.response_id}: the native log assigns tool-call ids to "
-                f"{[a.name for a in listed]}, but the output calls {names}"
-            )
-            out.append(own)
-            continue
-        out.append(
-            tuple(
-                t.id if t.id is not None else a.id
-                for t, a in zip(call.emitted, listed, strict=True)
-            )
-        )
-    return out, problems
 
 
 def _norm(text: str) -> str:
@@ -158,6 +123,56 @@ def _find_emitting_call(
     return None, None, f"{len(emitting)} parent calls emit tool call {rel.tool_call_id}"
 
 
+@dataclass
+class _Binding:
+    """Where one native relation lands among the calls, and each reason it does not."""
+
+    notes: list[str]
+    source: int | None = None
+    target: int | None = None
+    model_ref: ModelToolRef | None = None
+    established: bool = True
+
+    def fail(self, why: str) -> None:
+        self.established = False
+        self.notes.append(why)
+
+
+def _bind(index: CallIndex, rel: NativeRelation, known_parent: bool, known_child: bool) -> _Binding:
+    b = _Binding(notes=[rel.note] if rel.note else [])
+    if rel.parent_key is not None and not known_parent:
+        b.fail(f"parent {rel.parent_key} is not a known participant")
+    if rel.child_key is not None and not known_child:
+        b.fail(f"child {rel.child_key} is not a known participant")
+    if rel.type in ("spawn", "launch_acknowledged"):
+        b.source, b.model_ref, why = _find_emitting_call(index, rel)
+        if b.source is None:
+            b.fail(why or "no emitting call")
+    elif rel.type in ("result_delivered", "result_in_context"):
+        if rel.type == "result_delivered":
+            b.source, _, _ = _find_emitting_call(index, rel)
+        _bind_target(index, rel, b)
+    return b
+
+
+def _bind_target(index: CallIndex, rel: NativeRelation, b: _Binding) -> None:
+    """The later call a result was delivered to: by response id, and the delivered text
+    must be in that call's actual request."""
+    if rel.target_response_id:
+        found = index.by_response_id(rel.target_response_id)
+        if len(found) != 1:
+            b.fail(f"{len(found)} calls carry response id {rel.target_response_id}")
+            return
+        b.target = found[0]
+        if rel.delivered_text is not None and not text_in_request(
+            index.calls[b.target], rel.delivered_text
+        ):
+            b.fail("the delivered text is not in that call's actual request")
+    elif rel.delivered_text is not None:
+        # A notification proves delivery only with the response that answered it.
+        b.fail("the native log names no response answering the notification")
+
+
 def bind_native(
     index: CallIndex, native: NativeCapture, new_id: Callable[[], str]
 ) -> list[RelationRecord]:
@@ -166,46 +181,9 @@ def bind_native(
     for rel in native.relations:
         parent = pid.get(rel.parent_key) if rel.parent_key else None
         child = pid.get(rel.child_key) if rel.child_key else None
-        notes: list[str] = []
-        if rel.note:
-            notes.append(rel.note)
-        source: int | None = None
-        target: int | None = None
-        model_ref: ModelToolRef | None = None
-        established = True
-        if rel.parent_key is not None and parent is None:
-            established = False
-            notes.append(f"parent {rel.parent_key} is not a known participant")
-        if rel.child_key is not None and child is None:
-            established = False
-            notes.append(f"child {rel.child_key} is not a known participant")
-
-        if rel.type in ("spawn", "launch_acknowledged"):
-            source, model_ref, why = _find_emitting_call(index, rel)
-            if source is None:
-                established = False
-                notes.append(why or "no emitting call")
-        elif rel.type in ("result_delivered", "result_in_context"):
-            if rel.type == "result_delivered":
-                source, _, _ = _find_emitting_call(index, rel)
-            if rel.target_response_id:
-                found = index.by_response_id(rel.target_response_id)
-                if len(found) != 1:
-                    established = False
-                    notes.append(f"{len(found)} calls carry response id {rel.target_response_id}")
-                else:
-                    target = found[0]
-                    if rel.delivered_text is not None and not text_in_request(
-                        index.calls[target], rel.delivered_text
-                    ):
-                        established = False
-                        notes.append("the delivered text is not in that call's actual request")
-            elif rel.delivered_text is not None:
-                # A notification proves delivery only with the response that answered it.
-                established = False
-                notes.append("the native log names no response answering the notification")
+        b = _bind(index, rel, parent is not None, child is not None)
         ev = _evidence(rel.evidence)
-        for i in (source, target):
+        for i in (b.source, b.target):
             if i is not None:
                 ev.append(_call_evidence(index.call_ids[i], index.calls[i].response_id))
         out.append(
@@ -213,53 +191,84 @@ def bind_native(
                 schema_="roller.relation/v1",
                 relation_id=new_id(),
                 type=rel.type,
-                status="established" if established else "unknown",
+                status="established" if b.established else "unknown",
                 parent_participant_id=parent,
                 child_participant_id=child,
-                source_call_id=index.call_ids[source] if source is not None else None,
-                target_call_id=index.call_ids[target] if target is not None else None,
+                source_call_id=index.call_ids[b.source] if b.source is not None else None,
+                target_call_id=index.call_ids[b.target] if b.target is not None else None,
                 tool_call_id=rel.tool_call_id,
-                model_tool_ref=model_ref,
+                model_tool_ref=b.model_ref,
                 evidence=ev,
-                note="; ".join(notes) or None,
+                note="; ".join(b.notes) or None,
             )
         )
-        # A notification-delivered result enters the bound call, and every later call of
-        # the same participant whose actual request still carries the notification text.
-        if rel.type == "result_delivered" and target is not None and established:
-            entered = [target]
-            if rel.delivered_text is not None and rel.parent_key is not None:
-                entered += [
-                    j
-                    for j in index.of_participant(rel.parent_key)
-                    if j > target and text_in_request(index.calls[j], rel.delivered_text)
-                ]
-            for j in entered:
-                out.append(
-                    RelationRecord(
-                        schema_="roller.relation/v1",
-                        relation_id=new_id(),
-                        type="result_in_context",
-                        status="established",
-                        parent_participant_id=parent,
-                        child_participant_id=child,
-                        source_call_id=index.call_ids[source] if source is not None else None,
-                        target_call_id=index.call_ids[j],
-                        tool_call_id=rel.tool_call_id,
-                        model_tool_ref=model_ref,
-                        evidence=[
-                            *ev,
-                            _call_evidence(index.call_ids[j], index.calls[j].response_id),
-                        ]
-                        if j != target
-                        else ev,
-                        note="delivered by notification; bound by response id and request text"
-                        if j == target
-                        else "the notification text, bound to an earlier response, is in this "
-                        "call's actual request",
-                    )
-                )
+        if rel.type == "result_delivered" and b.target is not None and b.established:
+            out += _entered(index, rel, b.target, b, (parent, child), ev, new_id)
     return out
+
+
+def _entered(
+    index: CallIndex,
+    rel: NativeRelation,
+    target: int,
+    b: _Binding,
+    parent_child: tuple[str | None, str | None],
+    ev: list[Evidence],
+    new_id: Callable[[], str],
+) -> list[RelationRecord]:
+    """A notification-delivered result enters the bound call, and every later call of the
+    same participant whose actual request still carries the notification text."""
+    entered = [target]
+    if rel.delivered_text is not None and rel.parent_key is not None:
+        entered += [
+            j
+            for j in index.of_participant(rel.parent_key)
+            if j > target and text_in_request(index.calls[j], rel.delivered_text)
+        ]
+    parent, child = parent_child
+    return [
+        RelationRecord(
+            schema_="roller.relation/v1",
+            relation_id=new_id(),
+            type="result_in_context",
+            status="established",
+            parent_participant_id=parent,
+            child_participant_id=child,
+            source_call_id=index.call_ids[b.source] if b.source is not None else None,
+            target_call_id=index.call_ids[j],
+            tool_call_id=rel.tool_call_id,
+            model_tool_ref=b.model_ref,
+            evidence=[*ev, _call_evidence(index.call_ids[j], index.calls[j].response_id)]
+            if j != target
+            else ev,
+            note="delivered by notification; bound by response id and request text"
+            if j == target
+            else "the notification text, bound to an earlier response, is in this "
+            "call's actual request",
+        )
+        for j in entered
+    ]
+
+
+def _tool_call_facts(native: NativeCapture | None) -> tuple[dict[str, str | None], set[str]]:
+    """Per tool-call id, the child it spawned or delivered (None: several or unknown);
+    and the tool calls that launched a background child."""
+    spawned: dict[str, str | None] = {}
+    background: set[str] = set()
+    delivered: dict[str, set[str | None]] = {}
+    for rel in native.relations if native is not None else ():
+        if rel.tool_call_id is None:
+            continue
+        if rel.type == "spawn":
+            spawned[rel.tool_call_id] = rel.child_key
+        elif rel.type == "launch_acknowledged":
+            background.add(rel.tool_call_id)
+        elif rel.type == "result_delivered":
+            delivered.setdefault(rel.tool_call_id, set()).add(rel.child_key)
+    for ref, children in delivered.items():
+        # one tool call may deliver several children's results: it names none then
+        spawned.setdefault(ref, next(iter(children)) if len(children) == 1 else None)
+    return spawned, background
 
 
 def derive_in_context(
@@ -274,22 +283,7 @@ def derive_in_context(
     a call (a tool result that delivered a child's result, e.g. Codex `wait_agent`) is not
     derived a second time, and the child such a tool call delivered is named.
     """
-    spawned: dict[str, str | None] = {}
-    background: set[str] = set()
-    delivered: dict[str, set[str | None]] = {}
-    if native is not None:
-        for rel in native.relations:
-            if rel.tool_call_id is None:
-                continue
-            if rel.type == "spawn":
-                spawned[rel.tool_call_id] = rel.child_key
-            elif rel.type == "launch_acknowledged":
-                background.add(rel.tool_call_id)
-            elif rel.type == "result_delivered":
-                delivered.setdefault(rel.tool_call_id, set()).add(rel.child_key)
-    for ref, children in delivered.items():
-        # one tool call may deliver several children's results: it names none then
-        spawned.setdefault(ref, next(iter(children)) if len(children) == 1 else None)
+    spawned, background = _tool_call_facts(native)
     done = {(r.type, r.tool_call_id, r.target_call_id) for r in bound}
     out: list[RelationRecord] = []
     pid = index.participant_ids
@@ -333,3 +327,36 @@ def derive_in_context(
                     )
                 )
     return out
+
+
+@dataclass(frozen=True)
+class Related:
+    """What the relate stage gives: per call the ids its tool calls' results carry, every
+    relation (native sources still marked retained; assembly clears them when raw/ is
+    cleaned), and the native tool-id lists that did not fit their outputs."""
+
+    tool_ids: list[ToolIds]
+    relations: list[RelationRecord]
+    tool_id_problems: list[str]
+
+    def unknown_messages(self) -> list[str]:
+        """The `relations_unknown` capture error's message; none when all are bound."""
+        unknown = sum(1 for r in self.relations if r.status == "unknown")
+        if not unknown:
+            return []
+        return [f"{unknown} native relation(s) could not be bound to calls uniquely"]
+
+
+def relate(
+    calls: Sequence[DecodedCall],
+    owners: Sequence[str | None],
+    ids: CaptureIds,
+    native: NativeCapture | None,
+) -> Related:
+    """Native relations bound to calls, then the context relations derived from calls;
+    relation ids are numbered in that order."""
+    tool_ids, problems = tool_refs_of(calls, native)
+    index = CallIndex(calls, ids.calls, owners, ids.participants, tool_ids=tool_ids)
+    new_id = ids.relation_ids()
+    bound = bind_native(index, native, new_id) if native is not None else []
+    return Related(tool_ids, bound + derive_in_context(index, native, new_id, bound), problems)

@@ -1,5 +1,4 @@
-"""Gemini (`POST …/models/M:generateContent`, `…:streamGenerateContent?alt=sse`): stream
-reassembly and tool references.
+"""Gemini: reassembling a recorded response into one `GenerateContentResponse`.
 
 Each SSE event (or each element of the JSON array `streamGenerateContent` returns
 without `alt=sse`) is a whole `GenerateContentResponse` chunk. Chunks merge into one
@@ -19,56 +18,33 @@ Complete means every candidate has a `finishReason`, or the prompt was blocked
 (`promptFeedback.blockReason`). An `{"error": …}` chunk is an error. There is no
 official Python accumulator to test against here; tests/wire/test_gemini.py checks
 properties instead (text is the concatenation of the deltas, calls keep their order).
-
-Tool references: the real API usually omits `functionCall.id`; Gemini CLI then mints one
-and sends it back in `functionCall.id` and `functionResponse.id`. Requests may spell
-fields in camelCase or snake_case (the REST API accepts both); both are read.
 """
 
 from __future__ import annotations
 
 import copy
-import re
-from typing import Any
-from urllib.parse import unquote
+from typing import TYPE_CHECKING, Any
 
-from roller.wire.bodies import BodyCodec, EventLog, error_object
+from roller.wire.bodies import EventLog, error_object
 from roller.wire.jsonvalues import (
     as_int,
     as_list,
     as_object,
-    as_str,
-    compact_json,
     describe_error,
-    flatten_text,
     get_path,
 )
 from roller.wire.types import (
     JSONObject,
-    ProtocolName,
     Reassembly,
     SSEEvent,
-    ToolCall,
-    ToolResult,
-    Usage,
 )
 
-__all__ = ["CODEC", "GeminiAssembler", "GeminiCodec", "model_from_path"]
+if TYPE_CHECKING:
+    pass
 
-_MODEL_PATH = re.compile(r"(?:^|/)(?:models|tunedModels)/([^/:]+):([A-Za-z]+)$")
+__all__ = ["GeminiAssembler", "whole_body"]
+
 _PLAIN_TEXT_KEYS = frozenset({"text", "thought"})
-
-
-def model_from_path(path: str) -> tuple[str, str] | None:
-    """(model, method) from `…/models/M:method` (query string allowed), else None."""
-    match = _MODEL_PATH.search(unquote(path.split("?", 1)[0]))
-    return (match.group(1), match.group(2)) if match else None
-
-
-def _field(obj: Any, camel: str, snake: str) -> Any:
-    if not isinstance(obj, dict):
-        return None
-    return obj[camel] if camel in obj else obj.get(snake)
 
 
 def _joins(previous: Any, part: JSONObject) -> bool:
@@ -205,7 +181,7 @@ class GeminiAssembler:
         return self._log.result(output, complete=reason is None, reason=reason, error=self._error)
 
 
-def _whole(value: Any) -> Reassembly:
+def whole_body(value: Any) -> Reassembly:
     if isinstance(value, list):
         merger = _Merger()
         error: JSONObject | None = None
@@ -230,156 +206,3 @@ def _whole(value: Any) -> Reassembly:
         error = error_object(obj)
         return Reassembly(None, False, f"error body: {describe_error(error)}", error=error)
     return Reassembly(obj, True)
-
-
-def _parts(content: Any) -> list[JSONObject]:
-    return [p for p in as_list(get_path(content, "parts")) if isinstance(p, dict)]
-
-
-def _contents(request: JSONObject | None) -> list[tuple[int, JSONObject]]:
-    contents = as_list(request.get("contents")) if request is not None else []
-    return [(i, c) for i, c in enumerate(contents) if isinstance(c, dict)]
-
-
-def _call(part: JSONObject, index: int) -> ToolCall | None:
-    call = as_object(_field(part, "functionCall", "function_call"))
-    if call is None:
-        return None
-    return ToolCall(
-        id=as_str(call.get("id")),
-        name=as_str(call.get("name")),
-        arguments=call.get("args"),
-        index=index,
-    )
-
-
-def _response_text(response: Any) -> str:
-    """A functionResponse's `response` as text: its `output` (Gemini CLI's shape) or
-    `error` string when it has one, else the object as compact JSON."""
-    for key in ("output", "error"):
-        text = get_path(response, key)
-        if isinstance(text, str):
-            return text
-    if isinstance(response, dict):
-        return compact_json(response)
-    return flatten_text(response)
-
-
-class GeminiCodec(BodyCodec):
-    """The `Codec` for the Gemini API."""
-
-    name: ProtocolName = "gemini"
-
-    def __init__(self) -> None:
-        super().__init__(GeminiAssembler, _whole)
-
-    def is_streaming_request(self, request: JSONObject | None, path: str) -> bool:
-        found = model_from_path(path)
-        return found is not None and found[1] == "streamGenerateContent"
-
-    def request_model(self, request: JSONObject | None, path: str) -> str | None:
-        found = model_from_path(path)
-        return found[0] if found is not None else None
-
-    def response_model(self, output: JSONObject | None) -> str | None:
-        return as_str(output.get("modelVersion")) if output is not None else None
-
-    def response_id(self, output: JSONObject | None) -> str | None:
-        return as_str(output.get("responseId")) if output is not None else None
-
-    def finish_reason(self, output: JSONObject | None) -> str | None:
-        """The first candidate's `finishReason`, else a prompt `blockReason`."""
-        if output is None:
-            return None
-        reason = as_str(get_path(output, "candidates", 0, "finishReason"))
-        return reason or as_str(get_path(output, "promptFeedback", "blockReason"))
-
-    def usage(self, output: JSONObject | None) -> Usage | None:
-        """`output_tokens` is `candidatesTokenCount` plus `thoughtsTokenCount` (thinking
-        is output, as in OpenAI's counts); `promptTokenCount` includes cached content."""
-        usage = as_object(output.get("usageMetadata")) if output is not None else None
-        if usage is None:
-            return None
-        candidates = as_int(usage.get("candidatesTokenCount"))
-        thoughts = as_int(usage.get("thoughtsTokenCount"))
-        output_tokens = (
-            None if candidates is None and thoughts is None else (candidates or 0) + (thoughts or 0)
-        )
-        return Usage(
-            input_tokens=as_int(usage.get("promptTokenCount")),
-            output_tokens=output_tokens,
-            cache_read_tokens=as_int(usage.get("cachedContentTokenCount")),
-            total_tokens=as_int(usage.get("totalTokenCount")),
-            raw=usage,
-        )
-
-    def output_tool_calls(self, output: JSONObject | None) -> list[ToolCall]:
-        """`functionCall` parts of every candidate, in order."""
-        candidates = as_list(output.get("candidates")) if output is not None else []
-        return [
-            call
-            for candidate in candidates
-            for index, part in enumerate(_parts(get_path(candidate, "content")))
-            if (call := _call(part, index)) is not None
-        ]
-
-    def tool_call_marker_without_identity(self, output: JSONObject | None) -> bool:
-        """Gemini has no "stopped for tool calls" finish reason."""
-        return False
-
-    def context_tool_calls(self, request: JSONObject | None) -> list[ToolCall]:
-        return [
-            call
-            for index, content in _contents(request)
-            for part in _parts(content)
-            if (call := _call(part, index)) is not None
-        ]
-
-    def context_tool_results(self, request: JSONObject | None) -> list[ToolResult]:
-        results: list[ToolResult] = []
-        for index, content in _contents(request):
-            for part in _parts(content):
-                response = as_object(_field(part, "functionResponse", "function_response"))
-                if response is None:
-                    continue
-                results.append(
-                    ToolResult(
-                        id=as_str(response.get("id")),
-                        name=as_str(response.get("name")),
-                        text=_response_text(response.get("response")),
-                        message_index=index,
-                    )
-                )
-        return results
-
-    def context_texts(self, request: JSONObject | None) -> list[str]:
-        """`systemInstruction` texts, then every content's text parts and function
-        responses, in order."""
-        if request is None:
-            return []
-        texts: list[str] = []
-        system = _field(request, "systemInstruction", "system_instruction")
-        if isinstance(system, str):
-            texts.append(system)
-        texts.extend(t for p in _parts(system) if isinstance(t := p.get("text"), str))
-        for _, content in _contents(request):
-            for part in _parts(content):
-                if isinstance(part.get("text"), str):
-                    texts.append(part["text"])
-                response = as_object(_field(part, "functionResponse", "function_response"))
-                if response is not None:
-                    texts.append(_response_text(response.get("response")))
-        return texts
-
-    def offered_tools(self, request: JSONObject | None) -> list[str]:
-        names: list[str] = []
-        for tool in as_list(request.get("tools") if request is not None else None):
-            declarations = _field(tool, "functionDeclarations", "function_declarations")
-            for declaration in as_list(declarations):
-                name = as_str(get_path(declaration, "name"))
-                if name is not None:
-                    names.append(name)
-        return names
-
-
-CODEC = GeminiCodec()

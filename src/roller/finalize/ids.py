@@ -1,0 +1,40 @@
+"""The ids of a capture's records: calls, participants and relations.
+
+Ids come from the attempt's capture scope and an order that is part of the recording,
+never from a clock or a random source, so the same raw/ always gives the same ids:
+- `call-<scope>-NNNNN`: the exchange's arrival order at the proxy (its tape sequence);
+- `agent-<scope>-NN`: the order attribution lists the participants in (native order,
+  or first appearance on the wire);
+- `rel-<scope>-NNNNN`: the order the relate stage makes the relations in.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from itertools import count
+
+from roller.finalize.attribute import ParticipantDraft
+from roller.finalize.decode import DecodedCall
+
+
+@dataclass(frozen=True)
+class CaptureIds:
+    scope: str
+    calls: tuple[str, ...]  # per decoded call, in sequence order
+    participants: Mapping[str, str]  # participant key -> participant id
+
+    def relation_ids(self) -> Callable[[], str]:
+        """A fresh numbering of relations, from 1."""
+        numbers = count(1)
+        return lambda: f"rel-{self.scope}-{next(numbers):05d}"
+
+
+def capture_ids(
+    scope: str, calls: Sequence[DecodedCall], participants: Sequence[ParticipantDraft]
+) -> CaptureIds:
+    return CaptureIds(
+        scope=scope,
+        calls=tuple(f"call-{scope}-{c.sequence:05d}" for c in calls),
+        participants={d.key: f"agent-{scope}-{n:02d}" for n, d in enumerate(participants, 1)},
+    )

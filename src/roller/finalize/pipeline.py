@@ -1,0 +1,119 @@
+"""Finalize as a pipeline: decode → attribute → relate → status → assemble.
+
+`build_capture(inputs, tape, native) -> FinalizedCapture` runs the stages in that order,
+each a module of its own that reads only what the stages before it made:
+- decode (`decode`): each tape exchange -> a `DecodedCall` (wire facts, call statuses);
+- attribute (`attribute`): calls + native facts -> each call's participant, the
+  participants; `ids` then numbers calls and participants;
+- relate (`relate`): native relations bound to calls, context relations derived;
+- status (`status`, with the checks `coverage` and `turns`): per-call capture/export
+  statuses, then the capture's verdict (complete or partial, raw/ retained or not)
+  from every capture error, collected here in one fixed order (`_capture_errors`);
+- assemble (`assemble`): the records and the manifest.
+Pure and deterministic: the same tape, native capture and attempt inputs always give
+the same records, byte for byte (ids come from the capture scope and arrival order,
+never from a clock or a random source).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from roller.capture.models import AttemptInputs, Coverage, TurnRecord
+from roller.capture.tape import TapeReadResult
+from roller.finalize.assemble import CaptureParts, FinalizedCapture, assemble, rfc3339
+from roller.finalize.attribute import (
+    AttributionResult,
+    attribute,
+    parent_disagreements,
+    unattributed_calls,
+)
+from roller.finalize.capture_errors import CaptureErrors
+from roller.finalize.coverage import check_coverage, coverage_mismatch, lifecycle
+from roller.finalize.decode import DecodedCall, decode_exchange
+from roller.finalize.ids import CaptureIds, capture_ids
+from roller.finalize.relate import Related, relate
+from roller.finalize.status import call_statuses, verdict
+from roller.finalize.turns import attempt_execution, turn_records, turns_not_run
+from roller.harnesses.base import NativeCapture
+
+
+def build_capture(
+    inputs: AttemptInputs, tape: TapeReadResult, native: NativeCapture | None
+) -> FinalizedCapture:
+    return assemble(capture_parts(inputs, tape, native))
+
+
+def capture_parts(
+    inputs: AttemptInputs, tape: TapeReadResult, native: NativeCapture | None
+) -> CaptureParts:
+    """Every stage but the last: what `assemble` builds the records from."""
+    # decode
+    calls = [decode_exchange(n, ex, inputs.harness.name) for n, ex in enumerate(tape.exchanges)]
+    # attribute, then number calls and participants
+    attributed = attribute(calls, native, single_agent=bool(inputs.declared_single_agent))
+    ids = capture_ids(inputs.capture_scope, calls, attributed.participants)
+    # relate
+    related = relate(calls, attributed.owners, ids, native)
+    # status: per call, the checks against native facts and turns, the capture errors
+    # in their fixed order, then the verdict (complete? raw/ retained?)
+    statuses = call_statuses(calls, attributed.calls)
+    coverage = check_coverage(calls, attributed.owners, native)
+    cycle = lifecycle(native, ids.participants)
+    arrivals = [c.exchange.request_time_ns for c in calls]
+    turns = turn_records(inputs, arrivals, ids.calls, rfc3339)
+    execution = attempt_execution(inputs)
+    errors = _capture_errors(inputs, tape, native, calls, attributed, ids, related, coverage, turns)
+    judged = verdict(
+        retention=inputs.debug_retention,
+        execution=execution,
+        call_captures=[s.capture for s in statuses],
+        call_executions=[c.execution_status for c in calls],
+        participant_states=[d.state for d in attributed.participants],
+        lifecycle=cycle.status,
+        coverage=coverage,
+        errors=bool(errors),
+    )
+    return CaptureParts(
+        inputs=inputs,
+        native=native,
+        calls=calls,
+        attributed=attributed,
+        ids=ids,
+        related=related,
+        statuses=statuses,
+        verdict=judged,
+        coverage=coverage,
+        lifecycle=cycle,
+        execution=execution,
+        turns=turns,
+        errors=errors.records(),
+    )
+
+
+def _capture_errors(
+    inputs: AttemptInputs,
+    tape: TapeReadResult,
+    native: NativeCapture | None,
+    calls: Sequence[DecodedCall],
+    attributed: AttributionResult,
+    ids: CaptureIds,
+    related: Related,
+    coverage: Coverage,
+    turns: Sequence[TurnRecord] | None,
+) -> CaptureErrors:
+    """Every capture error, in the order manifests have always listed them."""
+    errors = CaptureErrors()
+    errors.extend("tape_problem", tape.problems)
+    for problem in native.problems if native is not None else ():
+        errors.add("native_log_problem", problem.message, problem.where)
+    errors.extend("native_log_problem", related.tool_id_problems)
+    errors.extend("unattributed_calls", unattributed_calls(calls, attributed))
+    errors.extend(
+        "parent_disagreement", parent_disagreements(attributed, ids.calls, ids.participants)
+    )
+    errors.extend("coverage_mismatch", coverage_mismatch(coverage))
+    errors.extend("launch_error", [inputs.launch_error] if inputs.launch_error else [])
+    errors.extend("turn_not_run", turns_not_run(turns))
+    errors.extend("relations_unknown", related.unknown_messages())
+    return errors

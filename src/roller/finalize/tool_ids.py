@@ -1,0 +1,50 @@
+"""The id each emitted tool call's results carry, per call.
+
+A tool call's id is the one its HTTP output carries. Where the output carries none
+(Gemini), the id the harness assigned to that position of that output, as its native
+log records it under the output's response id (`NativeCapture.assigned_tool_ids`),
+stands in — only when the native list names the same tools in the same order as the
+output; a list that does not fit assigns nothing and is a `native_log_problem`.
+Position inside one output is its structure, not request order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from roller.finalize.decode import DecodedCall
+from roller.harnesses.base import NativeCapture
+
+# per emitted tool call of one call: the id its results carry (None: no id known)
+ToolIds = tuple[str | None, ...]
+
+
+def tool_refs_of(
+    calls: Sequence[DecodedCall], native: NativeCapture | None
+) -> tuple[list[ToolIds], list[str]]:
+    """Per call, per emitted tool call, the id its results carry; and the problems found
+    (one message per native list that does not fit its output)."""
+    assigned = native.assigned_tool_ids if native is not None else {}
+    out: list[ToolIds] = []
+    problems: list[str] = []
+    for call in calls:
+        own: ToolIds = tuple(t.id for t in call.emitted)
+        listed = assigned.get(call.response_id) if call.response_id is not None else None
+        if listed is None:
+            out.append(own)
+            continue
+        names = [t.name for t in call.emitted]
+        if names != [a.name for a in listed]:
+            problems.append(
+                f"response {call.response_id}: the native log assigns tool-call ids to "
+                f"{[a.name for a in listed]}, but the output calls {names}"
+            )
+            out.append(own)
+            continue
+        out.append(
+            tuple(
+                t.id if t.id is not None else a.id
+                for t, a in zip(call.emitted, listed, strict=True)
+            )
+        )
+    return out, problems
