@@ -5,12 +5,10 @@ the installed binary); these tests pin what each branch says."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
-from roller.cli.collect import _model_notice
-from roller.collect.session import CollectRequest
+from roller.cli.collect import model_notice
+from roller.collect.runs import RunSpec
 from roller.harnesses import adapter_for
 from roller.harnesses.base import ModelNoticeAdapter
 from roller.harnesses.codex.catalog import CATALOG_VERSION, DEFAULT_MODEL, mode_for, mode_notice
@@ -43,23 +41,23 @@ def test_the_notice_says_the_mode_and_why_in_one_line() -> None:
     assert "not known" in other and CATALOG_VERSION in other
 
 
-def _request(api_base: str, model: str | None, version: str | None = None) -> CollectRequest:
-    return CollectRequest(
-        run_dir=Path("/nonexistent"),
+def _spec(api_base: str, model: str | None, version: str | None = None) -> RunSpec:
+    return RunSpec(
         harness="codex",
-        api_base=api_base,
-        prompt="hi",
-        model=model,
         harness_version=version,
+        api_base=api_base,
+        capture_calls=True,
+        capture_debug="on-error",
+        model=model,
     )
 
 
 def test_collect_says_it_only_for_a_real_upstream_without_model() -> None:
     assert isinstance(adapter_for("codex"), ModelNoticeAdapter)
-    assert _model_notice(_request("http://127.0.0.1:9", None)) == mode_notice(None, "0.171.0")
-    assert _model_notice(_request("http://127.0.0.1:9", "mock-model")) is None
-    assert _model_notice(_request("mock:spawn-one", None)) is None
-    later = _model_notice(_request("https://api.openai.com", None, "0.172.0"))
+    assert model_notice(_spec("http://127.0.0.1:9", None)) == mode_notice(None, "0.171.0")
+    assert model_notice(_spec("http://127.0.0.1:9", "mock-model")) is None
+    assert model_notice(_spec("mock:spawn-one", None)) is None
+    later = model_notice(_spec("https://api.openai.com", None, "0.172.0"))
     assert later is not None and "0.172.0" in later
     # a harness whose request shape does not hang on its model says nothing
     assert not isinstance(adapter_for("pi"), ModelNoticeAdapter)
