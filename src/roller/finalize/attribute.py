@@ -35,6 +35,7 @@ from typing import Literal
 from roller.capture.models import Attribution, IdentityStatus, ParentCrossCheck
 from roller.finalize.decode import DecodedCall
 from roller.harnesses.base import (
+    InheritedContext,
     NativeCapture,
     NativeEvidence,
     NativeParticipant,
@@ -72,6 +73,7 @@ class ParticipantDraft:
     state: ParticipantState
     evidence: tuple[NativeEvidence, ...] = ()
     call_evidence: tuple[int, ...] = field(default=())
+    inherited: InheritedContext | None = None
 
 
 @dataclass(frozen=True)
@@ -254,6 +256,7 @@ def _draft_from_native(p: NativeParticipant) -> ParticipantDraft:
         name=p.name,
         state=p.state,
         evidence=p.evidence,
+        inherited=p.inherited,
     )
 
 
