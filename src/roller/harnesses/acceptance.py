@@ -76,6 +76,8 @@ class Scenario:
     `roller/acceptance/scenarios/`. The prompt is plain English so the same scenario
     can run against a real provider (the mock ignores it; it must never contain the
     mock's `ROLLER-SUBTASK` marker, which would make the root look like a child).
+    `follow_up`: later prompts, each run as the next turn of the same conversation
+    (`roller collect --prompt A --prompt B`; a harness that can resume).
     """
 
     name: str
@@ -85,6 +87,7 @@ class Scenario:
     capture_calls: bool = True
     options: Mapping[str, str] = field(default_factory=dict)
     summary: str = ""
+    follow_up: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -95,12 +98,14 @@ class ScenarioOverride:
     prompt: str | None = None
     options: Mapping[str, str] = field(default_factory=dict)
     expect: Mapping[str, Any] = field(default_factory=dict)  # Expect field -> value
+    follow_up: tuple[str, ...] | None = None
 
     def apply(self, scenario: Scenario) -> Scenario:
         return dataclasses.replace(
             scenario,
             mock=self.mock or scenario.mock,
             prompt=self.prompt or scenario.prompt,
+            follow_up=self.follow_up if self.follow_up is not None else scenario.follow_up,
             options={**scenario.options, **self.options},
             expect=dataclasses.replace(scenario.expect, **self.expect),
         )
@@ -128,6 +133,9 @@ class AcceptanceProfile:
     # A harness without any delegation tool: every scenario that expects a child is not
     # applicable, for this reason.
     no_delegation: str | None = None
+    # Scenarios only this harness runs, after the common ones (a form of delegation
+    # only it has, e.g. one call that starts several children).
+    extra_scenarios: tuple[Scenario, ...] = ()
 
     def resolve(self, scenario: Scenario) -> Scenario | str:
         """The scenario as this harness runs it, or the reason it is not applicable."""
