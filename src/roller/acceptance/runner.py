@@ -179,7 +179,7 @@ def ensure_installed(plan: Plan, log: Callable[[str], None]) -> None:
 async def run_plan_async(
     plan: Plan, on_outcome: Callable[[Outcome], None] = lambda _o: None
 ) -> list[Outcome]:
-    profile = profile_for(plan.harness)
+    profile = profile_for(plan.harness).for_options(plan.options)
     everything = (*SCENARIOS, *profile.extra_scenarios)
     chosen = [_named(everything, n) for n in plan.scenarios] if plan.scenarios else everything
     env, creds = collect_env(plan, profile)

@@ -57,6 +57,7 @@ CREDENTIAL_ENV = (
     "OPENAI_API_KEY",
     "GEMINI_API_KEY",
     "GOOGLE_API_KEY",
+    "DEEPSEEK_API_KEY",
 )
 MOCK_KEY = "sk-roller-mock-placeholder"
 

@@ -136,6 +136,17 @@ class AcceptanceProfile:
     # Scenarios only this harness runs, after the common ones (a form of delegation
     # only it has, e.g. one call that starts several children).
     extra_scenarios: tuple[Scenario, ...] = ()
+    # The profile to use instead when a run sets a launch option to a value that changes
+    # what the harness can do: `"KEY=VALUE" -> profile` (DeepSeek `profile=sdk`).
+    variants: Mapping[str, AcceptanceProfile] = field(default_factory=dict)
+
+    def for_options(self, options: Mapping[str, str]) -> AcceptanceProfile:
+        """This profile, or the variant the run's launch options select."""
+        for selector, variant in self.variants.items():
+            key, _, value = selector.partition("=")
+            if options.get(key) == value:
+                return variant
+        return self
 
     def resolve(self, scenario: Scenario) -> Scenario | str:
         """The scenario as this harness runs it, or the reason it is not applicable."""

@@ -13,7 +13,10 @@ wrappers, the acceptance profiles) is derived from the registry.
 - `injections`: its injected-message wrappers (`roller.harnesses.wrappers`);
 - `adapter`: how roller launches it and reads its native logs, or None for a harness seen
   only on the wire (through the gateway), which has a profile and nothing else;
-- `acceptance`: how it runs the shared acceptance scenarios, or None.
+- `acceptance`: how it runs the shared acceptance scenarios, or None;
+- `private_body_fields`: top-level request body fields that are the harness's own
+  bookkeeping rather than model input (DeepSeek's native log slice): the capture keeps
+  them as sent, training exports leave them out.
 A record whose parts name another harness is a programming error (`ValueError`).
 """
 
@@ -37,6 +40,7 @@ class Harness:
     injections: InjectionWrappers = field(default_factory=InjectionWrappers)
     adapter: HarnessAdapter | None = None
     acceptance: AcceptanceProfile | None = None
+    private_body_fields: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         named = {
