@@ -33,7 +33,8 @@ real runs (Chat Completions, Responses and Anthropic Messages modes):
   stateless channel), so at exit every session has ended: `complete` when each has an
   `end_reason` and every child has its delegation result; sessions still open are
   `pending`; an unreadable store is `unknown`.
-Problem codes: those of `hermes.store`, and here `unknown_reference` (a parent or a
+Problem codes: those of `hermes.store`, and here `not_an_object` (a delegate result that
+is not JSON with a `results` list), `unknown_reference` (a parent or a
 record naming a session without a row), `disagreement` (`_delegate_from` against
 `parent_session_id`, a record whose parent differs from the child's row, `source`
 against the parent link), `unexpected_count` (not exactly one root), `missing_record`
