@@ -69,6 +69,7 @@ from roller.harnesses.deepseek.sessions import (
     read_logs,
     read_record,
 )
+from roller.harnesses.lineage import chain_depth
 
 COVERAGE: Final = "per_session_count_and_tool_call_ids"
 SPAWN_TOOLS: Final = frozenset({"subagent", "subagent_fork"})
@@ -283,18 +284,6 @@ def _check_tree(
             problems.append(NativeProblem("unknown_reference", message, f.log.path))
 
 
-def _depth(f: Facts, facts: Mapping[str, Facts]) -> int:
-    depth, seen, cur = 0, {f.log.id}, f.log
-    while cur.parent_id is not None:
-        depth += 1
-        parent = facts.get(cur.parent_id)
-        if parent is None or parent.log.id in seen:
-            break
-        seen.add(parent.log.id)
-        cur = parent.log
-    return depth
-
-
 def _state(f: Facts) -> ParticipantState:
     if f.last_end is None:
         return "running"
@@ -316,7 +305,7 @@ def _participant(f: Facts, facts: Mapping[str, Facts]) -> NativeParticipant:
         key=log.id,
         role="root" if log.parent_id is None else "child",
         parent_key=log.parent_id,
-        depth=_depth(f, facts),
+        depth=chain_depth(log.id, {k: v.log.parent_id for k, v in facts.items()}),
         native_ids=ids,
         name=f.provider,
         state=_state(f),

@@ -69,6 +69,7 @@ from roller.harnesses.hermes.store import (
     StoredSession,
     read_store,
 )
+from roller.harnesses.lineage import chain_depth
 
 DELEGATE_TOOL: Final = "delegate_task"
 # The api_mode whose stored `response_item_id`s are the wire's Responses item ids.
@@ -104,18 +105,6 @@ def _ev(ref: str) -> NativeEvidence:
     return NativeEvidence(path=DB_NAME, ref=ref)
 
 
-def _depth(session: StoredSession, by_id: Mapping[str, StoredSession]) -> int:
-    depth, seen, cur = 0, {session.id}, session
-    while cur.parent_id is not None:
-        depth += 1
-        parent = by_id.get(cur.parent_id)
-        if parent is None or parent.id in seen:
-            break
-        seen.add(parent.id)
-        cur = parent
-    return depth
-
-
 def _participant(
     s: StoredSession, by_id: Mapping[str, StoredSession], delivered: Mapping[str, str]
 ) -> NativeParticipant:
@@ -129,7 +118,7 @@ def _participant(
         key=s.id,
         role="root" if s.parent_id is None else "child",
         parent_key=s.parent_id,
-        depth=_depth(s, by_id),
+        depth=chain_depth(s.id, {k: v.parent_id for k, v in by_id.items()}),
         native_ids=ids,
         name=s.source or None,
         state=state,
