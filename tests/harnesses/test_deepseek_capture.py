@@ -72,7 +72,7 @@ def test_every_call_is_its_own_agents(name: str, tmp_path: Path) -> None:
 def test_the_private_body_fields_are_declared_data() -> None:
     deepseek = registry().get("deepseek")
     assert deepseek is not None
-    assert deepseek.private_body_fields == ("dsh_session_log", "dsh_plugin_packages")
+    assert set(deepseek.private_fields) == {"dsh_session_log", "dsh_plugin_packages"}
 
 
 @pytest.mark.parametrize(("name", "children"), [("sdk-single", 1), ("sdk-parallel", 2)])

@@ -52,7 +52,7 @@ from roller.harnesses.base import (
 from roller.harnesses.deepseek import driver
 from roller.harnesses.deepseek.acceptance import ACCEPTANCE
 from roller.harnesses.deepseek.native import COVERAGE, read_native
-from roller.harnesses.deepseek.profile import NAME, PRIVATE_BODY_FIELDS, TOOLS, WIRE
+from roller.harnesses.deepseek.profile import NAME, PRIVATE_FIELDS, TOOLS, WIRE
 from roller.harnesses.deepseek.sessions import RECORD, SESSIONS
 from roller.harnesses.harness import Harness
 from roller.harnesses.launch import checked_launch, harness_env, passed_credentials
@@ -201,5 +201,5 @@ HARNESS = Harness(
     tools=TOOLS,
     adapter=DeepSeekAdapter(),
     acceptance=ACCEPTANCE,
-    private_body_fields=PRIVATE_BODY_FIELDS,
+    private_fields=PRIVATE_FIELDS,
 )

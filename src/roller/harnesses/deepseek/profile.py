@@ -14,16 +14,16 @@ Identity (rule `deepseek-headers`, kind `BodyLineage`), on every `POST …/v1/me
   harness appends `delivery-accepted {sessionId, throughSeq}` to that session's log when
   the request is accepted, so `<session>:<throughSeq>` is the request's own id (`run_id`).
 
-Harness-private body fields (`PRIVATE_BODY_FIELDS`): `dsh_session_log` (the native log
-slice, ~26 KB of a 55 KB first `sdk` request) and `dsh_plugin_packages` (the plugin
-inventory). The capture keeps them as sent; training exports leave them out.
-
 Tools (mock roles): `subagent`, and `subagent_fork` for a spawn that forks the parent's
 history; `bash`.
+
+Private fields (left out of training exports, kept in the capture): `dsh_session_log`
+and `dsh_plugin_packages`, sizes measured on the probed version.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Final
 
 from roller.harnesses.tools import ToolHints
@@ -53,6 +53,9 @@ TOOLS: Final = ToolHints(
     roles={"spawn": ("subagent",), "shell": ("bash",)}, fork_spawn=("subagent_fork",)
 )
 
-# Top-level request body fields that are the harness's own bookkeeping, not model input:
-# kept in every call's context, left out of training exports.
-PRIVATE_BODY_FIELDS: Final = (SESSION_LOG, "dsh_plugin_packages")
+# body field -> why the training exports leave it out
+PRIVATE_FIELDS: Final[Mapping[str, str]] = {
+    "dsh_session_log": "the slice of its native event log each request carries (lineage "
+    "evidence, resent at least once; ~26 KB of a 55 KB request)",
+    "dsh_plugin_packages": "the package@version list of its plugins",
+}
