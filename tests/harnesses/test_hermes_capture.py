@@ -178,3 +178,14 @@ def test_a_stored_tool_call_no_output_carries_is_a_coverage_mismatch(tmp_path: P
     assert m.coverage.checked and not m.coverage.ok
     assert any("call_not_on_the_wire is in no captured output" in p for p in m.coverage.problems)
     assert "coverage_mismatch" in {e.code for e in m.capture_errors}
+
+
+def test_each_child_records_its_parent_and_its_delegating_call(tmp_path: Path) -> None:
+    capture = finalize_fixture("hermes", "chat-batched", tmp_path)
+    (root,) = [p for p in capture.manifest.participants if p.role == "root"]
+    spawns = {
+        r.child_participant_id: r.tool_call_id for r in capture.relations if r.type == "spawn"
+    }
+    for child in (p for p in capture.manifest.participants if p.role == "child"):
+        assert child.native_ids["parent_session_id"] == root.native_ids["session_id"]
+        assert child.native_ids["delegate_tool_call_id"] == spawns[child.participant_id]

@@ -4,8 +4,10 @@ adapter's reader (the tables, fields and files are in `roller.harnesses.hermes.s
 
 Checked against Hermes Agent 0.19.0 under `hermes -z`, with every fact below seen in
 real runs (Chat Completions, Responses and Anthropic Messages modes):
-- **Participants.** One per `sessions` row. The root is the row without
-  `parent_session_id` (`source` `cli`); a `delegate_task` child names its parent there
+- **Participants.** One per `sessions` row (`native_ids`: `session_id`, and on a child
+  `parent_session_id` and `delegate_tool_call_id`, the delegating call). The root is the
+  row without `parent_session_id` (`source` `cli`); a `delegate_task` child names its
+  parent there
   and in `model_config._delegate_from` (both must agree, else `disagreement`). Depth is
   the length of the parent chain (a child with role `orchestrator` can delegate again
   when `delegation.max_spawn_depth` allows).
@@ -86,7 +88,8 @@ def read_native(native_dir: Path) -> NativeCapture:
     items = _emitted_refs(store.messages) if store.api_mode == RESPONSES else {}
     relations, delivered = _relations(store.delegations, by_id, items, results, problems)
     _check_sessions(store.sessions, by_id, store.delegations, problems)
-    participants = [_participant(s, by_id, delivered) for s in store.sessions]
+    calls = {d.child_id: d.tool_call_id for d in store.delegations if d.tool_call_id}
+    participants = [_participant(s, by_id, delivered, calls) for s in store.sessions]
     participants.sort(key=lambda p: (p.depth, p.key))
     return NativeCapture(
         participants=tuple(participants),
@@ -106,7 +109,10 @@ def _ev(ref: str) -> NativeEvidence:
 
 
 def _participant(
-    s: StoredSession, by_id: Mapping[str, StoredSession], delivered: Mapping[str, str]
+    s: StoredSession,
+    by_id: Mapping[str, StoredSession],
+    delivered: Mapping[str, str],
+    calls: Mapping[str | None, str],
 ) -> NativeParticipant:
     state: ParticipantState = "completed" if s.end_reason is not None else "running"
     if delivered.get(s.id) not in (None, "completed"):
@@ -114,6 +120,8 @@ def _participant(
     ids = {"session_id": s.id}
     if s.parent_id is not None:
         ids["parent_session_id"] = s.parent_id
+    if s.id in calls:
+        ids["delegate_tool_call_id"] = calls[s.id]
     return NativeParticipant(
         key=s.id,
         role="root" if s.parent_id is None else "child",
