@@ -156,7 +156,7 @@ class DeepSeekAdapter:
             str(launch.binary.parent / "python"),
             str(here / "driver.py"),
             "--profile", options["profile"],
-            "--session-id", session or ROOT_SESSION,
+            *(("--resume", session) if session else ("--session-id", ROOT_SESSION)),
             "--dsh-home", str(home),
             "--cwd", str(request.dirs.work),
             "--base-url", request.base_urls["anthropic"],
@@ -168,8 +168,6 @@ class DeepSeekAdapter:
         argv += [
             arg for name in files if name.endswith(".yml") for arg in ("--patch", str(here / name))
         ]
-        if session is not None:
-            argv.append("--resume")
         env = harness_env(request.dirs, launch.binary)
         env.update(QUIET_ENV)
         env.update(options.env())

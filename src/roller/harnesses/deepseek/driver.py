@@ -4,7 +4,7 @@ roller never imports it (its standard-library parts are tested directly): DeepSe
 Harness is a Python SDK over a JSON-RPC runtime, not a CLI prompt, so the adapter writes
 this file into the scratch dir and launches it with the harness venv's python. It runs
 ONE prompt (read from stdin, so no prompt is ever taken for a flag) as one turn of the
-session `--session-id` (a fresh session, or with `--resume` the persisted one), waits
+session `--session-id` (a fresh one), or of `--resume <id>` (the persisted one), waits
 until the session tree has settled, closes the runtime so it flushes its session logs,
 and appends what the SDK's side channel said to `--record` (JSON lines): first
 `{"event": "driver.started", "profile", "session_id", "resume"}`, then
@@ -115,8 +115,9 @@ def pump(subscription: Any, tree: Tree) -> None:
 def arguments(argv: list[str]) -> argparse.Namespace:
     ap = argparse.ArgumentParser(description="run one DeepSeek Harness turn for roller")
     ap.add_argument("--profile", required=True)
-    ap.add_argument("--session-id", required=True)
-    ap.add_argument("--resume", action="store_true")
+    session = ap.add_mutually_exclusive_group(required=True)
+    session.add_argument("--session-id", help="start this session")
+    session.add_argument("--resume", metavar="SESSION_ID", help="resume this session")
     ap.add_argument("--dsh-home", required=True)
     ap.add_argument("--cwd", required=True)
     ap.add_argument("--base-url", required=True)
@@ -130,18 +131,19 @@ def arguments(argv: list[str]) -> argparse.Namespace:
 
 def main(argv: list[str]) -> int:
     args = arguments(argv)
+    root = args.resume or args.session_id
     prompt = sys.stdin.read()
     Path(args.record).parent.mkdir(parents=True, exist_ok=True)
     with Path(args.record).open("a", encoding="utf-8") as record:
         from deepseek_harness import DeepSeekHarness  # type: ignore[import-not-found]
 
-        tree = Tree(args.session_id, record)
+        tree = Tree(root, record)
         tree.write(
             {
                 "event": "driver.started",
                 "profile": args.profile,
-                "session_id": args.session_id,
-                "resume": args.resume,
+                "session_id": root,
+                "resume": args.resume is not None,
             }
         )
         harness = DeepSeekHarness(
@@ -159,9 +161,7 @@ def main(argv: list[str]) -> int:
                 subscription = harness.client.subscribe_notifications(None)
                 threading.Thread(target=pump, args=(subscription, tree), daemon=True).start()
                 session = (
-                    harness.resume_session(args.session_id)
-                    if args.resume
-                    else harness.start_session(args.session_id)
+                    harness.resume_session(root) if args.resume else harness.start_session(root)
                 )
                 result = session.run(prompt)
                 tree.settle(args.settle_timeout)

@@ -30,9 +30,10 @@ each API mode. Locations under the scratch HOME (`$HERMES_HOME` = `~/.hermes`):
 Rules kept: the database is opened read-only and immutable; rows come ordered by their
 keys, so the result is deterministic; a row or line without the expected shape is a
 problem and skipped, never raised. Problem codes: `missing_file` (no database; no
-delegation record), `unreadable_file` (a database that does not open, a copy with a
-`-wal` beside it, an unreadable record), `not_json` / `not_an_object` (a delegation
-line, a `tool_calls` or `model_config` value, a delegate result).
+delegation record), `missing_field` (a stored tool call without an id),
+`unreadable_file` (a database that does not open, a copy with a `-wal` beside it, an
+unreadable record), `not_json` / `not_an_object` (a delegation line, a `tool_calls` or
+`model_config` value, a delegate result).
 """
 
 from __future__ import annotations
