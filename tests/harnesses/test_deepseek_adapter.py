@@ -13,27 +13,18 @@ import pytest
 
 from roller.errors import HarnessError, UsageError
 from roller.harnesses import adapter_for
-from roller.harnesses.base import LaunchRequest, NativeCapture, ScratchDirs
+from roller.harnesses.base import LaunchRequest, NativeCapture
 from roller.harnesses.deepseek import ROOT_SESSION, driver
 
 from .fixture_capture import native_copy
+from .launch_requests import launch_request
 
 KEY = "sk-test-not-a-real-key"
 
 
 def _request(tmp_path: Path, **options: str) -> LaunchRequest:
-    dirs = ScratchDirs(home=tmp_path / "home", tmp=tmp_path / "tmp", work=tmp_path / "work")
-    return LaunchRequest(
-        prompt="--looks like a flag",
-        command=(),
-        dirs=dirs,
-        base_urls={"anthropic": "http://127.0.0.1:9", "openai": "http://127.0.0.1:9/v1"},
-        credentials={"DEEPSEEK_API_KEY": KEY, "OPENAI_API_KEY": KEY},
-        model=None,
-        capture_calls=True,
-        timeout_s=60,
-        install_dir=tmp_path / "install",
-        options=options,
+    return launch_request(
+        tmp_path, "--looks like a flag", {"DEEPSEEK_API_KEY": KEY, "OPENAI_API_KEY": KEY}, **options
     )
 
 

@@ -12,27 +12,22 @@ import pytest
 
 from roller.errors import UsageError
 from roller.harnesses import adapter_for
-from roller.harnesses.base import LaunchRequest, ScratchDirs
+from roller.harnesses.base import LaunchRequest
 from roller.harnesses.hermes import plugin
 from roller.harnesses.hermes.profile import SESSION_HEADER, WIRE
 from roller.harnesses.registry import identify
+
+from .launch_requests import launch_request
 
 KEY = "sk-test-not-a-real-key"
 
 
 def _request(tmp_path: Path, **options: str) -> LaunchRequest:
-    dirs = ScratchDirs(home=tmp_path / "home", tmp=tmp_path / "tmp", work=tmp_path / "work")
-    return LaunchRequest(
-        prompt="-starts with a dash",
-        command=(),
-        dirs=dirs,
-        base_urls={"openai": "http://127.0.0.1:9/v1", "anthropic": "http://127.0.0.1:9"},
-        credentials={"OPENAI_API_KEY": KEY, "ANTHROPIC_API_KEY": KEY},
-        model=None,
-        capture_calls=True,
-        timeout_s=60,
-        install_dir=tmp_path / "install",
-        options=options,
+    return launch_request(
+        tmp_path,
+        "-starts with a dash",
+        {"OPENAI_API_KEY": KEY, "ANTHROPIC_API_KEY": KEY},
+        **options,
     )
 
 
