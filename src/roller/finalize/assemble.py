@@ -42,6 +42,7 @@ from roller.capture.models import (
 from roller.finalize.attribute import AttributionResult, CallAttribution
 from roller.finalize.decode import DecodedCall
 from roller.finalize.ids import CaptureIds
+from roller.finalize.inherited import inherited_record
 from roller.finalize.relate import Related
 from roller.finalize.status import CallStatus, Verdict
 from roller.finalize.tool_ids import ToolIds
@@ -132,6 +133,9 @@ def _participants(parts: CaptureParts) -> list[ParticipantRecord]:
                 [Evidence(source="declared:single_agent", ref=None, retained=True)]
                 if d.declared
                 else []
+            ),
+            inherited_context=inherited_record(
+                d.inherited, d.key, parts.calls, owners, pids, retained
             ),
         )
         for d in parts.attributed.participants
@@ -245,7 +249,7 @@ def _call_record(
         finish_reason=call.finish_reason,
         usage=_usage_info(call.usage),
         stream=call.request_stream,
-        native_identity={k: str(v) for k, v in call.identity.evidence.items()},
+        native_identity=_native_identity(call),
         attribution=attr.attribution,
         tool_refs=_tool_refs(call, tool_ids),
         execution_status=call.execution_status,
@@ -256,6 +260,14 @@ def _call_record(
         export_blocked_by=status.blocked,
         errors=status.errors,
     )
+
+
+def _native_identity(call: DecodedCall) -> dict[str, str]:
+    """The wire's identity evidence; `run_id` only where the wire carries one."""
+    out = {k: str(v) for k, v in call.identity.evidence.items()}
+    if call.identity.run_id is not None:
+        out["run_id"] = call.identity.run_id
+    return out
 
 
 def _request_info(call: DecodedCall) -> RequestInfo:
