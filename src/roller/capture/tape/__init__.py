@@ -10,7 +10,14 @@ docs/architecture.md ("roller.capture.tape"). `writer` appends (the proxy's hot 
 from __future__ import annotations
 
 from roller.capture.tape.format import OUTCOMES, TAPE_VERSION, Outcome, segment_name
-from roller.capture.tape.reader import TapeExchange, TapeReadResult, read_tape
+from roller.capture.tape.reader import (
+    ExchangeRef,
+    TapeExchange,
+    TapeIndex,
+    TapeReadResult,
+    index_tape,
+    read_tape,
+)
 from roller.capture.tape.writer import (
     DEFAULT_FSYNC_INTERVAL,
     DEFAULT_SEGMENT_MAX_BYTES,
@@ -23,11 +30,14 @@ __all__ = [
     "DEFAULT_SEGMENT_MAX_BYTES",
     "OUTCOMES",
     "TAPE_VERSION",
+    "ExchangeRef",
     "Outcome",
     "TapeExchange",
+    "TapeIndex",
     "TapeOpenError",
     "TapeReadResult",
     "TapeWriter",
+    "index_tape",
     "read_tape",
     "segment_name",
 ]

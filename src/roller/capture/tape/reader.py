@@ -16,6 +16,7 @@ Rules this module keeps:
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -72,25 +73,135 @@ class TapeReadResult:
 
 
 def read_tape(directory: Path | str) -> TapeReadResult:
-    """Read every segment of a tape directory, oldest first.
+    """Read every segment of a tape directory, oldest first, into memory.
 
     A missing directory reads as an empty tape with one problem. Exchanges are ordered by
     their `req` frame (segment order, then position in the segment).
     """
+    with index_tape(directory, keep_data=True) as index:
+        exchanges = tuple(index.load(ref) for ref in index.exchanges)
+        return TapeReadResult(exchanges, index.problems, index.segments)
+
+
+@dataclass(frozen=True, slots=True)
+class ExchangeRef:
+    """Where one exchange's frames lie: enough to load it, small enough to keep many.
+
+    `frames` is flat: per frame `kind code, segment, header start, header stop, payload
+    start, payload stop` (codes in `_KIND_CODES`); the `req` frame comes first.
+    """
+
+    exchange_id: str
+    request_time_ns: int
+    frames: tuple[int, ...]
+
+
+class TapeIndex:
+    """A tape read once for its framing: exchanges as `ExchangeRef`s, bodies left on disk.
+
+    `load(ref)` reads one exchange's frames back (the same `TapeExchange` `read_tape`
+    gives), `request_body(ref)` only its request body. Memory is one segment while
+    indexing, then a few integers per frame. Use it as a context manager (it keeps the
+    segment files open).
+    """
+
+    def __init__(
+        self,
+        names: tuple[str, ...],
+        sources: list[Path],
+        exchanges: tuple[ExchangeRef, ...],
+        problems: tuple[str, ...],
+        data: dict[int, bytes] | None,
+    ) -> None:
+        self.segments = names
+        self.exchanges = exchanges
+        self.problems = problems
+        self._paths = sources
+        self._data = data
+        self._fds: dict[int, int] = {}
+
+    def __enter__(self) -> TapeIndex:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        for fd in self._fds.values():
+            os.close(fd)
+        self._fds.clear()
+
+    def _read(self, segment: int, start: int, stop: int) -> bytes:
+        if self._data is not None:
+            return self._data[segment][start:stop]
+        fd = self._fds.get(segment)
+        if fd is None:
+            fd = self._fds[segment] = os.open(self._paths[segment], os.O_RDONLY)
+        return os.pread(fd, stop - start, start)
+
+    def request_body(self, ref: ExchangeRef) -> bytes:
+        f = ref.frames
+        return b"".join(
+            self._read(f[i + 1], f[i + 4], f[i + 5])
+            for i in range(0, len(f), _FIELDS)
+            if f[i] == _BODY
+        )
+
+    def load(self, ref: ExchangeRef) -> TapeExchange:
+        f = ref.frames
+        b = _Builder(ref.exchange_id, self._meta(f, 0), ref.request_time_ns)
+        for i in range(_FIELDS, len(f), _FIELDS):
+            code, seg = f[i], f[i + 1]
+            if code == _BODY:
+                b.body.append(self._read(seg, f[i + 4], f[i + 5]))
+            elif code == _CHUNK:
+                header = json.loads(self._read(seg, f[i + 2], f[i + 3]))
+                b.chunks.append((header["t"], self._read(seg, f[i + 4], f[i + 5])))
+            else:
+                header = json.loads(self._read(seg, f[i + 2], f[i + 3]))
+                if code == _RESP:
+                    b.response, b.response_time_ns = header["meta"], header["t"]
+                else:
+                    b.end, b.end_time_ns = header["meta"], header["t"]
+        return b.freeze()
+
+    def _meta(self, f: tuple[int, ...], i: int) -> JSONObject:
+        meta: JSONObject = json.loads(self._read(f[i + 1], f[i + 2], f[i + 3]))["meta"]
+        return meta
+
+
+def index_tape(directory: Path | str, *, keep_data: bool = False) -> TapeIndex:
+    """Index every segment of a tape directory, oldest first (see `TapeIndex`).
+
+    The same framing rules and problems as `read_tape`; `keep_data` keeps the segments
+    in memory (what `read_tape` does) instead of reading frames back from disk.
+    """
     root = Path(directory)
     if not root.is_dir():
-        return TapeReadResult((), (f"{root}: not a tape directory",))
+        return TapeIndex((), [], (), (f"{root}: not a tape directory",), None)
     reader = _Reader()
     names: list[str] = []
+    paths: list[Path] = []
+    kept: dict[int, bytes] | None = {} if keep_data else None
     for _, path in list_segments(root):
         names.append(path.name)
+        paths.append(path)
         try:
             data = path.read_bytes()
         except OSError as exc:
             reader.problems.append(f"{path.name}: unreadable: {exc}")
             continue
-        reader.segment(path.name, data)
-    return reader.result(tuple(names))
+        reader.segment(len(paths) - 1, path.name, data)
+        if kept is not None:
+            kept[len(paths) - 1] = data
+    exchanges, problems = reader.result()
+    return TapeIndex(tuple(names), paths, exchanges, problems, kept)
+
+
+# An indexed frame: kind code, segment, header start/stop, payload start/stop.
+_FIELDS = 6
+_REQ, _BODY, _RESP, _CHUNK, _END = range(5)
+_KIND_CODES = {"req": _REQ, "body": _BODY, "resp": _RESP, "chunk": _CHUNK, "end": _END}
 
 
 @dataclass
@@ -119,6 +230,18 @@ class _Builder:
         )
 
 
+@dataclass
+class _Spans:
+    """An exchange being indexed: its frames' places and what the checks need."""
+
+    request_time_ns: int
+    frames: list[int]
+    has_response: bool = False
+    ended: bool = False
+    response_bytes: object = None
+    chunk_bytes: int = 0
+
+
 class _FrameError(Exception):
     """A frame whose framing cannot be trusted: the rest of its segment is unreadable."""
 
@@ -142,24 +265,26 @@ def _parse_header(line: bytes) -> JSONObject:
 
 class _Reader:
     def __init__(self) -> None:
-        self.builders: dict[str, _Builder] = {}
+        self.spans: dict[str, _Spans] = {}
         self.order: list[str] = []
         self.problems: list[str] = []
 
-    def result(self, segments: tuple[str, ...]) -> TapeReadResult:
+    def result(self) -> tuple[tuple[ExchangeRef, ...], tuple[str, ...]]:
         for x in self.order:
-            b = self.builders[x]
-            stated = None if b.end is None else b.end.get("response_bytes")
-            if isinstance(stated, int):
-                got = sum(len(d) for _, d in b.chunks)
-                if got != stated:
+            s = self.spans[x]
+            if s.ended and isinstance(s.response_bytes, int):
+                if s.chunk_bytes != s.response_bytes:
                     self.problems.append(
-                        f"exchange {x}: chunk frames hold {got} bytes, its end frame says {stated}"
+                        f"exchange {x}: chunk frames hold {s.chunk_bytes} bytes, "
+                        f"its end frame says {s.response_bytes}"
                     )
-        exchanges = tuple(self.builders[x].freeze() for x in self.order)
-        return TapeReadResult(exchanges, tuple(self.problems), segments)
+        refs = tuple(
+            ExchangeRef(x, self.spans[x].request_time_ns, tuple(self.spans[x].frames))
+            for x in self.order
+        )
+        return refs, tuple(self.problems)
 
-    def segment(self, name: str, data: bytes) -> None:
+    def segment(self, number: int, name: str, data: bytes) -> None:
         pos = 0
         size = len(data)
         first = True
@@ -192,10 +317,11 @@ class _Reader:
                     self.problems.append(f"{name}: unsupported tape version {header.get('v')!r}")
                     return
             else:
-                self._apply(f"{name} byte {pos}", header, data[start:stop])
+                place = (number, pos, newline, start, stop)
+                self._apply(f"{name} byte {pos}", header, place)
             pos = stop + 1
 
-    def _apply(self, where: str, header: JSONObject, payload: bytes) -> None:
+    def _apply(self, where: str, header: JSONObject, place: tuple[int, int, int, int, int]) -> None:
         kind: str = header["k"]
         x = header.get("x")
         t: int = header["t"]
@@ -210,31 +336,29 @@ class _Reader:
             if not isinstance(meta, dict):
                 self.problems.append(f"{where}: {kind} frame of {x} has no meta object")
                 return
-            if payload:
+            if place[4] > place[3]:
                 self.problems.append(f"{where}: {kind} frame of {x} carries payload bytes")
+        frame = [_KIND_CODES[kind], *place]
         if kind == "req":
-            if x in self.builders:
+            if x in self.spans:
                 self.problems.append(f"{where}: second req frame for exchange {x}")
                 return
-            assert isinstance(meta, dict)
-            self.builders[x] = _Builder(x, meta, t)
+            self.spans[x] = _Spans(t, frame)
             self.order.append(x)
             return
-        builder = self.builders.get(x)
-        if builder is None:
+        spans = self.spans.get(x)
+        if spans is None:
             self.problems.append(f"{where}: {kind} frame for unknown exchange {x}")
-        elif builder.end is not None:
+        elif spans.ended:
             self.problems.append(f"{where}: {kind} frame after the end of exchange {x}")
-        elif kind == "body":
-            builder.body.append(payload)
-        elif kind == "chunk":
-            builder.chunks.append((t, payload))
-        elif kind == "resp":
-            if builder.response is not None:
-                self.problems.append(f"{where}: second resp frame for exchange {x}")
-                return
-            assert isinstance(meta, dict)
-            builder.response, builder.response_time_ns = meta, t
-        else:  # end
-            assert isinstance(meta, dict)
-            builder.end, builder.end_time_ns = meta, t
+        elif kind == "resp" and spans.has_response:
+            self.problems.append(f"{where}: second resp frame for exchange {x}")
+        else:
+            spans.frames += frame
+            if kind == "chunk":
+                spans.chunk_bytes += place[4] - place[3]
+            elif kind == "resp":
+                spans.has_response = True
+            elif kind == "end":
+                assert isinstance(meta, dict)
+                spans.ended, spans.response_bytes = True, meta.get("response_bytes")
