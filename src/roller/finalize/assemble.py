@@ -13,7 +13,7 @@ byte. Rules kept:
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -40,7 +40,7 @@ from roller.capture.models import (
     UsageInfo,
 )
 from roller.finalize.attribute import AttributionResult, CallAttribution
-from roller.finalize.decode import DecodedCall
+from roller.finalize.decode import CallFacts, DecodedCall
 from roller.finalize.ids import CaptureIds
 from roller.finalize.relate import Related
 from roller.finalize.status import CallStatus, Verdict
@@ -63,7 +63,7 @@ class CaptureParts:
 
     inputs: AttemptInputs
     native: NativeCapture | None
-    calls: Sequence[DecodedCall]  # decode
+    calls: Sequence[CallFacts]  # decode
     attributed: AttributionResult  # attribute
     ids: CaptureIds
     related: Related  # relate
@@ -83,28 +83,41 @@ def rfc3339(ns: int | None) -> str | None:
     return dt.strftime("%Y-%m-%dT%H:%M:%S.%f") + "Z"
 
 
-def assemble(parts: CaptureParts) -> FinalizedCapture:
-    retained = parts.verdict.retained
-    pids = parts.ids.participants
+def assemble(parts: CaptureParts, calls: Sequence[DecodedCall]) -> FinalizedCapture:
+    """Every record in memory (`roller.finalize.attempt` streams them instead)."""
     records: list[CallRecord] = []
     bodies: dict[str, bytes] = {}
-    for call, cid, attr, st, ids in zip(
-        parts.calls,
-        parts.ids.calls,
-        parts.attributed.calls,
-        parts.statuses,
-        parts.related.tool_ids,
-        strict=True,
-    ):
-        records.append(_call_record(call, cid, pids, attr, st, retained, ids))
-        if retained and call.exchange.response is not None:
-            bodies[cid] = call.exchange.body
-    relations = parts.related.relations
-    if not retained:
-        relations = [_without_native_sources(r) for r in relations]
+    for i, call in enumerate(calls):
+        records.append(call_record(parts, i, call))
+        if parts.verdict.retained and call.exchange.response is not None:
+            bodies[parts.ids.calls[i]] = call.exchange.body
+    relations = list(relation_records(parts))
+    return FinalizedCapture(records, relations, manifest(parts, len(relations)), bodies)
+
+
+def call_record(parts: CaptureParts, i: int, call: DecodedCall) -> CallRecord:
+    """The record of call i, from its decoded call and what the stages decided of it."""
+    return _call_record(
+        call,
+        parts.ids.calls[i],
+        parts.ids.participants,
+        parts.attributed.calls[i],
+        parts.statuses[i],
+        parts.verdict.retained,
+        parts.related.tool_ids[i],
+    )
+
+
+def relation_records(parts: CaptureParts) -> Iterator[RelationRecord]:
+    """Every relation in order, as it reads once raw/ is cleaned or kept."""
+    for relation in parts.related.iter_relations():
+        yield relation if parts.verdict.retained else _without_native_sources(relation)
+
+
+def manifest(parts: CaptureParts, relations: int) -> Manifest:
+    """The manifest (its `files` left empty: the writer fills them from the bytes)."""
     participants = _participants(parts)
-    manifest = _manifest(parts, records, relations, participants)
-    return FinalizedCapture(records, relations, manifest, bodies)
+    return _manifest(parts, _counts(parts, relations, participants), participants)
 
 
 def _participants(parts: CaptureParts) -> list[ParticipantRecord]:
@@ -134,10 +147,7 @@ def _participants(parts: CaptureParts) -> list[ParticipantRecord]:
 
 
 def _manifest(
-    parts: CaptureParts,
-    records: Sequence[CallRecord],
-    relations: Sequence[RelationRecord],
-    participants: list[ParticipantRecord],
+    parts: CaptureParts, counts: Counts, participants: list[ParticipantRecord]
 ) -> Manifest:
     inputs = parts.inputs
     return Manifest(
@@ -159,7 +169,7 @@ def _manifest(
         lifecycle=parts.lifecycle,
         debug_retention=inputs.debug_retention,
         raw_retained=parts.verdict.retained,
-        counts=_counts(records, relations, participants),
+        counts=counts,
         files={},
         turns=parts.turns,
     )
@@ -179,18 +189,17 @@ def _capabilities(native: NativeCapture | None, coverage: Coverage) -> Capabilit
 
 
 def _counts(
-    records: Sequence[CallRecord],
-    relations: Sequence[RelationRecord],
-    participants: Sequence[ParticipantRecord],
+    parts: CaptureParts, relations: int, participants: Sequence[ParticipantRecord]
 ) -> Counts:
+    identities = [a.status for a in parts.attributed.calls]
     return Counts(
-        calls=len(records),
-        generation_calls=sum(1 for r in records if r.kind == "generation"),
-        attributed_calls=sum(1 for r in records if r.identity_status == "attributed"),
-        unattributed_calls=sum(1 for r in records if r.identity_status == "unattributed"),
-        ambiguous_calls=sum(1 for r in records if r.identity_status == "ambiguous"),
-        exportable_calls=sum(1 for r in records if r.export_status == "exportable"),
-        relations=len(relations),
+        calls=len(parts.calls),
+        generation_calls=sum(1 for c in parts.calls if c.kind == "generation"),
+        attributed_calls=identities.count("attributed"),
+        unattributed_calls=identities.count("unattributed"),
+        ambiguous_calls=identities.count("ambiguous"),
+        exportable_calls=sum(1 for s in parts.statuses if s.export == "exportable"),
+        relations=relations,
         participants=len(participants),
     )
 

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from roller.capture.models import Attribution, IdentityStatus, ParentCrossCheck
-from roller.finalize.decode import DecodedCall
+from roller.finalize.decode import CallFacts
 from roller.harnesses.base import (
     NativeCapture,
     NativeEvidence,
@@ -85,19 +85,19 @@ class AttributionResult:
         return [a.participant_key for a in self.calls]
 
 
-def attribute(calls: Sequence[DecodedCall], native: NativeCapture | None) -> AttributionResult:
+def attribute(calls: Sequence[CallFacts], native: NativeCapture | None) -> AttributionResult:
     if native is None:
         return _attribute_by_wire(calls)
     return _attribute_by_native(calls, native)
 
 
-def _join_value(call: DecodedCall, native: NativeCapture) -> str | None:
+def _join_value(call: CallFacts, native: NativeCapture) -> str | None:
     if native.identity.basis == "response_id":
         return call.response_id
     return call.identity.participant_key
 
 
-def _attribute_by_native(calls: Sequence[DecodedCall], native: NativeCapture) -> AttributionResult:
+def _attribute_by_native(calls: Sequence[CallFacts], native: NativeCapture) -> AttributionResult:
     basis = f"native:{native.identity.basis}"
     by_key = {p.key: p for p in native.participants}
     result: list[CallAttribution] = []
@@ -175,7 +175,7 @@ def _parent_check(
     return ("disagree" if participant.role == "root" else "absent"), claim
 
 
-def unattributed_calls(calls: Sequence[DecodedCall], result: AttributionResult) -> list[str]:
+def unattributed_calls(calls: Sequence[CallFacts], result: AttributionResult) -> list[str]:
     """The message for generation calls no evidence attributes; none when every one is."""
     unattributed = sum(
         1
@@ -265,7 +265,7 @@ class _WireParticipant:
     calls: list[int]
 
 
-def _attribute_by_wire(calls: Sequence[DecodedCall]) -> AttributionResult:
+def _attribute_by_wire(calls: Sequence[CallFacts]) -> AttributionResult:
     result: list[CallAttribution] = []
     seen: dict[str, _WireParticipant] = {}
     for call in calls:

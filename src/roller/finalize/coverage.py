@@ -15,14 +15,14 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from roller.capture.models import Coverage, Lifecycle
-from roller.finalize.decode import DecodedCall
+from roller.finalize.decode import CallFacts
 from roller.harnesses.base import NativeCapture
 
 _PER_ID = frozenset({"per_message_id", "per_response_id"})
 
 
 def check_coverage(
-    calls: Sequence[DecodedCall],
+    calls: Sequence[CallFacts],
     owners: Sequence[str | None],
     native: NativeCapture | None,
 ) -> Coverage:

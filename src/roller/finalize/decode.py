@@ -11,6 +11,10 @@ Pure: a `TapeExchange` in, a `DecodedCall` out. Rules kept:
 - the execution and response-capture statuses are the rulebook's
   (`roller.capture.statuses`, the same functions the gateway's call rows use), from how
   the exchange ended at the proxy and whether the response reached its terminal event.
+
+`DecodedCall.facts` is the part of a call the later stages (attribute, relate, status)
+read: a few hundred bytes, no body, no context, so a capture of any length keeps every
+call's facts in memory while the bodies stay on the tape (`roller.finalize.attempt`).
 """
 
 from __future__ import annotations
@@ -39,6 +43,47 @@ from roller.identity import WireIdentity
 from roller.wire import codec_for, endpoint_for
 from roller.wire.response import ResponseReading, read_response
 from roller.wire.types import ProtocolName, Reassembly, ToolCall, ToolResult, Usage
+
+
+@dataclass(frozen=True)
+class CallFacts:
+    """What attribute, relate and status need of a decoded call (no body, no context).
+
+    `result_ids`: the ids of the tool results the context carries (None dropped), for
+    `result_in_context`; the full `ToolResult`s stay with the `DecodedCall`.
+    """
+
+    sequence: int
+    kind: CallKind
+    request_time_ns: int
+    response_id: str | None
+    model: str | None
+    response_model: str | None
+    emitted: tuple[ToolCall, ...]
+    result_ids: frozenset[str]
+    identity: WireIdentity
+    context_ok: bool
+    output_complete: bool
+    tool_call_without_identity: bool
+    execution_status: ExecutionStatus
+    response_capture_status: ResponseCaptureStatus
+    errors: tuple[tuple[str, str], ...]
+
+    def status_inputs(self, identity_status: IdentityStatus, error_count: int) -> StatusInputs:
+        """What the capture and export rules (`roller.capture.statuses`) need of this call,
+        once its identity is decided; finalize and the gateway's export both ask here."""
+        return StatusInputs(
+            kind=self.kind,
+            execution_status=self.execution_status,
+            response_capture_status=self.response_capture_status,
+            context_parsed=self.context_ok,
+            output_complete=self.output_complete,
+            tool_call_without_identity=self.tool_call_without_identity,
+            identity_status=identity_status,
+            model=self.model,
+            response_model=self.response_model,
+            error_count=error_count,
+        )
 
 
 @dataclass(frozen=True)
@@ -74,21 +119,43 @@ class DecodedCall:
     def outcome(self) -> str:
         return IN_FLIGHT if self.exchange.end is None else str(self.exchange.end.get("outcome"))
 
-    def status_inputs(self, identity_status: IdentityStatus, error_count: int) -> StatusInputs:
-        """What the capture and export rules (`roller.capture.statuses`) need of this call,
-        once its identity is decided; finalize and the gateway's export both ask here."""
-        return StatusInputs(
+    # The three `CallFacts` fields a decoded call holds in another shape, so the stages
+    # read either (tests hand them decoded calls).
+    @property
+    def request_time_ns(self) -> int:
+        return self.exchange.request_time_ns
+
+    @property
+    def result_ids(self) -> frozenset[str]:
+        return frozenset(r.id for r in self.results if r.id is not None)
+
+    @property
+    def output_complete(self) -> bool:
+        return bool(self.reassembly and self.reassembly.complete)
+
+    @property
+    def facts(self) -> CallFacts:
+        return CallFacts(
+            sequence=self.sequence,
             kind=self.kind,
-            execution_status=self.execution_status,
-            response_capture_status=self.response_capture_status,
-            context_parsed=self.context_ok,
-            output_complete=bool(self.reassembly and self.reassembly.complete),
-            tool_call_without_identity=self.tool_call_without_identity,
-            identity_status=identity_status,
+            request_time_ns=self.request_time_ns,
+            response_id=self.response_id,
             model=self.model,
             response_model=self.response_model,
-            error_count=error_count,
+            emitted=self.emitted,
+            result_ids=self.result_ids,
+            identity=self.identity,
+            context_ok=self.context_ok,
+            output_complete=self.output_complete,
+            tool_call_without_identity=self.tool_call_without_identity,
+            execution_status=self.execution_status,
+            response_capture_status=self.response_capture_status,
+            errors=self.errors,
         )
+
+    def status_inputs(self, identity_status: IdentityStatus, error_count: int) -> StatusInputs:
+        """The status rules' inputs (`CallFacts.status_inputs`)."""
+        return self.facts.status_inputs(identity_status, error_count)
 
 
 def exchange_facts(ex: TapeExchange, reading: ResponseReading) -> ExchangeFacts:
