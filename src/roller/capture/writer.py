@@ -1,8 +1,9 @@
 """Publishing a capture: formal files, integrity check, cleanup, manifest last.
 
 Order (`docs/protocol.md`, "Integrity and publication"):
-1. write `calls.jsonl` and `relations.jsonl` atomically;
-2. read them back and check they hold exactly the records given (integrity);
+1. write `calls.jsonl` and `relations.jsonl` atomically, streamed (a record at a time,
+   hashed as written: a capture of any size is never held in memory);
+2. read them back and check they hash to exactly what was written (integrity);
 3. clean `raw/` per retention — the records were already built knowing whether raw/
    survives, so cleanup never changes a status or leaves a dangling reference;
 4. hash the formal files and write `manifest.json` last, atomically.
@@ -12,11 +13,11 @@ A crash before step 4 leaves an old or no manifest, which `roller validate` reje
 from __future__ import annotations
 
 import shutil
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
-from roller.capture.files import atomic_write, describe, jsonl_bytes
+from roller.capture.files import atomic_write, atomic_write_lines, describe_file
 from roller.capture.layout import CALLS, RELATIONS, AttemptPaths
-from roller.capture.models import CallRecord, Manifest, RelationRecord
+from roller.capture.models import CallRecord, FileEntry, Manifest, RelationRecord
 from roller.errors import IntegrityError
 
 
@@ -35,20 +36,35 @@ def publish(
 
     `manifest.files` is ignored and recomputed from the bytes written.
     """
-    payloads = {
-        CALLS: jsonl_bytes(serialize(c) for c in calls),
-        RELATIONS: jsonl_bytes(serialize(r) for r in relations),
+    return publish_lines(
+        paths,
+        (serialize(c).encode("utf-8") + b"\n" for c in calls),
+        (serialize(r).encode("utf-8") + b"\n" for r in relations),
+        lambda files: manifest,
+    )
+
+
+def publish_lines(
+    paths: AttemptPaths,
+    call_lines: Iterable[bytes],
+    relation_lines: Iterable[bytes],
+    manifest_for: Callable[[Mapping[str, FileEntry]], Manifest],
+) -> Manifest:
+    """`publish` for records already serialized (each line LF-terminated), streamed.
+
+    `manifest_for(files)` gives the manifest once the formal files are written (it may
+    count from them: `files[RELATIONS].lines` is the number of relations); its `files`
+    is replaced by what was written."""
+    files = {
+        CALLS: atomic_write_lines(paths.root / CALLS, call_lines),
+        RELATIONS: atomic_write_lines(paths.root / RELATIONS, relation_lines),
     }
-    for name, data in payloads.items():
-        atomic_write(paths.root / name, data)
-    for name, data in payloads.items():
-        on_disk = (paths.root / name).read_bytes()
-        if on_disk != data:
+    for name, written in files.items():
+        if describe_file(paths.root / name) != written:
             raise IntegrityError(f"{paths.root / name} does not hold what was just written")
+    manifest = manifest_for(files)
     if not manifest.raw_retained and paths.raw.exists():
         shutil.rmtree(paths.raw)
-    final = manifest.model_copy(
-        update={"files": {name: describe(data) for name, data in payloads.items()}}
-    )
+    final = manifest.model_copy(update={"files": dict(files)})
     atomic_write(paths.manifest, (serialize(final) + "\n").encode("utf-8"))
     return final

@@ -1,22 +1,39 @@
-"""Finalizing an attempt directory: the I/O shell around the pure `build_capture`.
+"""Finalizing an attempt directory: the I/O shell around the finalize stages.
 
 Reads `raw/attempt.json`, the tape under `raw/tape/` and the native logs under
 `raw/native/` (through the harness adapter's pure reader), builds the records, writes
 raw response bodies under `raw/responses/` when raw/ is retained, and publishes the
 formal files and the manifest. Running it again on the same raw/ gives byte-identical
 formal files: that is what `roller finalize ATTEMPT_DIR` does.
+
+It streams, so memory does not grow with the length of a capture beyond each call's
+`CallFacts` (a few hundred bytes): the tape is indexed, not read (`index_tape`); the
+first pass decodes one exchange at a time and keeps its facts, the rest going to a
+`Spill` on disk; the stages between decode and assemble (`capture_parts`, the same as
+`build_capture` runs) read only the facts; the second pass assembles one record at a
+time from the spill and the tape and the writer streams it into `calls.jsonl`, then the
+relations, derived as they are written. The records are the ones `build_capture` makes
+from the same inputs, byte for byte (tests/finalize/test_streaming.py).
 """
 
 from __future__ import annotations
 
-from roller.capture.files import atomic_write
-from roller.capture.layout import AttemptPaths
-from roller.capture.models import AttemptInputs, Manifest
+from collections.abc import Iterator, Mapping
+from dataclasses import replace
+from pathlib import Path
+
+from roller.capture.context import with_context
+from roller.capture.files import sync_files, write_unsynced
+from roller.capture.layout import RELATIONS, AttemptPaths
+from roller.capture.models import AttemptInputs, FileEntry, Manifest
 from roller.capture.reader import read_json_model
-from roller.capture.tape import read_tape
-from roller.capture.writer import publish
+from roller.capture.tape import TapeIndex, index_tape
+from roller.capture.writer import publish_lines, serialize
 from roller.errors import CaptureFormatError
-from roller.finalize.pipeline import build_capture
+from roller.finalize.assemble import CaptureParts, call_record, manifest, relation_records
+from roller.finalize.decode import decode_exchange, request_texts
+from roller.finalize.pipeline import capture_parts
+from roller.finalize.spill import Spill
 from roller.harnesses import adapter_for
 
 
@@ -27,11 +44,43 @@ def finalize_attempt(paths: AttemptPaths) -> Manifest:
             "(retention) or it is not an attempt directory, so it cannot be re-finalized"
         )
     inputs = read_json_model(paths.attempt_inputs, AttemptInputs)
-    adapter = adapter_for(inputs.harness.name)
-    tape = read_tape(paths.tape)
-    native = adapter.read_native(paths.native)
-    finalized = build_capture(inputs, tape, native)
-    if finalized.manifest.raw_retained:
-        for call_id, body in finalized.response_bodies.items():
-            atomic_write(paths.response_body(call_id), body)
-    return publish(paths, finalized.calls, finalized.relations, finalized.manifest)
+    native = adapter_for(inputs.harness.name).read_native(paths.native)
+    with index_tape(paths.tape) as tape, Spill(paths.root) as spill:
+        facts = []
+        for n, ref in enumerate(tape.exchanges):
+            call = decode_exchange(n, tape.load(ref), inputs.harness.name)
+            facts.append(call.facts)
+            spill.put(call)
+
+        def texts(i: int) -> tuple[str, ...]:
+            return request_texts(tape.load(tape.exchanges[i]))
+
+        parts = capture_parts(inputs, facts, tape.problems, native, texts)
+        bodies: list[Path] = []
+
+        def manifest_for(files: Mapping[str, FileEntry]) -> Manifest:
+            sync_files(bodies)  # the response bodies reach the disk before the manifest
+            return manifest(parts, files[RELATIONS].lines)
+
+        relation_lines = (serialize(r).encode() + b"\n" for r in relation_records(parts))
+        return publish_lines(
+            paths, _call_lines(paths, parts, tape, spill, bodies), relation_lines, manifest_for
+        )
+
+
+def _call_lines(
+    paths: AttemptPaths, parts: CaptureParts, tape: TapeIndex, spill: Spill, bodies: list[Path]
+) -> Iterator[bytes]:
+    """Each call's record line, assembled from the spill and the tape; with raw/ kept,
+    each response body written under raw/responses/ on the way (names into `bodies`)."""
+    retained = parts.verdict.retained
+    for i, ref in enumerate(tape.exchanges):
+        spilled = spill.get(i)
+        exchange = tape.load(ref)
+        record = call_record(parts, i, replace(spilled.call, exchange=exchange))
+        line = serialize(record).encode() + b"\n"
+        yield with_context(line, spilled.context_from(exchange.request_body))
+        if retained and exchange.response is not None:
+            target = paths.response_body(parts.ids.calls[i])
+            write_unsynced(target, exchange.body)
+            bodies.append(target)

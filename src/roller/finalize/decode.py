@@ -20,10 +20,10 @@ call's facts in memory while the bodies stay on the tape (`roller.finalize.attem
 from __future__ import annotations
 
 import hashlib
-import json
 from dataclasses import dataclass
 from typing import Any
 
+from roller.capture.context import parse_context
 from roller.capture.models import (
     CallKind,
     ExecutionStatus,
@@ -38,9 +38,11 @@ from roller.capture.statuses import (
     response_capture_status,
 )
 from roller.capture.tape import TapeExchange
+from roller.capture.tape.format import JSONObject
 from roller.harnesses import identify
 from roller.identity import WireIdentity
 from roller.wire import codec_for, endpoint_for
+from roller.wire.endpoints import Endpoint
 from roller.wire.response import ResponseReading, read_response
 from roller.wire.types import ProtocolName, Reassembly, ToolCall, ToolResult, Usage
 
@@ -173,26 +175,34 @@ def exchange_facts(ex: TapeExchange, reading: ResponseReading) -> ExchangeFacts:
     )
 
 
+def _endpoint(meta: JSONObject) -> Endpoint:
+    query = [(str(k), str(v)) for k, v in meta.get("query") or []]
+    return endpoint_for(str(meta.get("method", "")), str(meta.get("path", "")), query)
+
+
+def request_texts(ex: TapeExchange) -> tuple[str, ...]:
+    """The text fragments of an exchange's request, as `DecodedCall.texts` holds them:
+    decoded again from the tape when a stage asks (they are not kept per call)."""
+    protocol = _endpoint(ex.request).output_protocol
+    if protocol is None:
+        return ()
+    return tuple(codec_for(protocol).context_texts(parse_context(ex.request_body).value))
+
+
 def decode_exchange(sequence: int, ex: TapeExchange, harness: str) -> DecodedCall:
     meta = ex.request
-    method = str(meta.get("method", ""))
-    path = str(meta.get("path", ""))
     headers = meta.get("headers") or []
     errors: list[tuple[str, str]] = []
 
-    query = [(str(k), str(v)) for k, v in meta.get("query") or []]
-    endpoint = endpoint_for(method, path, query)
+    endpoint = _endpoint(meta)
     kind: CallKind = endpoint.record_kind
     protocol = endpoint.output_protocol
     body_bytes = ex.request_body
-    context: Any = None
-    context_ok = True
-    if body_bytes:
-        try:
-            context = json.loads(body_bytes)
-        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-            context_ok = False
-            errors.append(("context_not_json", f"request body is not JSON: {exc}"))
+    parsed = parse_context(body_bytes)
+    context: Any = parsed.value
+    context_ok = parsed.ok
+    if parsed.error is not None:
+        errors.append(("context_not_json", parsed.error))
 
     roller_evidence = meta.get("roller") or {}
     identity = identify(harness, headers, context, roller_evidence)

@@ -24,8 +24,8 @@ Rules kept (`docs/protocol.md`, "Relation"):
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping, Sequence
 from bisect import bisect_right
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -35,7 +35,6 @@ from roller.finalize.ids import CaptureIds
 from roller.finalize.tool_ids import ToolIds, tool_refs_of
 from roller.harnesses.base import NativeCapture, NativeEvidence, NativeRelation
 from roller.wire.types import ToolCall
-
 
 Texts = Callable[[int], Sequence[str]]  # call index -> the text fragments of its request
 

@@ -272,12 +272,12 @@ class _Reader:
     def result(self) -> tuple[tuple[ExchangeRef, ...], tuple[str, ...]]:
         for x in self.order:
             s = self.spans[x]
-            if s.ended and isinstance(s.response_bytes, int):
-                if s.chunk_bytes != s.response_bytes:
-                    self.problems.append(
-                        f"exchange {x}: chunk frames hold {s.chunk_bytes} bytes, "
-                        f"its end frame says {s.response_bytes}"
-                    )
+            stated = s.response_bytes
+            if s.ended and isinstance(stated, int) and s.chunk_bytes != stated:
+                self.problems.append(
+                    f"exchange {x}: chunk frames hold {s.chunk_bytes} bytes, "
+                    f"its end frame says {stated}"
+                )
         refs = tuple(
             ExchangeRef(x, self.spans[x].request_time_ns, tuple(self.spans[x].frames))
             for x in self.order
