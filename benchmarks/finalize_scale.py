@@ -88,8 +88,8 @@ class Shape:
                 )
                 for c in range(1, self.children + 1)
             ]
-            for label, headers, turns in plan:
-                turns = min(turns, left)
+            for label, headers, planned in plan:
+                turns = min(planned, left)
                 if turns <= 0:
                     return
                 left -= turns
@@ -140,7 +140,11 @@ def turn_messages(n: int, turn_kb: int) -> tuple[bytes, bytes]:
             {"type": "tool_result", "tool_use_id": tool_id, "content": _text(turn_kb, f"r{n}")}
         ],
     }
-    return (json.dumps(call, separators=(",", ":")).encode(), json.dumps(result).encode())
+    compact = (",", ":")  # as Node's JSON.stringify and serde_json write (most harnesses)
+    return (
+        json.dumps(call, separators=compact).encode(),
+        json.dumps(result, separators=compact).encode(),
+    )
 
 
 def sse_reply(n: int) -> list[bytes]:
@@ -222,7 +226,7 @@ RESPONSE_META = {
 }
 
 
-def build_attempt(root: Path, calls: int, shape: Shape) -> AttemptPaths:
+def build_attempt(root: Path, calls: int, shape: Shape, retention: str) -> AttemptPaths:
     """An attempt directory with raw/attempt.json and a synthetic tape of `calls` calls."""
     paths = AttemptPaths(root / "samples" / "bench" / "capture" / "attempt-0001")
     paths.raw.mkdir(parents=True)
@@ -232,7 +236,7 @@ def build_attempt(root: Path, calls: int, shape: Shape) -> AttemptPaths:
         sample_id="bench",
         attempt=1,
         harness=HarnessInfo(name="generic", version=None, profile=None),
-        debug_retention="full",
+        debug_retention=retention,  # type: ignore[arg-type]
         started_at="2026-12-01T00:00:00.000000Z",
         ended_at="2026-12-01T01:00:00.000000Z",
         exit_code=0,
@@ -246,7 +250,8 @@ def build_attempt(root: Path, calls: int, shape: Shape) -> AttemptPaths:
     t = 1_764_547_200_000_000_000
     with TapeWriter(paths.tape, fsync_interval=None) as tape:
         for _label, roller, turns in shape.conversations(calls):
-            messages = [json.dumps({"role": "user", "content": _text(1, "task")}).encode()]
+            task = {"role": "user", "content": _text(1, "task")}
+            messages = [json.dumps(task, separators=(",", ":")).encode()]
             for _turn in range(turns):
                 body = head + fixed + b',"messages":[' + b",".join(messages) + b"]}"
                 meta = {
@@ -298,6 +303,12 @@ class Measured:
     def calls_per_s(self) -> float:
         return self.calls / self.seconds if self.seconds else 0.0
 
+    @property
+    def calls_per_cpu_s(self) -> float:
+        """Calls per second of the child's own CPU time: what a machine shared with other
+        work still measures fairly."""
+        return self.calls / self.cpu_seconds if self.cpu_seconds else 0.0
+
 
 def _limit(gb: float) -> None:
     limit = int(gb * 1024**3)
@@ -315,7 +326,7 @@ def run_child(
         cmd,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
-        preexec_fn=lambda: _limit(limit_gb),
+        preexec_fn=lambda: _limit(limit_gb),  # noqa: PLW1509 (no threads here)
     )
     assert proc.stderr is not None
     err = proc.stderr.read().decode(errors="replace")
@@ -323,7 +334,7 @@ def run_child(
     seconds = time.perf_counter() - started
     proc.returncode = os.waitstatus_to_exitcode(status)
     ok = proc.returncode == 0
-    note = "" if ok else (err.strip().splitlines() or ["exit %d" % proc.returncode])[-1][:120]
+    note = "" if ok else (err.strip().splitlines() or [f"exit {proc.returncode}"])[-1][:120]
     cpu = usage.ru_utime + usage.ru_stime
     return Measured(operation, calls, seconds, cpu, usage.ru_maxrss / 1024, ok, note)
 
@@ -336,11 +347,13 @@ def sizes(paths: AttemptPaths) -> dict[str, int]:
     return out
 
 
-def measure_size(work: Path, calls: int, shape: Shape, limit_gb: float) -> list[Measured]:
+def measure_size(
+    work: Path, calls: int, shape: Shape, retention: str, limit_gb: float
+) -> list[Measured]:
     root = work / f"n{calls}"
     shutil.rmtree(root, ignore_errors=True)
     started = time.perf_counter()
-    paths = build_attempt(root, calls, shape)
+    paths = build_attempt(root, calls, shape, retention)
     print(f"  built {calls} calls in {time.perf_counter() - started:.1f} s", flush=True)
     rows = []
     for op in OPERATIONS:
@@ -363,21 +376,26 @@ def report(rows: list[Measured], args: argparse.Namespace) -> None:
     print()
     print(
         f"finalize at scale: conversations of a {args.root_turns}-call root and "
-        f"{args.children} x {args.child_turns}-call subagents; {args.fixed_kb} KiB system+tools, "
-        f"+{args.turn_kb} KiB per turn; load average {os.getloadavg()[0]:.1f}"
+        f"{args.children} x {args.child_turns}-call subagents; {args.fixed_kb} KiB "
+        f"system+tools, +{args.turn_kb} KiB per turn; retention {args.retention}; "
+        f"load average {os.getloadavg()[0]:.1f}"
     )
-    sizes_ = sorted({r.calls for r in rows})
-    print(f"{'operation':18s}" + "".join(f" | {n:>7d} calls: s  calls/s  RSS MB" for n in sizes_))
+    counts = sorted({r.calls for r in rows})
+    head = "".join(f" | {n:>7d}: wall s  calls/s  /cpu-s  RSS MB" for n in counts)
+    print(f"{'operation':18s}{head}")
     for op in OPERATIONS:
         cells = []
-        for n in sizes_:
+        for n in counts:
             r = next((x for x in rows if x.operation == op and x.calls == n), None)
             if r is None:
-                cells.append(f" | {'-':>34s}")
+                cells.append(f" | {'-':>39s}")
             elif not r.ok:
-                cells.append(f" | {'failed':>12s} {r.peak_rss_mb:>19.0f}")
+                cells.append(f" | {'failed':>24s} {r.peak_rss_mb:>14.0f}")
             else:
-                cells.append(f" | {r.seconds:>13.2f} {r.calls_per_s:8.0f} {r.peak_rss_mb:7.0f}")
+                cells.append(
+                    f" | {r.seconds:>13.2f} {r.calls_per_s:8.0f} {r.calls_per_cpu_s:7.0f}"
+                    f" {r.peak_rss_mb:7.0f}"
+                )
         print(f"{op:18s}" + "".join(cells))
 
 
@@ -391,6 +409,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--fixed-kb", type=int, default=16, help="system prompt + tools, KiB")
     p.add_argument("--turn-kb", type=int, default=1, help="tool result added per turn, KiB")
     p.add_argument("--memory-limit-gb", type=float, default=8.0)
+    p.add_argument(
+        "--retention",
+        default="on-error",
+        choices=["on-error", "full"],
+        help="on-error (default): a complete capture's raw/ is cleaned; full: kept, "
+        "with a response body file per call",
+    )
     p.add_argument("--workdir", type=Path, default=None, help="default: a temporary directory")
     p.add_argument("--json", type=Path, default=None, help="write every figure here")
     return p.parse_args(argv)
@@ -405,7 +430,7 @@ def main(argv: list[str] | None = None) -> None:
     try:
         for n in counts:
             print(f"{n} calls:", flush=True)
-            rows += measure_size(work, n, shape, args.memory_limit_gb)
+            rows += measure_size(work, n, shape, args.retention, args.memory_limit_gb)
     finally:
         if args.workdir is None:
             shutil.rmtree(work, ignore_errors=True)

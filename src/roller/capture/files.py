@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import BinaryIO
 
@@ -52,28 +52,20 @@ def fsync_dir(directory: Path) -> None:
 
 
 def write_unsynced(path: Path, data: bytes) -> None:
-    """Write a debug file without an fsync of its own: `sync_files` follows for the lot.
-
-    One fsync (and one directory fsync) per small file costs milliseconds on the disks
-    measured, so a thousand response bodies took seconds; written first and fsynced
-    together, the journal commits them at once."""
+    """Write a debug file without an fsync of its own: `sync_files` follows for the lot."""
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "wb") as fh:
         fh.write(data)
 
 
-def sync_files(paths: Iterable[Path]) -> None:
-    """fsync each file, then each directory holding them once."""
-    directories: set[Path] = set()
-    for path in paths:
-        fd = os.open(path, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        directories.add(path.parent)
-    for directory in sorted(directories):
-        fsync_dir(directory)
+def sync_files(paths: Sequence[Path]) -> None:
+    """Flush files written with `write_unsynced` to the disk, all at once.
+
+    Each fsync is a disk cache flush (~4 ms on the VM measured, whether or not the file
+    still had dirty pages), so a thousand response bodies took four seconds one by one.
+    One `sync()` flushes them all with a single barrier."""
+    if paths:
+        os.sync()
 
 
 def describe_file(path: Path) -> FileEntry:

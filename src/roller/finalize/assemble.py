@@ -13,13 +13,14 @@ byte. Rules kept:
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from roller.capture.files import sha256_hex
 from roller.capture.models import (
     AttemptInputs,
+    Attribution,
     CallRecord,
     Capabilities,
     CaptureErrorRecord,
@@ -39,7 +40,7 @@ from roller.capture.models import (
     TurnRecord,
     UsageInfo,
 )
-from roller.finalize.attribute import AttributionResult, CallAttribution
+from roller.finalize.attribute import AttributionResult
 from roller.finalize.decode import CallFacts, DecodedCall
 from roller.finalize.ids import CaptureIds
 from roller.finalize.relate import Related
@@ -97,14 +98,30 @@ def assemble(parts: CaptureParts, calls: Sequence[DecodedCall]) -> FinalizedCapt
 
 def call_record(parts: CaptureParts, i: int, call: DecodedCall) -> CallRecord:
     """The record of call i, from its decoded call and what the stages decided of it."""
-    return _call_record(
-        call,
-        parts.ids.calls[i],
-        parts.ids.participants,
-        parts.attributed.calls[i],
-        parts.statuses[i],
-        parts.verdict.retained,
-        parts.related.tool_ids[i],
+    return decide(parts, i, call_shell(call, parts.ids.calls[i], parts.related.tool_ids[i]))
+
+
+def decide(parts: CaptureParts, i: int, shell: CallRecord) -> CallRecord:
+    """A call's shell (`call_shell`) completed with what the stages decided of call i:
+    its participant, attribution, capture and export statuses, errors and `raw_path`."""
+    attr, status = parts.attributed.calls[i], parts.statuses[i]
+    pids = parts.ids.participants
+    raw_path = (
+        f"raw/responses/{shell.call_id}.body"
+        if parts.verdict.retained and shell.response.raw_sha256 is not None
+        else None
+    )
+    return shell.model_copy(
+        update={
+            "participant_id": pids[attr.participant_key] if attr.participant_key else None,
+            "response": shell.response.model_copy(update={"raw_path": raw_path}),
+            "attribution": attr.attribution,
+            "identity_status": attr.status,
+            "capture_status": status.capture,
+            "export_status": status.export,
+            "export_blocked_by": status.blocked,
+            "errors": status.errors,
+        }
     )
 
 
@@ -204,22 +221,23 @@ def _counts(
     )
 
 
-def _call_record(
-    call: DecodedCall,
-    call_id: str,
-    pids: Mapping[str, str],
-    attr: CallAttribution,
-    status: CallStatus,
-    retained: bool,
-    tool_ids: ToolIds,
-) -> CallRecord:
+# What a call's shell holds until `decide` fills in the stages' decisions.
+_UNDECIDED = Attribution(
+    basis="none", key=None, wire_participant_key=None, cross_check="absent", note=None
+)
+
+
+def call_shell(call: DecodedCall, call_id: str, tool_ids: ToolIds) -> CallRecord:
+    """Call `call_id`'s record as far as decode alone knows it: everything but the fields
+    `decide` sets (which hold neutral values here). Finalize's first pass can build and
+    set it aside before any call is attributed."""
     ex = call.exchange
     return CallRecord(
         schema_="roller.call/v1",
         call_id=call_id,
         sequence=call.sequence,
         exchange_id=ex.exchange_id,
-        participant_id=pids[attr.participant_key] if attr.participant_key else None,
+        participant_id=None,
         kind=call.kind,
         protocol=call.protocol,
         json_mode=call.json_mode,
@@ -233,7 +251,7 @@ def _call_record(
         output_problems=list(call.reassembly.problems) if call.reassembly else [],
         output_unmerged=list(call.reassembly.unmerged) if call.reassembly else [],
         provider_error=call.reassembly.error if call.reassembly else None,
-        response=_response_info(call, call_id, retained),
+        response=_response_info(call),
         model=call.model,
         response_model=call.response_model,
         response_id=call.response_id,
@@ -241,15 +259,15 @@ def _call_record(
         usage=_usage_info(call.usage),
         stream=call.request_stream,
         native_identity={k: str(v) for k, v in call.identity.evidence.items()},
-        attribution=attr.attribution,
+        attribution=_UNDECIDED,
         tool_refs=_tool_refs(call, tool_ids),
         execution_status=call.execution_status,
         response_capture_status=call.response_capture_status,
-        identity_status=attr.status,
-        capture_status=status.capture,
-        export_status=status.export,
-        export_blocked_by=status.blocked,
-        errors=status.errors,
+        identity_status="unattributed",
+        capture_status="partial",
+        export_status="blocked",
+        export_blocked_by=[],
+        errors=[],
     )
 
 
@@ -266,7 +284,8 @@ def _request_info(call: DecodedCall) -> RequestInfo:
     )
 
 
-def _response_info(call: DecodedCall, call_id: str, retained: bool) -> ResponseInfo:
+def _response_info(call: DecodedCall) -> ResponseInfo:
+    """The response as recorded; `raw_path` is decided with retention (`decide`)."""
     ex = call.exchange
     resp = ex.response
     first_byte = ex.chunks[0][0] if ex.chunks else None
@@ -276,7 +295,7 @@ def _response_info(call: DecodedCall, call_id: str, retained: bool) -> ResponseI
         headers=[(str(k), str(v)) for k, v in (resp or {}).get("headers") or []],
         streamed=call.streamed,
         outcome=call.outcome,
-        raw_path=f"raw/responses/{call_id}.body" if retained and has_response else None,
+        raw_path=None,
         raw_sha256=sha256_hex(ex.body) if has_response else None,
         bytes=len(ex.body),
         content_encoding=call.content_encoding,

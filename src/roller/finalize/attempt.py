@@ -19,7 +19,6 @@ from the same inputs, byte for byte (tests/finalize/test_streaming.py).
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from dataclasses import replace
 from pathlib import Path
 
 from roller.capture.context import with_context
@@ -30,10 +29,12 @@ from roller.capture.reader import read_json_model
 from roller.capture.tape import TapeIndex, index_tape
 from roller.capture.writer import publish_lines, serialize
 from roller.errors import CaptureFormatError
-from roller.finalize.assemble import CaptureParts, call_record, manifest, relation_records
+from roller.finalize.assemble import CaptureParts, call_shell, decide, manifest, relation_records
 from roller.finalize.decode import decode_exchange, request_texts
+from roller.finalize.ids import call_id
 from roller.finalize.pipeline import capture_parts
 from roller.finalize.spill import Spill
+from roller.finalize.tool_ids import tool_refs_of
 from roller.harnesses import adapter_for
 
 
@@ -50,7 +51,9 @@ def finalize_attempt(paths: AttemptPaths) -> Manifest:
         for n, ref in enumerate(tape.exchanges):
             call = decode_exchange(n, tape.load(ref), inputs.harness.name)
             facts.append(call.facts)
-            spill.put(call)
+            (tool_ids,), _ = tool_refs_of(facts[-1:], native)
+            shell = call_shell(call, call_id(inputs.capture_scope, n), tool_ids)
+            spill.put(shell, call.exchange.request_body)
 
         def texts(i: int) -> tuple[str, ...]:
             return request_texts(tape.load(tape.exchanges[i]))
@@ -75,12 +78,11 @@ def _call_lines(
     each response body written under raw/responses/ on the way (names into `bodies`)."""
     retained = parts.verdict.retained
     for i, ref in enumerate(tape.exchanges):
-        spilled = spill.get(i)
-        exchange = tape.load(ref)
-        record = call_record(parts, i, replace(spilled.call, exchange=exchange))
-        line = serialize(record).encode() + b"\n"
-        yield with_context(line, spilled.context_from(exchange.request_body))
-        if retained and exchange.response is not None:
+        body = tape.request_body(ref)
+        shell, context = spill.get(i, body)
+        line = serialize(decide(parts, i, shell)).encode() + b"\n"
+        yield with_context(line, context)
+        if retained and shell.response.raw_sha256 is not None:
             target = paths.response_body(parts.ids.calls[i])
-            write_unsynced(target, exchange.body)
+            write_unsynced(target, tape.load(ref).body)
             bodies.append(target)

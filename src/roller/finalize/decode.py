@@ -110,12 +110,17 @@ class DecodedCall:
     usage: Usage | None
     emitted: tuple[ToolCall, ...]
     results: tuple[ToolResult, ...]
-    texts: tuple[str, ...]
     tool_call_without_identity: bool
     execution_status: ExecutionStatus
     response_capture_status: ResponseCaptureStatus
     identity: WireIdentity
     errors: tuple[tuple[str, str], ...]
+
+    @property
+    def texts(self) -> tuple[str, ...]:
+        """The request's text fragments (relate looks for a delivered notification in
+        them): derived when asked, most calls never are."""
+        return context_texts(self.protocol, self.context)
 
     @property
     def outcome(self) -> str:
@@ -180,13 +185,15 @@ def _endpoint(meta: JSONObject) -> Endpoint:
     return endpoint_for(str(meta.get("method", "")), str(meta.get("path", "")), query)
 
 
+def context_texts(protocol: ProtocolName | None, context: Any) -> tuple[str, ...]:
+    return tuple(codec_for(protocol).context_texts(context)) if protocol is not None else ()
+
+
 def request_texts(ex: TapeExchange) -> tuple[str, ...]:
-    """The text fragments of an exchange's request, as `DecodedCall.texts` holds them:
+    """The text fragments of an exchange's request, as `DecodedCall.texts` gives them:
     decoded again from the tape when a stage asks (they are not kept per call)."""
     protocol = _endpoint(ex.request).output_protocol
-    if protocol is None:
-        return ()
-    return tuple(codec_for(protocol).context_texts(parse_context(ex.request_body).value))
+    return context_texts(protocol, parse_context(ex.request_body).value)
 
 
 def decode_exchange(sequence: int, ex: TapeExchange, harness: str) -> DecodedCall:
@@ -238,7 +245,6 @@ def decode_exchange(sequence: int, ex: TapeExchange, harness: str) -> DecodedCal
         usage=codec.usage(output) if codec else None,
         emitted=tuple(codec.output_tool_calls(output)) if codec else (),
         results=tuple(codec.context_tool_results(context)) if codec else (),
-        texts=tuple(codec.context_texts(context)) if codec else (),
         tool_call_without_identity=codec.tool_call_marker_without_identity(output)
         if codec
         else False,

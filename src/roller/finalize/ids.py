@@ -30,11 +30,15 @@ class CaptureIds:
         return lambda: f"rel-{self.scope}-{next(numbers):05d}"
 
 
+def call_id(scope: str, sequence: int) -> str:
+    return f"call-{scope}-{sequence:05d}"
+
+
 def capture_ids(
     scope: str, calls: Sequence[CallFacts], participants: Sequence[ParticipantDraft]
 ) -> CaptureIds:
     return CaptureIds(
         scope=scope,
-        calls=tuple(f"call-{scope}-{c.sequence:05d}" for c in calls),
+        calls=tuple(call_id(scope, c.sequence) for c in calls),
         participants={d.key: f"agent-{scope}-{n:02d}" for n, d in enumerate(participants, 1)},
     )
