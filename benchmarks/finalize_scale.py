@@ -339,8 +339,8 @@ def run_child(
     return Measured(operation, calls, seconds, cpu, usage.ru_maxrss / 1024, ok, note)
 
 
-def sizes(paths: AttemptPaths) -> dict[str, int]:
-    out = {"tape": sum(p.stat().st_size for p in paths.tape.iterdir())}
+def sizes(paths: AttemptPaths, tape: int) -> dict[str, int]:
+    out = {"tape": tape}
     for name in ("calls.jsonl", "relations.jsonl"):
         file = paths.root / name
         out[name] = file.stat().st_size if file.exists() else 0
@@ -348,15 +348,21 @@ def sizes(paths: AttemptPaths) -> dict[str, int]:
 
 
 def measure_size(
-    work: Path, calls: int, shape: Shape, retention: str, limit_gb: float
+    work: Path,
+    calls: int,
+    shape: Shape,
+    retention: str,
+    limit_gb: float,
+    operations: list[str],
 ) -> list[Measured]:
     root = work / f"n{calls}"
     shutil.rmtree(root, ignore_errors=True)
     started = time.perf_counter()
     paths = build_attempt(root, calls, shape, retention)
+    tape = sum(p.stat().st_size for p in paths.tape.iterdir())
     print(f"  built {calls} calls in {time.perf_counter() - started:.1f} s", flush=True)
     rows = []
-    for op in OPERATIONS:
+    for op in operations:
         row = run_child(op, paths, root / f"{op}.out", calls, limit_gb)
         rows.append(row)
         print(
@@ -366,7 +372,7 @@ def measure_size(
         )
         if op == "finalize" and not row.ok:
             break
-    file_sizes = sizes(paths)
+    file_sizes = sizes(paths, tape)
     print("  bytes: " + ", ".join(f"{k} {v / 1e6:.1f} MB" for k, v in file_sizes.items()))
     shutil.rmtree(root, ignore_errors=True)
     return rows
@@ -409,6 +415,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--fixed-kb", type=int, default=16, help="system prompt + tools, KiB")
     p.add_argument("--turn-kb", type=int, default=1, help="tool result added per turn, KiB")
     p.add_argument("--memory-limit-gb", type=float, default=8.0)
+    p.add_argument("--operations", default=",".join(OPERATIONS), help="which, in order")
     p.add_argument(
         "--retention",
         default="on-error",
@@ -430,7 +437,9 @@ def main(argv: list[str] | None = None) -> None:
     try:
         for n in counts:
             print(f"{n} calls:", flush=True)
-            rows += measure_size(work, n, shape, args.retention, args.memory_limit_gb)
+            rows += measure_size(
+                work, n, shape, args.retention, args.memory_limit_gb, args.operations.split(",")
+            )
     finally:
         if args.workdir is None:
             shutil.rmtree(work, ignore_errors=True)

@@ -1,16 +1,19 @@
 """Reading captures: the only way export, view and validate see the data.
 
 Strict: a record with an unknown field, a wrong type or a wrong schema string is an
-error naming the file and line. `read_attempt` loads everything; `iter_calls` streams.
+error naming the file and line. `iter_calls` streams; `read_attempt` gives the manifest
+and relations and `Capture.calls`, a sequence that reads calls.jsonl again each time it
+is iterated (a record at a time, so a reader that goes through the calls once holds one
+call, whatever the capture's length), and reads it whole only when indexed.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeVar
+from typing import TypeVar, overload
 
 from pydantic import BaseModel, ValidationError
 
@@ -25,8 +28,51 @@ M = TypeVar("M", bound=BaseModel)
 class Capture:
     paths: AttemptPaths
     manifest: Manifest
-    calls: list[CallRecord]
+    calls: Sequence[CallRecord]
     relations: list[RelationRecord]
+
+
+class CallRecords(Sequence[CallRecord]):
+    """The calls of an attempt as a sequence read from disk: iterating streams the file
+    again (`iter_calls`); `len` counts its lines; indexing reads every record once and
+    keeps them (a reader that needs random access pays for it, no other does)."""
+
+    def __init__(self, paths: AttemptPaths) -> None:
+        self._paths = paths
+        self._kept: list[CallRecord] | None = None
+        self._len: int | None = None
+
+    def __iter__(self) -> Iterator[CallRecord]:
+        return iter(self._kept) if self._kept is not None else iter_calls(self._paths)
+
+    def __len__(self) -> int:
+        if self._len is None:
+            self._len = len(self._kept) if self._kept is not None else _lines(self._paths.calls)
+        return self._len
+
+    @overload
+    def __getitem__(self, index: int) -> CallRecord: ...
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[CallRecord]: ...
+    def __getitem__(self, index: int | slice) -> CallRecord | Sequence[CallRecord]:
+        if self._kept is None:
+            self._kept = list(iter_calls(self._paths))
+        return self._kept[index]
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Sequence):
+            return list(self) == list(other)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+def _lines(path: Path) -> int:
+    try:
+        with open(path, "rb") as fh:
+            return sum(block.count(b"\n") for block in iter(lambda: fh.read(1 << 20), b""))
+    except OSError as exc:
+        raise CaptureFormatError(f"cannot read {path}: {exc.strerror or exc}") from exc
 
 
 def _first_error(exc: ValidationError) -> str:
@@ -49,12 +95,13 @@ def read_json_model(path: Path, model: type[M]) -> M:
 
 
 def iter_jsonl(path: Path, model: type[M]) -> Iterator[M]:
+    """The records of a JSONL file, one line read and validated at a time."""
     try:
-        data = path.read_bytes()
+        fh = open(path, "rb")  # noqa: SIM115 (closed below, also when the caller stops)
     except OSError as exc:
         raise CaptureFormatError(f"cannot read {path}: {exc.strerror or exc}") from exc
-    if data:
-        for lineno, line in enumerate(data.splitlines(keepends=True), 1):
+    with fh:
+        for lineno, line in enumerate(fh, 1):
             if not line.endswith(b"\n"):
                 raise CaptureFormatError(f"{path}:{lineno}: last line is not terminated")
             try:
@@ -82,7 +129,7 @@ def read_attempt(path: Path | AttemptPaths) -> Capture:
     return Capture(
         paths=paths,
         manifest=read_manifest(paths),
-        calls=list(iter_calls(paths)),
+        calls=CallRecords(paths),
         relations=list(iter_relations(paths)),
     )
 
