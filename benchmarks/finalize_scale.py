@@ -47,11 +47,27 @@ from roller.capture.models import AttemptInputs, HarnessInfo
 from roller.capture.tape import TapeWriter
 
 OPERATIONS = ("finalize", "validate", "export-calls", "export-trajectory", "view")
+# `finalize` is the capture alone (`finalize_attempt`); `roller finalize` then rewrites
+# the main trajectory too, which `export-trajectory` measures on its own.
+FINALIZE = (
+    "import sys; from pathlib import Path; from roller.capture.layout import AttemptPaths; "
+    "from roller.finalize.attempt import finalize_attempt; "
+    "finalize_attempt(AttemptPaths(Path(sys.argv[1])))"
+)
 CHILD_ARGV = {
-    "finalize": ["finalize", "{attempt}"],
-    "validate": ["validate", "{attempt}"],
-    "export-calls": ["export", "calls", "{attempt}", "--out", "{out}", "--include-blocked"],
+    "finalize": ["{python}", "-c", FINALIZE, "{attempt}"],
+    "validate": ["{roller}", "validate", "{attempt}"],
+    "export-calls": [
+        "{roller}",
+        "export",
+        "calls",
+        "{attempt}",
+        "--out",
+        "{out}",
+        "--include-blocked",
+    ],
     "export-trajectory": [
+        "{roller}",
         "export",
         "trajectory",
         "{attempt}",
@@ -59,7 +75,7 @@ CHILD_ARGV = {
         "{out}",
         "--include-blocked",
     ],
-    "view": ["view", "{attempt}"],
+    "view": ["{roller}", "view", "{attempt}"],
 }
 
 
@@ -319,8 +335,11 @@ def run_child(
     operation: str, paths: AttemptPaths, out: Path, calls: int, limit_gb: float
 ) -> Measured:
     """One operation in a fresh `roller` process: wall time and the child's peak RSS."""
-    argv = [a.format(attempt=paths.root, out=out) for a in CHILD_ARGV[operation]]
-    cmd = [str(Path(sys.executable).with_name("roller")), *argv]
+    roller = str(Path(sys.executable).with_name("roller"))
+    cmd = [
+        a.format(attempt=paths.root, out=out, python=sys.executable, roller=roller)
+        for a in CHILD_ARGV[operation]
+    ]
     started = time.perf_counter()
     proc = subprocess.Popen(
         cmd,
