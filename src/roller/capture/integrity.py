@@ -1,7 +1,9 @@
 """The checks `roller validate` runs on a published attempt.
 
 A capture is valid when:
-- the manifest parses strictly and every formal file matches its sha256, size and lines;
+- the manifest parses strictly and every formal file of its storage layout matches its
+  sha256, size and lines (compact/v3: contexts.blobs too, and every call's context
+  rebuilt from it hashes to its `context_sha256`);
 - every record parses strictly; ids are unique;
 - every call's participant exists and the manifest's `call_ids` agree with the calls;
 - every relation's calls and participants exist;
@@ -24,7 +26,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
-from roller.capture.layout import FORMAL_FILES, AttemptPaths
+from roller.capture.files import describe_file
+from roller.capture.layout import LAYOUT_FILES, AttemptPaths
 from roller.capture.models import CallRecord, Evidence, Manifest, RelationRecord
 from roller.capture.reader import iter_calls, iter_jsonl, read_manifest
 from roller.capture.statuses import StatusInputs, capture_status, export_status
@@ -152,7 +155,8 @@ def _scan_relations(
 
 def _check_files(paths: AttemptPaths, manifest: Manifest) -> list[Problem]:
     problems: list[Problem] = []
-    for name in FORMAL_FILES:
+    formal = LAYOUT_FILES[manifest.storage_layout]
+    for name in formal:
         entry = manifest.files.get(name)
         path = paths.root / name
         if entry is None:
@@ -163,14 +167,14 @@ def _check_files(paths: AttemptPaths, manifest: Manifest) -> list[Problem]:
         if not path.exists():
             problems.append(Problem("missing_file", name, "listed in the manifest but absent"))
             continue
-        data = path.read_bytes()
-        if hashlib.sha256(data).hexdigest() != entry.sha256:
+        found = describe_file(path)  # read in blocks: a formal file may be gigabytes
+        if found.sha256 != entry.sha256:
             problems.append(Problem("hash_mismatch", name, "sha256 differs from the manifest"))
-        if len(data) != entry.bytes:
+        if found.bytes != entry.bytes:
             problems.append(
-                Problem("size_mismatch", name, f"{len(data)} bytes, manifest says {entry.bytes}")
+                Problem("size_mismatch", name, f"{found.bytes} bytes, manifest says {entry.bytes}")
             )
-        lines = data.count(b"\n")
+        lines = found.lines
         if lines != entry.lines:
             problems.append(
                 Problem(
@@ -180,9 +184,11 @@ def _check_files(paths: AttemptPaths, manifest: Manifest) -> list[Problem]:
                 )
             )
     for name in manifest.files:
-        if name not in FORMAL_FILES:
+        if name not in formal:
             problems.append(
-                Problem("unexpected_file_entry", name, "not a formal file of compact/v2")
+                Problem(
+                    "unexpected_file_entry", name, f"not a formal file of {manifest.storage_layout}"
+                )
             )
     return problems
 

@@ -17,6 +17,9 @@ from typing import TypeVar, overload
 
 from pydantic import BaseModel, ValidationError
 
+from roller.capture.blobs import BlobError, BlobStore
+from roller.capture.context import parse_context
+from roller.capture.files import sha256_hex
 from roller.capture.layout import AttemptPaths
 from roller.capture.models import CallRecord, Manifest, RelationRecord, RunConfig, SampleInfo
 from roller.errors import CaptureFormatError
@@ -117,7 +120,38 @@ def read_manifest(paths: AttemptPaths) -> Manifest:
 
 
 def iter_calls(paths: AttemptPaths) -> Iterator[CallRecord]:
-    return iter_jsonl(paths.calls, CallRecord)
+    """The call records, each with its `context`, whatever the storage layout.
+
+    compact/v3 (`context_ref`): the request body is rebuilt from contexts.blobs, must
+    have `context_bytes` bytes and hash to `context_sha256`, and `context` is parsed from
+    it as finalize parsed it (`roller.capture.context.parse_context`); the record then
+    equals its compact/v2 twin. A body that does not rebuild or does not match is a
+    `CaptureFormatError` naming the call."""
+    if not paths.contexts.exists():
+        for call in iter_jsonl(paths.calls, CallRecord):
+            if call.context_ref is not None:
+                raise BlobError(
+                    f"{paths.calls}: call {call.call_id} references {paths.contexts.name}, "
+                    "which is missing"
+                )
+            yield call
+        return
+    with BlobStore(paths.contexts) as store:
+        for call in iter_jsonl(paths.calls, CallRecord):
+            yield with_stored_context(call, store)
+
+
+def with_stored_context(call: CallRecord, store: BlobStore) -> CallRecord:
+    """A compact/v3 record with its context rebuilt and checked (`iter_calls`)."""
+    if call.context_ref is None:
+        return call
+    body = store.body(call.context_ref)
+    if len(body) != call.context_bytes or sha256_hex(body) != call.context_sha256:
+        raise BlobError(
+            f"{store.path}: call {call.call_id}: the stored context does not match context_sha256"
+        )
+    value = parse_context(body).value
+    return call.model_copy(update={"context": value, "context_ref": None})
 
 
 def iter_relations(paths: AttemptPaths) -> Iterator[RelationRecord]:

@@ -12,11 +12,13 @@ A crash before step 4 leaves an old or no manifest, which `roller validate` reje
 
 from __future__ import annotations
 
+import os
 import shutil
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
 
-from roller.capture.files import atomic_write, atomic_write_lines, describe_file
-from roller.capture.layout import CALLS, RELATIONS, AttemptPaths
+from roller.capture.files import atomic_write, atomic_write_lines, describe_file, fsync_dir
+from roller.capture.layout import CALLS, LAYOUT_FILES, RELATIONS, AttemptPaths
 from roller.capture.models import CallRecord, FileEntry, Manifest, RelationRecord
 from roller.errors import IntegrityError
 
@@ -49,9 +51,13 @@ def publish_lines(
     call_lines: Iterable[bytes],
     relation_lines: Iterable[bytes],
     manifest_for: Callable[[Mapping[str, FileEntry]], Manifest],
+    written: Mapping[str, Path] | None = None,
 ) -> Manifest:
     """`publish` for records already serialized (each line LF-terminated), streamed.
 
+    `written` names formal files the caller wrote beside them while the lines were
+    produced (compact/v3's contexts.blobs, at a temporary path, fsynced here and moved in
+    place). A formal file of another layout left by an earlier publication is removed.
     `manifest_for(files)` gives the manifest once the formal files are written (it may
     count from them: `files[RELATIONS].lines` is the number of relations); its `files`
     is replaced by what was written."""
@@ -59,8 +65,16 @@ def publish_lines(
         CALLS: atomic_write_lines(paths.root / CALLS, call_lines),
         RELATIONS: atomic_write_lines(paths.root / RELATIONS, relation_lines),
     }
-    for name, written in files.items():
-        if describe_file(paths.root / name) != written:
+    for name, tmp in (written or {}).items():
+        with open(tmp, "rb+") as fh:
+            os.fsync(fh.fileno())
+        os.replace(tmp, paths.root / name)
+        files[name] = describe_file(paths.root / name)
+    for name in (n for n in LAYOUT_FILES["compact/v3"] if n not in files):
+        (paths.root / name).unlink(missing_ok=True)
+    fsync_dir(paths.root)
+    for name, entry in files.items():
+        if describe_file(paths.root / name) != entry:
             raise IntegrityError(f"{paths.root / name} does not hold what was just written")
     manifest = manifest_for(files)
     if not manifest.raw_retained and paths.raw.exists():

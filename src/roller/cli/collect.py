@@ -13,7 +13,7 @@ from typing import get_args
 import click
 from rich.console import Console
 
-from roller.capture.models import Retention
+from roller.capture.models import STORAGE_LAYOUTS, Retention, StorageLayout
 from roller.capture.reader import read_attempt
 from roller.collect.session import CollectRequest, CollectResult, collect
 from roller.errors import UsageError
@@ -73,6 +73,14 @@ DEFAULT_API_BASE = "mock:plain"
     help="Keep raw/ (tape, native logs, raw responses): on error, always, or never.",
 )
 @click.option(
+    "--storage-layout",
+    type=click.Choice(STORAGE_LAYOUTS),
+    default="compact/v2",
+    show_default=True,
+    help="compact/v3 stores each request body once, content-addressed (contexts.blobs); "
+    "every reader gives the same records (docs/protocol.md).",
+)
+@click.option(
     "--timeout",
     "timeout_s",
     type=float,
@@ -101,6 +109,7 @@ def command(
     prompts_file: Path | None,
     capture_calls: bool,
     capture_debug: Retention,  # click.Choice admits only these values
+    storage_layout: StorageLayout,
     timeout_s: float,
     model: str | None,
     harness_version: str | None,
@@ -156,6 +165,7 @@ def command(
         harness_version=harness_version,
         capture_calls=capture_calls,
         capture_debug=capture_debug,
+        storage_layout=storage_layout,
         timeout_s=timeout_s,
         model=model,
         keep_scratch=keep_scratch,

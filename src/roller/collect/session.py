@@ -31,7 +31,13 @@ from pathlib import Path
 
 from roller.capture.files import atomic_write
 from roller.capture.layout import AttemptPaths, RunPaths
-from roller.capture.models import AttemptInputs, HarnessInfo, Manifest, Retention
+from roller.capture.models import (
+    AttemptInputs,
+    HarnessInfo,
+    Manifest,
+    Retention,
+    StorageLayout,
+)
 from roller.capture.reader import dump_json
 from roller.capture.trajectory_record import TrajectoryRecord
 from roller.collect.launcher import LaunchResult
@@ -72,6 +78,7 @@ class CollectRequest:
     harness_version: str | None = None
     capture_calls: bool = False
     capture_debug: Retention = "on-error"
+    storage_layout: StorageLayout = "compact/v2"
     timeout_s: float = 300.0
     model: str | None = None
     keep_scratch: bool = False
@@ -159,6 +166,8 @@ async def collect(
         exit_code=None,
         timed_out=False,
         launch_error=None,
+        # absent for the default, so attempt.json stays what it always was
+        storage_layout=None if request.storage_layout == "compact/v2" else request.storage_layout,
     )
     atomic_write(attempt.attempt_inputs, dump_json(inputs))
 

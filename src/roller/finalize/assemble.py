@@ -36,6 +36,7 @@ from roller.capture.models import (
     RequestInfo,
     ResponseInfo,
     ResultToolRef,
+    StorageLayout,
     ToolRefs,
     TurnRecord,
     UsageInfo,
@@ -131,10 +132,11 @@ def relation_records(parts: CaptureParts) -> Iterator[RelationRecord]:
         yield relation if parts.verdict.retained else _without_native_sources(relation)
 
 
-def manifest(parts: CaptureParts, relations: int) -> Manifest:
+def manifest(parts: CaptureParts, relations: int, layout: StorageLayout = "compact/v2") -> Manifest:
     """The manifest (its `files` left empty: the writer fills them from the bytes)."""
     participants = _participants(parts)
-    return _manifest(parts, _counts(parts, relations, participants), participants)
+    found = _manifest(parts, _counts(parts, relations, participants), participants)
+    return found if layout == "compact/v2" else found.model_copy(update={"storage_layout": layout})
 
 
 def _participants(parts: CaptureParts) -> list[ParticipantRecord]:

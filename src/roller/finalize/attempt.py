@@ -21,15 +21,15 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
-from roller.capture.context import with_context
 from roller.capture.files import sync_files, write_unsynced
 from roller.capture.layout import RELATIONS, AttemptPaths
-from roller.capture.models import AttemptInputs, FileEntry, Manifest
+from roller.capture.models import AttemptInputs, FileEntry, Manifest, StorageLayout
 from roller.capture.reader import read_json_model
 from roller.capture.tape import TapeIndex, index_tape
 from roller.capture.writer import publish_lines, serialize
 from roller.errors import CaptureFormatError
 from roller.finalize.assemble import CaptureParts, call_shell, decide, manifest, relation_records
+from roller.finalize.contexts import Contexts
 from roller.finalize.decode import decode_exchange, request_texts
 from roller.finalize.ids import call_id
 from roller.finalize.pipeline import capture_parts
@@ -38,15 +38,18 @@ from roller.finalize.tool_ids import tool_refs_of
 from roller.harnesses import adapter_for
 
 
-def finalize_attempt(paths: AttemptPaths) -> Manifest:
+def finalize_attempt(paths: AttemptPaths, layout: StorageLayout | None = None) -> Manifest:
+    """Finalize and publish in `layout` (default: the one raw/attempt.json names, else
+    compact/v2)."""
     if not paths.attempt_inputs.exists():
         raise CaptureFormatError(
             f"{paths.root} has no raw/attempt.json: its debug material was cleaned "
             "(retention) or it is not an attempt directory, so it cannot be re-finalized"
         )
     inputs = read_json_model(paths.attempt_inputs, AttemptInputs)
+    layout = layout or inputs.storage_layout or "compact/v2"
     native = adapter_for(inputs.harness.name).read_native(paths.native)
-    with index_tape(paths.tape) as tape, Spill(paths.root) as spill:
+    with index_tape(paths.tape) as tape, Spill(paths.root) as spill, Contexts(paths, layout) as ctx:
         facts = []
         for n, ref in enumerate(tape.exchanges):
             call = decode_exchange(n, tape.load(ref), inputs.harness.name)
@@ -63,26 +66,31 @@ def finalize_attempt(paths: AttemptPaths) -> Manifest:
 
         def manifest_for(files: Mapping[str, FileEntry]) -> Manifest:
             sync_files(bodies)  # the response bodies reach the disk before the manifest
-            return manifest(parts, files[RELATIONS].lines)
+            return manifest(parts, files[RELATIONS].lines, layout)
 
         relation_lines = (serialize(r).encode() + b"\n" for r in relation_records(parts))
-        return publish_lines(
-            paths, _call_lines(paths, parts, tape, spill, bodies), relation_lines, manifest_for
-        )
+        call_lines = _call_lines(paths, parts, tape, spill, ctx, bodies)
+        return publish_lines(paths, call_lines, relation_lines, manifest_for, ctx.written())
 
 
 def _call_lines(
-    paths: AttemptPaths, parts: CaptureParts, tape: TapeIndex, spill: Spill, bodies: list[Path]
+    paths: AttemptPaths,
+    parts: CaptureParts,
+    tape: TapeIndex,
+    spill: Spill,
+    contexts: Contexts,
+    bodies: list[Path],
 ) -> Iterator[bytes]:
-    """Each call's record line, assembled from the spill and the tape; with raw/ kept,
-    each response body written under raw/responses/ on the way (names into `bodies`)."""
+    """Each call's record line, assembled from the spill and the tape, its context inline
+    (compact/v2) or stored (compact/v3); with raw/ kept, each response body written
+    under raw/responses/ on the way (names into `bodies`)."""
     retained = parts.verdict.retained
     for i, ref in enumerate(tape.exchanges):
         body = tape.request_body(ref)
         shell, context = spill.get(i, body)
-        line = serialize(decide(parts, i, shell)).encode() + b"\n"
-        yield with_context(line, context)
+        yield contexts.line(decide(parts, i, shell), body, context)
         if retained and shell.response.raw_sha256 is not None:
             target = paths.response_body(parts.ids.calls[i])
             write_unsynced(target, tape.load(ref).body)
             bodies.append(target)
+    contexts.finish()

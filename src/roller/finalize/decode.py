@@ -20,6 +20,7 @@ call's facts in memory while the bodies stay on the tape (`roller.finalize.attem
 from __future__ import annotations
 
 import hashlib
+import sys
 from dataclasses import dataclass
 from typing import Any
 
@@ -134,7 +135,8 @@ class DecodedCall:
 
     @property
     def result_ids(self) -> frozenset[str]:
-        return frozenset(r.id for r in self.results if r.id is not None)
+        # interned: a conversation's later calls carry the same ids again and again
+        return frozenset(sys.intern(r.id) for r in self.results if r.id is not None)
 
     @property
     def output_complete(self) -> bool:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import os
+from array import array
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -93,7 +94,7 @@ class ExchangeRef:
 
     exchange_id: str
     request_time_ns: int
-    frames: tuple[int, ...]
+    frames: array[int]  # 8 bytes an entry, not a Python int each
 
 
 class TapeIndex:
@@ -165,7 +166,7 @@ class TapeIndex:
                     b.end, b.end_time_ns = header["meta"], header["t"]
         return b.freeze()
 
-    def _meta(self, f: tuple[int, ...], i: int) -> JSONObject:
+    def _meta(self, f: array[int], i: int) -> JSONObject:
         meta: JSONObject = json.loads(self._read(f[i + 1], f[i + 2], f[i + 3]))["meta"]
         return meta
 
@@ -279,7 +280,7 @@ class _Reader:
                     f"its end frame says {stated}"
                 )
         refs = tuple(
-            ExchangeRef(x, self.spans[x].request_time_ns, tuple(self.spans[x].frames))
+            ExchangeRef(x, self.spans[x].request_time_ns, array("q", self.spans[x].frames))
             for x in self.order
         )
         return refs, tuple(self.problems)
