@@ -31,8 +31,10 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import random
 import resource
 import shutil
+import string
 import subprocess
 import sys
 import tempfile
@@ -112,9 +114,23 @@ class Shape:
                 yield f"{sid}/{label}", headers, turns
 
 
+_VOCABULARY = [
+    "".join(random.Random(i).choices(string.ascii_lowercase, k=3 + i % 7)) for i in range(4000)
+]
+
+
 def _text(kb: int, seed: str) -> str:
-    words = f"{seed} lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod "
-    return (words * (kb * 1024 // len(words) + 1))[: kb * 1024]
+    """`kb` KiB of words drawn from a 4,000-word vocabulary (deterministic per seed): it
+    compresses about as well as prose or code (~2.5x with zlib), not as a repeated
+    phrase would."""
+    rng = random.Random(seed)
+    out: list[str] = []
+    size = 0
+    while size < kb * 1024:
+        word = _VOCABULARY[rng.randrange(len(_VOCABULARY))]
+        out.append(word)
+        size += len(word) + 1
+    return " ".join(out)[: kb * 1024]
 
 
 def fixed_part(kb: int) -> bytes:
