@@ -15,16 +15,17 @@ import shutil
 from pathlib import Path
 
 import pytest
-from tests.finalize.test_fixture_goldens import FIXTURES
-from tests.harnesses.fixture_capture import fixture_dir, unpacked_copy
 
 from roller.capture.integrity import validate_attempt
 from roller.capture.layout import AttemptPaths
 from roller.capture.reader import iter_calls, read_attempt
+from roller.errors import CaptureFormatError
 from roller.export.calls import capture_records
 from roller.export.trajectory import build_trajectory
 from roller.finalize.attempt import finalize_attempt
 from roller.view.tree import build_tree
+from tests.finalize.test_fixture_goldens import FIXTURES
+from tests.harnesses.fixture_capture import fixture_dir, unpacked_copy
 
 
 def _published(harness: str, name: str, dest: Path, layout: str) -> AttemptPaths:
@@ -86,7 +87,7 @@ def test_a_flipped_byte_in_the_blob_store_is_detected(tmp_path: Path) -> None:
     codes = {(p.code, p.where) for p in report.problems}
     assert ("hash_mismatch", "contexts.blobs") in codes
     assert ("record_invalid", "calls.jsonl") in codes
-    with pytest.raises(Exception, match="contexts.blobs"):
+    with pytest.raises(CaptureFormatError, match=r"contexts\.blobs"):
         list(iter_calls(v3))
 
 
