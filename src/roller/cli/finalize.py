@@ -19,8 +19,8 @@ from roller.finalize.attempt import finalize_attempt
     "--storage-layout",
     type=click.Choice(STORAGE_LAYOUTS),
     default=None,
-    help="Publish in this layout (default: the one the attempt was collected with, "
-    "compact/v2 unless `roller collect --storage-layout` said otherwise).",
+    help="Publish in this layout (default: the one it is published in, else the one it "
+    "was collected with: compact/v2 unless `roller collect --storage-layout` said so).",
 )
 def command(attempt_dir: Path, storage_layout: StorageLayout | None) -> None:
     """Re-finalize ATTEMPT_DIR from its tape and native logs under raw/.

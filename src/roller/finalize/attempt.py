@@ -19,13 +19,16 @@ from the same inputs, byte for byte (tests/finalize/test_streaming.py).
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 
+from roller.capture.body_refs import CaptureBodies, rewrite_tape
 from roller.capture.files import sync_files, write_unsynced
 from roller.capture.layout import RELATIONS, AttemptPaths
 from roller.capture.models import AttemptInputs, FileEntry, Manifest, StorageLayout
-from roller.capture.reader import read_json_model
+from roller.capture.reader import read_json_model, read_manifest
 from roller.capture.tape import TapeIndex, index_tape
+from roller.capture.tape.format import BodyRef
 from roller.capture.writer import publish_lines, serialize
 from roller.errors import CaptureFormatError
 from roller.finalize.assemble import CaptureParts, call_shell, decide, manifest, relation_records
@@ -39,17 +42,23 @@ from roller.harnesses import adapter_for
 
 
 def finalize_attempt(paths: AttemptPaths, layout: StorageLayout | None = None) -> Manifest:
-    """Finalize and publish in `layout` (default: the one raw/attempt.json names, else
-    compact/v2)."""
+    """Finalize and publish in `layout`; by default the layout the attempt is published
+    in already (re-finalizing changes no byte), else the one raw/attempt.json names
+    (`roller collect --storage-layout`), else compact/v2."""
     if not paths.attempt_inputs.exists():
         raise CaptureFormatError(
             f"{paths.root} has no raw/attempt.json: its debug material was cleaned "
             "(retention) or it is not an attempt directory, so it cannot be re-finalized"
         )
     inputs = read_json_model(paths.attempt_inputs, AttemptInputs)
-    layout = layout or inputs.storage_layout or "compact/v2"
+    layout = layout or _published_layout(paths) or inputs.storage_layout or "compact/v2"
     native = adapter_for(inputs.harness.name).read_native(paths.native)
-    with index_tape(paths.tape) as tape, Spill(paths.root) as spill, Contexts(paths, layout) as ctx:
+    with (
+        CaptureBodies(paths) as earlier,  # what a tape rewritten before references
+        index_tape(paths.tape, resolve=earlier) as tape,
+        Spill(paths.root) as spill,
+        Contexts(paths, layout) as ctx,
+    ):
         facts = []
         for n, ref in enumerate(tape.exchanges):
             call = decode_exchange(n, tape.load(ref), inputs.harness.name)
@@ -62,15 +71,35 @@ def finalize_attempt(paths: AttemptPaths, layout: StorageLayout | None = None) -
             return request_texts(tape.load(tape.exchanges[i]))
 
         parts = capture_parts(inputs, facts, tape.problems, native, texts)
-        bodies: list[Path] = []
+        kept = _Kept()
 
         def manifest_for(files: Mapping[str, FileEntry]) -> Manifest:
-            sync_files(bodies)  # the response bodies reach the disk before the manifest
+            if parts.verdict.retained:  # request bodies the capture holds leave the tape
+                rewrite_tape(paths.tape, kept.refs, kept.inline)
+            sync_files(kept.responses)  # response bodies reach the disk before the manifest
             return manifest(parts, files[RELATIONS].lines, layout)
 
         relation_lines = (serialize(r).encode() + b"\n" for r in relation_records(parts))
-        call_lines = _call_lines(paths, parts, tape, spill, ctx, bodies)
+        call_lines = _call_lines(paths, parts, tape, spill, ctx, kept)
         return publish_lines(paths, call_lines, relation_lines, manifest_for, ctx.written())
+
+
+def _published_layout(paths: AttemptPaths) -> StorageLayout | None:
+    try:
+        return read_manifest(paths).storage_layout if paths.manifest.exists() else None
+    except CaptureFormatError:
+        return None  # a damaged manifest is replaced; its layout is not trusted
+
+
+@dataclass
+class _Kept:
+    """What raw/ keeps, gathered while the records stream: the response body files
+    written, and per exchange whether its request body leaves the tape (`refs`) or
+    comes back into it (`inline`: referenced before, no longer held by the capture)."""
+
+    responses: list[Path] = field(default_factory=list)
+    refs: dict[str, BodyRef] = field(default_factory=dict)
+    inline: dict[str, bytes] = field(default_factory=dict)
 
 
 def _call_lines(
@@ -79,18 +108,25 @@ def _call_lines(
     tape: TapeIndex,
     spill: Spill,
     contexts: Contexts,
-    bodies: list[Path],
+    kept: _Kept,
 ) -> Iterator[bytes]:
     """Each call's record line, assembled from the spill and the tape, its context inline
     (compact/v2) or stored (compact/v3); with raw/ kept, each response body written
-    under raw/responses/ on the way (names into `bodies`)."""
+    under raw/responses/ on the way, and which request bodies the tape may reference."""
     retained = parts.verdict.retained
     for i, ref in enumerate(tape.exchanges):
         body = tape.request_body(ref)
         shell, context = spill.get(i, body)
         yield contexts.line(decide(parts, i, shell), body, context)
-        if retained and shell.response.raw_sha256 is not None:
+        if not retained:
+            continue
+        if contexts.gives_back(body, spill.context_is_body(i)):
+            call_id = parts.ids.calls[i]
+            kept.refs[ref.exchange_id] = BodyRef(call_id, i, shell.context_sha256, len(body))
+        elif tape.referenced(ref):
+            kept.inline[ref.exchange_id] = body
+        if shell.response.raw_sha256 is not None:
             target = paths.response_body(parts.ids.calls[i])
             write_unsynced(target, tape.load(ref).body)
-            bodies.append(target)
+            kept.responses.append(target)
     contexts.finish()

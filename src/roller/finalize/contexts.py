@@ -48,6 +48,11 @@ class Contexts:
             record = record.model_copy(update={"context_ref": self._blobs.add_body(body)})
         return serialize(record).encode() + b"\n"
 
+    def gives_back(self, body: bytes, context_is_body: bool) -> bool:
+        """Whether the published capture holds this request body exactly (so raw/'s tape
+        may reference it instead: `roller.capture.body_refs`)."""
+        return bool(body) and (self._blobs is not None or context_is_body)
+
     def finish(self) -> None:
         """Every line was produced: the blob file is complete."""
         if self._fh is not None:

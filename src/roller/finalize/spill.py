@@ -55,6 +55,10 @@ class Spill:
             self._file.write(ctx)
         self._offsets.append(self._file.tell())
 
+    def context_is_body(self, i: int) -> bool:
+        """Whether call i's context JSON is its request body, byte for byte."""
+        return self._context[i] == _BODY
+
     def __len__(self) -> int:
         return len(self._context)
 

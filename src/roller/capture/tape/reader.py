@@ -20,12 +20,16 @@ import os
 from array import array
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from roller.capture.tape.format import (
     FRAME_KINDS,
     META_KINDS,
-    TAPE_VERSION,
+    READABLE_VERSIONS,
+    REF_VERSION,
+    BodyRef,
     JSONObject,
+    Resolver,
     list_segments,
 )
 
@@ -73,13 +77,13 @@ class TapeReadResult:
         return {ex.exchange_id: ex for ex in self.exchanges}
 
 
-def read_tape(directory: Path | str) -> TapeReadResult:
+def read_tape(directory: Path | str, resolve: Resolver | None = None) -> TapeReadResult:
     """Read every segment of a tape directory, oldest first, into memory.
 
     A missing directory reads as an empty tape with one problem. Exchanges are ordered by
     their `req` frame (segment order, then position in the segment).
     """
-    with index_tape(directory, keep_data=True) as index:
+    with index_tape(directory, keep_data=True, resolve=resolve) as index:
         exchanges = tuple(index.load(ref) for ref in index.exchanges)
         return TapeReadResult(exchanges, index.problems, index.segments)
 
@@ -113,13 +117,21 @@ class TapeIndex:
         exchanges: tuple[ExchangeRef, ...],
         problems: tuple[str, ...],
         data: dict[int, bytes] | None,
+        resolve: Resolver | None = None,
     ) -> None:
         self.segments = names
         self.exchanges = exchanges
-        self.problems = problems
+        self._problems = list(problems)
         self._paths = sources
         self._data = data
         self._fds: dict[int, int] = {}
+        self._resolve = resolve
+        self._unresolved: set[str] = set()
+
+    @property
+    def problems(self) -> tuple[str, ...]:
+        """The framing problems, and each body reference that did not resolve so far."""
+        return tuple(self._problems)
 
     def __enter__(self) -> TapeIndex:
         return self
@@ -144,9 +156,29 @@ class TapeIndex:
         f = ref.frames
         return b"".join(
             self._read(f[i + 1], f[i + 4], f[i + 5])
-            for i in range(0, len(f), _FIELDS)
             if f[i] == _BODY
+            else self._referenced(ref.exchange_id, f, i)
+            for i in range(0, len(f), _FIELDS)
+            if f[i] in (_BODY, _BREF)
         )
+
+    def referenced(self, ref: ExchangeRef) -> bool:
+        """Whether the exchange's request body is a `bref` frame (stored in the capture)."""
+        f = ref.frames
+        return any(f[i] == _BREF for i in range(0, len(f), _FIELDS))
+
+    def _referenced(self, exchange_id: str, f: array[int], i: int) -> bytes:
+        """The body a `bref` frame names, rebuilt from the capture and checked against its
+        sha256 and length; empty (and a problem, once) when it cannot be."""
+        meta = BodyRef.from_meta(self._meta(f, i))
+        body = self._resolve(meta) if self._resolve is not None and meta is not None else None
+        if body is not None and meta is not None and meta.matches(body):
+            return body
+        if exchange_id not in self._unresolved:
+            self._unresolved.add(exchange_id)
+            why = "no capture to resolve it from" if self._resolve is None else "unresolved"
+            self._problems.append(f"exchange {exchange_id}: body reference {why}")
+        return b""
 
     def load(self, ref: ExchangeRef) -> TapeExchange:
         f = ref.frames
@@ -155,6 +187,8 @@ class TapeIndex:
             code, seg = f[i], f[i + 1]
             if code == _BODY:
                 b.body.append(self._read(seg, f[i + 4], f[i + 5]))
+            elif code == _BREF:
+                b.body.append(self._referenced(ref.exchange_id, f, i))
             elif code == _CHUNK:
                 header = json.loads(self._read(seg, f[i + 2], f[i + 3]))
                 b.chunks.append((header["t"], self._read(seg, f[i + 4], f[i + 5])))
@@ -171,11 +205,14 @@ class TapeIndex:
         return meta
 
 
-def index_tape(directory: Path | str, *, keep_data: bool = False) -> TapeIndex:
+def index_tape(
+    directory: Path | str, *, keep_data: bool = False, resolve: Resolver | None = None
+) -> TapeIndex:
     """Index every segment of a tape directory, oldest first (see `TapeIndex`).
 
     The same framing rules and problems as `read_tape`; `keep_data` keeps the segments
     in memory (what `read_tape` does) instead of reading frames back from disk.
+    `resolve` gives the body a `bref` frame names (`roller.capture.body_refs`).
     """
     root = Path(directory)
     if not root.is_dir():
@@ -196,13 +233,20 @@ def index_tape(directory: Path | str, *, keep_data: bool = False) -> TapeIndex:
         if kept is not None:
             kept[len(paths) - 1] = data
     exchanges, problems = reader.result()
-    return TapeIndex(tuple(names), paths, exchanges, problems, kept)
+    return TapeIndex(tuple(names), paths, exchanges, problems, kept, resolve)
 
 
 # An indexed frame: kind code, segment, header start/stop, payload start/stop.
 _FIELDS = 6
-_REQ, _BODY, _RESP, _CHUNK, _END = range(5)
-_KIND_CODES = {"req": _REQ, "body": _BODY, "resp": _RESP, "chunk": _CHUNK, "end": _END}
+_REQ, _BODY, _RESP, _CHUNK, _END, _BREF = range(6)
+_KIND_CODES = {
+    "req": _REQ,
+    "body": _BODY,
+    "resp": _RESP,
+    "chunk": _CHUNK,
+    "end": _END,
+    "bref": _BREF,
+}
 
 
 @dataclass
@@ -289,6 +333,7 @@ class _Reader:
         pos = 0
         size = len(data)
         first = True
+        version: Any = None
         while pos < size:
             newline = data.find(b"\n", pos)
             if newline < 0:
@@ -314,9 +359,14 @@ class _Reader:
                 if header["k"] != "seg":
                     self.problems.append(f"{name}: does not start with a segment header")
                     return
-                if header.get("v") != TAPE_VERSION:
-                    self.problems.append(f"{name}: unsupported tape version {header.get('v')!r}")
+                version = header.get("v")
+                if version not in READABLE_VERSIONS:
+                    self.problems.append(f"{name}: unsupported tape version {version!r}")
                     return
+            elif header["k"] == "bref" and version < REF_VERSION:
+                self.problems.append(
+                    f"{name} byte {pos}: bref frame in a version {version} segment"
+                )
             else:
                 place = (number, pos, newline, start, stop)
                 self._apply(f"{name} byte {pos}", header, place)
