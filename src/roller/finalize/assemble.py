@@ -277,11 +277,11 @@ def _request_info(call: DecodedCall) -> RequestInfo:
     ex = call.exchange
     meta = ex.request
     return RequestInfo(
-        method=str(meta.get("method", "")),
-        path=str(meta.get("path", "")),
-        query=[(str(k), str(v)) for k, v in meta.get("query") or []],
-        headers=[(str(k), str(v)) for k, v in meta.get("headers") or []],
-        redacted=_redacted_names(meta.get("redacted")),
+        method=meta.method,
+        path=meta.path,
+        query=list(meta.query),
+        headers=list(meta.headers),
+        redacted=[*meta.redacted.headers, *meta.redacted.query],
         received_at=rfc3339(ex.request_time_ns) or "",
     )
 
@@ -293,8 +293,8 @@ def _response_info(call: DecodedCall) -> ResponseInfo:
     first_byte = ex.chunks[0][0] if ex.chunks else None
     has_response = resp is not None
     return ResponseInfo(
-        status=int(resp["status"]) if resp is not None and resp.get("status") is not None else None,
-        headers=[(str(k), str(v)) for k, v in (resp or {}).get("headers") or []],
+        status=None if resp is None else resp.status,
+        headers=[] if resp is None else list(resp.headers),
         streamed=call.streamed,
         outcome=call.outcome,
         raw_path=None,
@@ -342,15 +342,6 @@ def _tool_refs(call: DecodedCall, tool_ids: ToolIds) -> ToolRefs:
             for r in call.results
         ],
     )
-
-
-def _redacted_names(redacted: object) -> list[str]:
-    """Names of removed headers and query parameters (the tape keeps them apart)."""
-    if isinstance(redacted, dict):
-        return [str(x) for key in ("headers", "query") for x in redacted.get(key) or []]
-    if isinstance(redacted, list):
-        return [str(x) for x in redacted]
-    return []
 
 
 def _without_native_sources(relation: RelationRecord) -> RelationRecord:

@@ -38,8 +38,7 @@ from roller.capture.statuses import (
     execution_status,
     response_capture_status,
 )
-from roller.capture.tape import TapeExchange
-from roller.capture.tape.format import JSONObject
+from roller.capture.tape import RequestMeta, TapeExchange
 from roller.harnesses import identify
 from roller.identity import WireIdentity
 from roller.wire import codec_for, endpoint_for
@@ -125,7 +124,7 @@ class DecodedCall:
 
     @property
     def outcome(self) -> str:
-        return IN_FLIGHT if self.exchange.end is None else str(self.exchange.end.get("outcome"))
+        return IN_FLIGHT if self.exchange.end is None else str(self.exchange.end.outcome)
 
     # The three `CallFacts` fields a decoded call holds in another shape, so the stages
     # read either (tests hand them decoded calls).
@@ -169,22 +168,20 @@ class DecodedCall:
 
 def exchange_facts(ex: TapeExchange, reading: ResponseReading) -> ExchangeFacts:
     """What the status rules need of a tape exchange, given its response reading."""
-    end = ex.end or {}
-    status = (ex.response or {}).get("status")
+    end = ex.end
     return ExchangeFacts.of(
-        outcome=None if ex.end is None else str(end.get("outcome")),
-        status=None if ex.response is None or status is None else int(status),
+        outcome=None if end is None else str(end.outcome),
+        status=None if ex.response is None else ex.response.status,
         streamed=reading.streamed,
-        client_bytes=end.get("client_bytes"),
-        response_bytes=end.get("response_bytes"),
+        client_bytes=None if end is None else end.client_bytes,
+        response_bytes=None if end is None else end.response_bytes,
         body_bytes=len(ex.body),
         terminal=reading.terminal,
     )
 
 
-def _endpoint(meta: JSONObject) -> Endpoint:
-    query = [(str(k), str(v)) for k, v in meta.get("query") or []]
-    return endpoint_for(str(meta.get("method", "")), str(meta.get("path", "")), query)
+def _endpoint(meta: RequestMeta) -> Endpoint:
+    return endpoint_for(meta.method, meta.path, meta.query)
 
 
 def context_texts(protocol: ProtocolName | None, context: Any) -> tuple[str, ...]:
@@ -200,7 +197,7 @@ def request_texts(ex: TapeExchange) -> tuple[str, ...]:
 
 def decode_exchange(sequence: int, ex: TapeExchange, harness: str) -> DecodedCall:
     meta = ex.request
-    headers = meta.get("headers") or []
+    headers = meta.headers
     errors: list[tuple[str, str]] = []
 
     endpoint = _endpoint(meta)
@@ -213,13 +210,12 @@ def decode_exchange(sequence: int, ex: TapeExchange, harness: str) -> DecodedCal
     if parsed.error is not None:
         errors.append(("context_not_json", parsed.error))
 
-    roller_evidence = meta.get("roller") or {}
-    identity = identify(harness, headers, context, roller_evidence)
+    identity = identify(harness, headers, context, meta.roller)
 
     resp = ex.response
-    status = None if resp is None or resp.get("status") is None else int(resp["status"])
+    status = None if resp is None else resp.status
     codec = codec_for(protocol) if protocol is not None else None
-    reading = read_response(codec, status, (resp or {}).get("headers") or [], ex.body)
+    reading = read_response(codec, status, () if resp is None else resp.headers, ex.body)
     if reading.decode_error:
         errors.append(("response_not_decodable", reading.decode_error))
     reassembly = reading.reassembly

@@ -16,12 +16,11 @@ from typing import Any, Literal, get_args
 
 import orjson
 
-TAPE_VERSION = 1  # what the proxy writes
-# A segment rewritten at publication says version 2: it may hold `bref` frames (a request
-# body stored once, in the capture: `BodyRef`). Version 1 frames are version 2 frames, so
-# reading a version 1 segment needs no conversion.
+# Version 2 added the `bref` frame (a request body stored once, in the capture: `BodyRef`),
+# which only publication writes (`roller.capture.body_refs`); version 1 frames are
+# version 2 frames unchanged (`compat`), and a version 1 segment holds no `bref`.
+TAPE_VERSION = 2
 REF_VERSION = 2
-READABLE_VERSIONS = (1, 2)
 SEGMENT_PREFIX = "tape-"
 SEGMENT_SUFFIX = ".rtape"
 

@@ -11,6 +11,12 @@ Rules this module keeps:
   the tape stopped (a crash or kill -9 of the writer).
 - When an `end` frame states `response_bytes`, the chunk frames must add up to it;
   otherwise a problem names the exchange (a chunk write was lost).
+- Metas come out typed (`RequestMeta`, `ResponseMeta`, `EndMeta`). A segment of an older
+  tape version is converted frame by frame first (`compat`); a known meta key whose value
+  has the wrong shape is reported and kept, as read, in the record's `extra`.
+- A `bref` frame (tape version 2) is a request body stored in the capture: resolved when
+  loaded, through the resolver the caller gives, and accepted only when its length and
+  sha256 match (`roller.capture.body_refs`).
 """
 
 from __future__ import annotations
@@ -20,18 +26,21 @@ import os
 from array import array
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TypeVar
 
+from roller.capture.tape import compat
 from roller.capture.tape.format import (
     FRAME_KINDS,
     META_KINDS,
-    READABLE_VERSIONS,
     REF_VERSION,
     BodyRef,
     JSONObject,
     Resolver,
     list_segments,
 )
+from roller.capture.tape.meta import EndMeta, RequestMeta, ResponseMeta, SegmentHeader
+
+_Meta = TypeVar("_Meta", RequestMeta, ResponseMeta, EndMeta)
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,13 +53,13 @@ class TapeExchange:
     """
 
     exchange_id: str
-    request: JSONObject
+    request: RequestMeta
     request_time_ns: int
     request_body: bytes
-    response: JSONObject | None
+    response: ResponseMeta | None
     response_time_ns: int | None
     chunks: tuple[tuple[int, bytes], ...]
-    end: JSONObject | None
+    end: EndMeta | None
     end_time_ns: int | None
 
     @property
@@ -61,10 +70,7 @@ class TapeExchange:
     @property
     def outcome(self) -> str | None:
         """`end.meta.outcome`, or None while in flight."""
-        if self.end is None:
-            return None
-        outcome = self.end.get("outcome")
-        return outcome if isinstance(outcome, str) else None
+        return None if self.end is None else self.end.outcome
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,8 +124,10 @@ class TapeIndex:
         problems: tuple[str, ...],
         data: dict[int, bytes] | None,
         resolve: Resolver | None = None,
+        versions: dict[int, int] | None = None,
     ) -> None:
         self.segments = names
+        self._versions = versions or {}
         self.exchanges = exchanges
         self._problems = list(problems)
         self._paths = sources
@@ -170,7 +178,7 @@ class TapeIndex:
     def _referenced(self, exchange_id: str, f: array[int], i: int) -> bytes:
         """The body a `bref` frame names, rebuilt from the capture and checked against its
         sha256 and length; empty (and a problem, once) when it cannot be."""
-        meta = BodyRef.from_meta(self._meta(f, i))
+        meta = BodyRef.from_meta(self._header(f, i).get("meta") or {})
         body = self._resolve(meta) if self._resolve is not None and meta is not None else None
         if body is not None and meta is not None and meta.matches(body):
             return body
@@ -182,7 +190,8 @@ class TapeIndex:
 
     def load(self, ref: ExchangeRef) -> TapeExchange:
         f = ref.frames
-        b = _Builder(ref.exchange_id, self._meta(f, 0), ref.request_time_ns)
+        request = RequestMeta.from_json(self._header(f, 0)["meta"])
+        b = _Builder(ref.exchange_id, request, ref.request_time_ns)
         for i in range(_FIELDS, len(f), _FIELDS):
             code, seg = f[i], f[i + 1]
             if code == _BODY:
@@ -190,19 +199,22 @@ class TapeIndex:
             elif code == _BREF:
                 b.body.append(self._referenced(ref.exchange_id, f, i))
             elif code == _CHUNK:
-                header = json.loads(self._read(seg, f[i + 2], f[i + 3]))
+                header = self._header(f, i)
                 b.chunks.append((header["t"], self._read(seg, f[i + 4], f[i + 5])))
             else:
-                header = json.loads(self._read(seg, f[i + 2], f[i + 3]))
+                header = self._header(f, i)
                 if code == _RESP:
-                    b.response, b.response_time_ns = header["meta"], header["t"]
+                    b.response = ResponseMeta.from_json(header["meta"])
+                    b.response_time_ns = header["t"]
                 else:
-                    b.end, b.end_time_ns = header["meta"], header["t"]
+                    b.end, b.end_time_ns = EndMeta.from_json(header["meta"]), header["t"]
         return b.freeze()
 
-    def _meta(self, f: array[int], i: int) -> JSONObject:
-        meta: JSONObject = json.loads(self._read(f[i + 1], f[i + 2], f[i + 3]))["meta"]
-        return meta
+    def _header(self, f: array[int], i: int) -> JSONObject:
+        """Frame i's header, read again and converted as indexing converted it."""
+        seg = f[i + 1]
+        header: JSONObject = json.loads(self._read(seg, f[i + 2], f[i + 3]))
+        return compat.upgrade(header, self._versions.get(seg, 1))
 
 
 def index_tape(
@@ -233,7 +245,7 @@ def index_tape(
         if kept is not None:
             kept[len(paths) - 1] = data
     exchanges, problems = reader.result()
-    return TapeIndex(tuple(names), paths, exchanges, problems, kept, resolve)
+    return TapeIndex(tuple(names), paths, exchanges, problems, kept, resolve, reader.versions)
 
 
 # An indexed frame: kind code, segment, header start/stop, payload start/stop.
@@ -252,13 +264,13 @@ _KIND_CODES = {
 @dataclass
 class _Builder:
     exchange_id: str
-    request: JSONObject
+    request: RequestMeta
     request_time_ns: int
     body: list[bytes] = field(default_factory=list)
-    response: JSONObject | None = None
+    response: ResponseMeta | None = None
     response_time_ns: int | None = None
     chunks: list[tuple[int, bytes]] = field(default_factory=list)
-    end: JSONObject | None = None
+    end: EndMeta | None = None
     end_time_ns: int | None = None
 
     def freeze(self) -> TapeExchange:
@@ -283,7 +295,7 @@ class _Spans:
     frames: list[int]
     has_response: bool = False
     ended: bool = False
-    response_bytes: object = None
+    response_bytes: int | None = None
     chunk_bytes: int = 0
 
 
@@ -313,12 +325,13 @@ class _Reader:
         self.spans: dict[str, _Spans] = {}
         self.order: list[str] = []
         self.problems: list[str] = []
+        self.versions: dict[int, int] = {}  # segment -> the tape version of its frames
 
     def result(self) -> tuple[tuple[ExchangeRef, ...], tuple[str, ...]]:
         for x in self.order:
             s = self.spans[x]
             stated = s.response_bytes
-            if s.ended and isinstance(stated, int) and s.chunk_bytes != stated:
+            if s.ended and stated is not None and s.chunk_bytes != stated:
                 self.problems.append(
                     f"exchange {x}: chunk frames hold {s.chunk_bytes} bytes, "
                     f"its end frame says {stated}"
@@ -332,8 +345,7 @@ class _Reader:
     def segment(self, number: int, name: str, data: bytes) -> None:
         pos = 0
         size = len(data)
-        first = True
-        version: Any = None
+        version: int | None = None  # of this segment's frames, from its `seg` frame
         while pos < size:
             newline = data.find(b"\n", pos)
             if newline < 0:
@@ -354,22 +366,29 @@ class _Reader:
                     f"{name}: corrupt frame at byte {pos} (no terminator after payload)"
                 )
                 return
-            if first:
-                first = False
+            if version is None:
                 if header["k"] != "seg":
                     self.problems.append(f"{name}: does not start with a segment header")
                     return
-                version = header.get("v")
-                if version not in READABLE_VERSIONS:
-                    self.problems.append(f"{name}: unsupported tape version {version!r}")
+                version = SegmentHeader.from_json(header).version
+                if version is None or not compat.readable(version):
+                    self.problems.append(f"{name}: unsupported tape version {header.get('v')!r}")
                     return
+                self.versions[number] = version
             elif header["k"] == "bref" and version < REF_VERSION:
                 self.problems.append(
                     f"{name} byte {pos}: bref frame in a version {version} segment"
                 )
             else:
-                place = (number, pos, newline, start, stop)
-                self._apply(f"{name} byte {pos}", header, place)
+                where = f"{name} byte {pos}"
+                try:
+                    header = compat.upgrade(header, version)
+                except (LookupError, TypeError, ValueError) as exc:  # compat's converter contract
+                    self.problems.append(
+                        f"{where}: cannot convert from tape version {version}: {exc}"
+                    )
+                else:
+                    self._apply(where, header, (number, pos, newline, start, stop))
             pos = stop + 1
 
     def _apply(self, where: str, header: JSONObject, place: tuple[int, int, int, int, int]) -> None:
@@ -394,6 +413,8 @@ class _Reader:
             if x in self.spans:
                 self.problems.append(f"{where}: second req frame for exchange {x}")
                 return
+            assert isinstance(meta, dict)
+            self._typed(where, x, RequestMeta.from_json(meta))
             self.spans[x] = _Spans(t, frame)
             self.order.append(x)
             return
@@ -409,7 +430,16 @@ class _Reader:
             if kind == "chunk":
                 spans.chunk_bytes += place[4] - place[3]
             elif kind == "resp":
+                assert isinstance(meta, dict)
+                self._typed(where, x, ResponseMeta.from_json(meta))
                 spans.has_response = True
             elif kind == "end":
                 assert isinstance(meta, dict)
-                spans.ended, spans.response_bytes = True, meta.get("response_bytes")
+                end = self._typed(where, x, EndMeta.from_json(meta))
+                spans.ended, spans.response_bytes = True, end.response_bytes
+
+    def _typed(self, where: str, x: str, meta: _Meta) -> _Meta:
+        """`meta`, after reporting the known keys it had to keep as read (wrong shape)."""
+        for key in meta.invalid:
+            self.problems.append(f"{where}: meta of {x}: {key!r} has an unexpected shape (kept)")
+        return meta

@@ -96,19 +96,18 @@ def copy_tape(source: Path, dest: Path) -> None:
     with TapeWriter(dest, fsync_interval=None) as tape:
         for ex in read.exchanges:
             body = compact(trim(json.loads(ex.request_body))).encode()
-            meta = dict(ex.request)
-            meta["headers"] = [
-                [k, str(len(body)) if k.lower() == "content-length" else v]
-                for k, v in meta["headers"]
-            ]
+            headers = tuple(
+                (k, str(len(body)) if k.lower() == "content-length" else v)
+                for k, v in ex.request.headers
+            )
             xid = tape.begin()
-            tape.request(xid, meta, t=ex.request_time_ns)
+            tape.request(xid, ex.request._replace(headers=headers), t=ex.request_time_ns)
             tape.request_body(xid, body)
             assert ex.response is not None and ex.end is not None
             tape.response(xid, ex.response, t=ex.response_time_ns)
             for _t, data in ex.chunks:
                 tape.chunk(xid, data)
-            tape.end(xid, {**ex.end, "request_bytes": len(body)}, t=ex.end_time_ns)
+            tape.end(xid, ex.end._replace(request_bytes=len(body)), t=ex.end_time_ns)
 
 
 async def collected(name: str, scenario: str, options: dict[str, str], work: Path) -> None:
