@@ -219,20 +219,29 @@ class Subjects:
         argv += ["--upstream", self.upstream, "--tape", str(self.work / f"tape-proxy-{tag}")]
         return launch(f"proxy-{tag}", argv, port, self.work, SUBJECT_CPU)
 
-    def _gateway(self, tag: str, db: str, name: str) -> Server:
+    def _gateway_config(self, tag: str) -> Path:
+        """One configuration and one token for every gateway subject of an upstream
+        (tokens live in the configuration; the store is the `--db` each is started with)."""
         config = self.work / f"gateway-{tag}.toml"
+        if config.exists():
+            return config
         config.write_text(f'[upstreams]\nanthropic = {{ url = "{self.upstream}" }}\n')
-        roller = [sys.executable, "-m", "roller", "gateway"]
         added = subprocess.run(
-            [*roller, "token", "add", "--config", str(config), "--principal", "bench",
-             "--account", "bench", "--harness", "claude-code"],
+            [sys.executable, "-m", "roller", "gateway", "token", "add", "--config", str(config),
+             "--principal", "bench", "--account", "bench", "--harness", "claude-code"],
             capture_output=True, text=True, check=False,
         )  # fmt: skip
         if added.returncode != 0:
+            config.unlink()
             raise SystemExit(f"token add failed: {added.stderr.strip()[-300:]}")
         self.token = added.stdout.strip().splitlines()[-1]
+        return config
+
+    def _gateway(self, tag: str, db: str, name: str) -> Server:
+        config = self._gateway_config(tag)
         port = free_port()
-        argv = [*roller, "--config", str(config), "--listen", f"127.0.0.1:{port}", "--db", db]
+        argv = [sys.executable, "-m", "roller", "gateway", "--config", str(config)]
+        argv += ["--listen", f"127.0.0.1:{port}", "--db", db]
         argv += ["--tape", str(self.work / f"tape-{name}-{tag}")]
         return launch(f"{name}-{tag}", argv, port, self.work, SUBJECT_CPU)
 
