@@ -159,7 +159,12 @@ def _participants(parts: CaptureParts) -> list[ParticipantRecord]:
             + [
                 Evidence(source=f"call:{call_ids[i]}", ref=None, retained=True)
                 for i in d.call_evidence
-            ],
+            ]
+            + (
+                [Evidence(source="declared:single_agent", ref=None, retained=True)]
+                if d.declared
+                else []
+            ),
         )
         for d in parts.attributed.participants
     ]
@@ -183,7 +188,7 @@ def _manifest(
         capture_status="complete" if parts.verdict.complete else "partial",
         capture_errors=parts.errors,
         participants=participants,
-        capabilities=_capabilities(parts.native, parts.coverage),
+        capabilities=_capabilities(parts.native, parts.coverage, parts.attributed),
         coverage=parts.coverage,
         lifecycle=parts.lifecycle,
         debug_retention=inputs.debug_retention,
@@ -194,16 +199,25 @@ def _manifest(
     )
 
 
-def _capabilities(native: NativeCapture | None, coverage: Coverage) -> Capabilities:
+def _capabilities(
+    native: NativeCapture | None, coverage: Coverage, attributed: AttributionResult
+) -> Capabilities:
+    notes = (
+        list(native.coverage.notes)
+        + [f"main_trajectory_export_blocked: {b}" for b in native.main_trajectory_blocked_by]
+        if native is not None
+        else []
+    )
+    if attributed.declaration == "overridden":
+        notes.append(
+            "declared_single_agent_overridden: x-roller-* headers declare the participants, "
+            "so they decide and the single-agent declaration does not apply"
+        )
     return Capabilities(
         subtasks=native.subtasks if native is not None else "unknown",
         native_output_coverage=coverage.basis,
-        notes=(
-            list(native.coverage.notes)
-            + [f"main_trajectory_export_blocked: {b}" for b in native.main_trajectory_blocked_by]
-            if native is not None
-            else []
-        ),
+        notes=notes,
+        identity_evidence="declared_single_agent" if attributed.declaration == "applied" else None,
     )
 
 

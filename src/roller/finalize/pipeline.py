@@ -69,7 +69,7 @@ def capture_parts(
     """Every stage after decode but the last: what `assemble` builds the records from.
     `texts(i)` gives call i's request text fragments when relate asks for them."""
     # attribute, then number calls and participants
-    attributed = attribute(calls, native)
+    attributed = attribute(calls, native, single_agent=bool(inputs.declared_single_agent))
     ids = capture_ids(inputs.capture_scope, calls, attributed.participants)
     # relate
     related = relate(calls, attributed.owners, ids, native, texts)
