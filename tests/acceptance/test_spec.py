@@ -90,7 +90,7 @@ def test_codex_profile_every_delegation_is_acknowledged_and_fork_is_v2() -> None
 
 
 def test_codex_code_mode_asks_for_no_model_so_the_catalog_default_runs() -> None:
-    (code,) = profile_for("codex").variants
+    (code,) = profile_for("codex").other_modes
     assert (code.mode, code.mock_model) == ("code-mode", None)
     resolved = {name: code.resolve(scenario(name)) for name in SCENARIO_NAMES}
     assert {n for n, r in resolved.items() if not isinstance(r, Scenario)} == {"foreground"}

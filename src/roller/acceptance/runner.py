@@ -100,6 +100,7 @@ def _argv(
         "--harness", plan.harness,
         "--api-base", api_base,
         "--prompt", sc.prompt,
+        *(arg for prompt in sc.follow_up for arg in ("--prompt", prompt)),
         "--run-dir", str(run_dir),
         "--capture-debug", "full",
         "--timeout", str(timeout),
@@ -166,6 +167,21 @@ async def _run_one(
     return Outcome(sc.name, verdict, tuple(reasons), run_dir, seconds, profile.mode)
 
 
+def _chosen(plan: Plan, profile: AcceptanceProfile) -> tuple[Scenario, ...]:
+    """The scenarios the plan names (all, by default) for one mode: the common ones and
+    the harness's own."""
+    everything = (*SCENARIOS, *profile.extra_scenarios)
+    return tuple(_named(everything, n) for n in plan.scenarios) if plan.scenarios else everything
+
+
+def _named(scenarios: Sequence[Scenario], name: str) -> Scenario:
+    """The scenario called `name`: a common one, or one of the harness's own."""
+    for sc in scenarios:
+        if sc.name == name:
+            return sc
+    return scenario(name)  # raises, naming the common scenarios
+
+
 def ensure_installed(plan: Plan, log: Callable[[str], None]) -> None:
     adapter = adapter_for(plan.harness)
     if adapter.pin.registry == "none":
@@ -180,7 +196,6 @@ async def run_plan_async(
     plan: Plan, on_outcome: Callable[[Outcome], None] = lambda _o: None
 ) -> list[Outcome]:
     modes = modes_of(plan)
-    chosen = [scenario(n) for n in plan.scenarios] if plan.scenarios else list(SCENARIOS)
     env, creds = collect_env(plan, modes[0])
     gate = asyncio.Semaphore(max(1, plan.jobs))
 
@@ -194,12 +209,12 @@ async def run_plan_async(
         on_outcome(outcome)
         return outcome
 
-    return list(await asyncio.gather(*(one(m, s) for m in modes for s in chosen)))
+    return list(await asyncio.gather(*(one(m, s) for m in modes for s in _chosen(plan, m))))
 
 
 def modes_of(plan: Plan) -> tuple[AcceptanceProfile, ...]:
     """The profiles (modes) of the plan's harness to run: all, or those it names."""
-    every = profile_for(plan.harness).modes
+    every = profile_for(plan.harness).for_options(plan.options).modes
     if not plan.modes:
         return every
     known = {m.mode: m for m in every if m.mode is not None}

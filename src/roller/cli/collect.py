@@ -21,7 +21,7 @@ import click
 from rich.console import Console
 
 from roller.capture.layout import RunPaths
-from roller.capture.models import Retention
+from roller.capture.models import STORAGE_LAYOUTS, Retention, StorageLayout
 from roller.capture.reader import read_run_config
 from roller.cli.progress import RunDisplay, summary_table
 from roller.cli.sample_report import exit_code, finish_single
@@ -123,6 +123,12 @@ def _capture_calls_help() -> str:
 )
 @click.option("--capture-calls", is_flag=True, help=_capture_calls_help())
 @_with_aliases
+@click.option(
+    "--storage-layout",
+    type=click.Choice(STORAGE_LAYOUTS),
+    help="compact/v3 stores each request body once, content-addressed (contexts.blobs); "
+    "every reader gives the same records (docs/protocol.md). Default compact/v2.",
+)
 @click.option(
     "--capture-debug",
     type=click.Choice(get_args(Retention)),
@@ -252,6 +258,10 @@ def _retention(value: object) -> Retention | None:
     return None
 
 
+def _layout(value: object) -> StorageLayout | None:
+    return next((layout for layout in STORAGE_LAYOUTS if value == layout), None)
+
+
 def _strings(value: object) -> tuple[str, ...]:
     assert isinstance(value, tuple)
     return tuple(str(v) for v in value)
@@ -304,6 +314,7 @@ def _request(ctx: click.Context, flags: dict[str, object]) -> tuple[RunRequest, 
             command=command_args or base.command,
             harness_version=_str(flags["harness_version"]) or base.harness_version,
             capture_debug=_retention(flags["capture_debug"]) or base.capture_debug,
+            storage_layout=_layout(flags["storage_layout"]) or base.storage_layout,
             timeout_s=float(timeout) if isinstance(timeout, float) else base.timeout_s,
             attempts=attempts if isinstance(attempts, int) else base.attempts,
         )
@@ -316,6 +327,7 @@ def _request(ctx: click.Context, flags: dict[str, object]) -> tuple[RunRequest, 
         api_base=api_base or DEFAULT_API_BASE,
         capture_calls=capture_calls,
         capture_debug=_retention(flags["capture_debug"]) or "on-error",
+        storage_layout=_layout(flags["storage_layout"]) or "compact/v2",
         model=_str(flags["model"]),
         options=given_options,
         command=command_args,

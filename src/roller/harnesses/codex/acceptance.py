@@ -91,5 +91,5 @@ ACCEPTANCE = AcceptanceProfile(
             expect={"relations": delegation_relations(1, background=True)},
         ),
     },
-    variants=(CODE_MODE,),
+    other_modes=(CODE_MODE,),
 )
