@@ -64,3 +64,11 @@ def test_a_harness_run_several_ways_reports_each_mode(tmp_path: Path) -> None:
     coded = Outcome("single", "PASS", (), None, 1.0, mode="code-mode")
     assert coded.label == "code-mode/single"
     assert summary_line(coded) == "PASS           code-mode/single (1.0s)"
+
+
+def test_a_launch_option_picks_the_profile_before_its_modes(tmp_path: Path) -> None:
+    deepseek = profile_for("deepseek")
+    sdk = deepseek.variants["profile=sdk"]
+    plan = Plan(harness="deepseek", work_dir=tmp_path, options={"profile": "sdk"})
+    assert modes_of(plan) == (sdk,) and sdk is not deepseek
+    assert modes_of(Plan(harness="deepseek", work_dir=tmp_path)) == (deepseek,)
