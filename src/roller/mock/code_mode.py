@@ -1,7 +1,7 @@
 """Code mode: tools offered in an `additional_tools` item and called from a script.
 
 A Responses request in code mode (Codex 0.171.0 with a catalog model; probed 2026-12-01,
-/work/wt/notes/codex-code-mode.md) has no `tools`. Its first input item is
+docs/harnesses.md, "Codex CLI") has no `tools`. Its first input item is
 `{"type": "additional_tools", "tools": [namespaces…]}`: a `functions` namespace holding a
 freeform (`custom`) tool `exec` that runs JavaScript, and namespaces of tools the model
 calls directly (`collaboration.spawn_agent`). Every other tool is *nested*: a script

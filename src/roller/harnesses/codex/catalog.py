@@ -1,7 +1,7 @@
 """Codex 0.171.0's bundled model catalog, as far as the shape of its requests depends on it.
 
 Read on 2026-12-01 from the catalog embedded in the 0.171.0 binary and checked with real
-runs (/work/wt/notes/codex-code-mode.md). With a custom provider Codex asks the upstream
+runs (docs/harnesses.md, "Codex CLI"). With a custom provider Codex asks the upstream
 for no model list: the catalog alone decides, per model slug:
 - `tool_mode: code_mode_only` ("code mode"): no `tools` in the request; the tools travel
   in an `additional_tools` input item and are called from a JavaScript `exec` tool

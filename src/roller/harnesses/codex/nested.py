@@ -1,7 +1,7 @@
 """Spawns and waits a code-mode `exec` script made, bound to that `exec` call.
 
 Checked against codex-cli 0.171.0 in code mode (runs of 2026-12-01,
-/work/wt/notes/codex-code-mode.md): v1 (`gpt-5.6-luna`) scripts call
+docs/harnesses.md, "Codex CLI"): v1 (`gpt-5.6-luna`) scripts call
 `tools.multi_agent_v1__spawn_agent(…)` / `…__wait_agent(…)`, v2 ones (with
 `[features.multi_agent_v2] non_code_mode_only = false`) `tools.collaboration__…`. The
 parent's rollout records each nested call only as an `item_completed` item —

@@ -1,6 +1,6 @@
 """Codex rollout traces: which `exec` call made each nested tool call (code mode).
 
-Checked against codex-cli 0.171.0 (runs of 2026-12-01, /work/wt/notes/codex-code-mode.md).
+Checked against codex-cli 0.171.0 (runs of 2026-12-01; docs/harnesses.md, "Codex CLI").
 In code mode a script run by the freeform `exec` tool calls tools itself
 (`await tools.multi_agent_v1__spawn_agent(…)`); the rollout records such a nested call
 only as an `item_completed` item whose `id` is a fresh `exec-<uuid>`, naming no `exec`

@@ -7,7 +7,7 @@ A Responses request can define tools in three places, all kept as sent:
   which is then absent. Codex 0.171.0 sends this shape for its catalog models ("code
   mode", with the header `x-openai-internal-codex-responses-lite: true`): a freeform
   `exec` tool running JavaScript that calls nested tools, plus direct namespaces
-  (probed 2026-12-01, /work/wt/notes/codex-code-mode.md);
+  (probed 2026-12-01; docs/harnesses.md, "Codex CLI");
 - `tool_search_output` input items (`tools`): definitions a client-side `tool_search`
   loaded at run time (Codex `tool_search_call` → `tool_search_output`).
 The last two are in the conversation, so they are also run-time tool loading for the
