@@ -31,7 +31,7 @@ from roller.collect.runs import RunSpec, resumed_spec
 from roller.collect.tasks import Task
 from roller.errors import UsageError
 from roller.harnesses import adapter_for, adapters, registry
-from roller.harnesses.base import ResumableAdapter
+from roller.harnesses.base import ModelNoticeAdapter, ResumableAdapter
 
 DEFAULT_API_BASE = "mock:plain"
 DEFAULT_SAMPLE_ID = "sample-0001"
@@ -202,6 +202,9 @@ def command(ctx: click.Context, /, **flags: object) -> int:
     """
     request, single = _request(ctx, flags)
     err = Console(stderr=True, highlight=False)
+    notice = model_notice(request.spec)
+    if notice is not None:
+        err.print(notice, markup=False, soft_wrap=True)  # one line, never wrapped
     executor = LocalExecutor(_int(flags["concurrency"]))
     if single:
         with err.status("starting…") as status:
@@ -220,6 +223,17 @@ def command(ctx: click.Context, /, **flags: object) -> int:
         Console(highlight=False).print(summary_table(result.summary))
     err.print(f"summary written to {result.run.summary}")
     return exit_code(result)
+
+
+def model_notice(spec: RunSpec) -> str | None:
+    """The harness's line on which request shape its default model gives, for a run
+    against a real upstream without `--model` (`ModelNoticeAdapter`)."""
+    if spec.model is not None or spec.api_base.startswith("mock:"):
+        return None
+    adapter = adapter_for(spec.harness)
+    if not isinstance(adapter, ModelNoticeAdapter):
+        return None
+    return adapter.model_notice(None, spec.harness_version or adapter.pin.version)
 
 
 def _int(value: object) -> int:
