@@ -3,9 +3,12 @@
 ```
 RUN_DIR/
   run.json
+  tasks.jsonl              the run's tasks (the --tasks file byte for byte, or --prompt lines)
+  task-files/TASK_ID/      each task's "files" folder, copied when the run started
+  summary.json             per sample: attempts, statuses, calls, wall time (last invocation)
   samples/SAMPLE_ID/
     sample.json
-    capture/attempt-NNNN/   manifest.json calls.jsonl relations.jsonl [raw/]
+    capture/attempt-NNNN/   manifest.json calls.jsonl relations.jsonl [contexts.blobs] [raw/]
     trajectory/attempt-NNNN.json   the attempt's main trajectory (derived, regenerable)
 ```
 Inside `raw/` (debug material, removed per retention): `tape/` (the proxy's segments),
@@ -25,7 +28,13 @@ from roller.errors import UsageError
 MANIFEST = "manifest.json"
 CALLS = "calls.jsonl"
 RELATIONS = "relations.jsonl"
+CONTEXTS = "contexts.blobs"  # compact/v3: the content-addressed contexts (`roller.capture.blobs`)
 FORMAL_FILES = (CALLS, RELATIONS)
+# The formal files of each storage layout, in the order they are written.
+LAYOUT_FILES: dict[str, tuple[str, ...]] = {
+    "compact/v2": FORMAL_FILES,
+    "compact/v3": (CALLS, RELATIONS, CONTEXTS),
+}
 RAW = "raw"
 
 _SAMPLE_ID = re.compile(r"^[A-Za-z0-9_.\-]{1,128}$")
@@ -58,6 +67,10 @@ class AttemptPaths:
         return self.root / RELATIONS
 
     @property
+    def contexts(self) -> Path:
+        return self.root / CONTEXTS
+
+    @property
     def raw(self) -> Path:
         return self.root / RAW
 
@@ -80,6 +93,12 @@ class AttemptPaths:
     @property
     def responses(self) -> Path:
         return self.raw / "responses"
+
+    @property
+    def scratch_record(self) -> Path:
+        """Where the attempt's scratch dirs are, while it runs (so a resume after a crash
+        can still copy the native logs the harness wrote there)."""
+        return self.raw / "scratch.json"
 
     def response_body(self, call_id: str) -> Path:
         return self.responses / f"{call_id}.body"
@@ -141,6 +160,17 @@ class RunPaths:
     @property
     def samples(self) -> Path:
         return self.root / "samples"
+
+    @property
+    def tasks_snapshot(self) -> Path:
+        return self.root / "tasks.jsonl"
+
+    def task_files(self, task_id: str) -> Path:
+        return self.root / "task-files" / check_sample_id(task_id)
+
+    @property
+    def summary(self) -> Path:
+        return self.root / "summary.json"
 
     def sample(self, sample_id: str) -> SamplePaths:
         return SamplePaths(self.samples / check_sample_id(sample_id))

@@ -47,9 +47,12 @@ LifecycleStatus = Literal["complete", "pending", "unknown", "unsupported"]
 SubtaskCapability = Literal["supported", "not_available_in_bundled_profile", "unknown"]
 # One turn of a multi-turn sample: how its harness run ended, or that it never ran.
 TurnStatus = Literal["completed", "failed", "interrupted", "not_run"]
+# Identity evidence that is neither native nor on the wire: the user's declaration.
+IdentityDeclaration = Literal["declared_single_agent"]
 OutputCoverage = Literal[
     "per_message_id",
     "per_session_assistant_count",
+    "per_session_count_and_tool_call_ids",
     "token_usage_count",
     "per_response_id",
     "stream_context_count",
@@ -75,6 +78,10 @@ class _Record(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True, populate_by_name=True)
 
 
+StorageLayout = Literal["compact/v2", "compact/v3"]
+STORAGE_LAYOUTS: tuple[StorageLayout, ...] = ("compact/v2", "compact/v3")
+
+
 def _absent(value: object) -> bool:
     """An optional field added after v1 shipped is left out when unset, so a record that
     does not use it is byte for byte what it was before the field existed."""
@@ -96,7 +103,9 @@ class Evidence(_Record):
 
     source: str = Field(
         description="`native:<path relative to raw/native>` for a native log file, "
-        "`call:<call_id>` for a captured call, `tape:<exchange id>` for the tape."
+        "`call:<call_id>` for a captured call, `tape:<exchange id>` for the tape, "
+        "`declared:single_agent` for the user's declaration that the command is one "
+        "agent (`roller collect --harness generic --single-agent`)."
     )
     ref: str | None = Field(
         description="The event/part/line id inside the source (e.g. a transcript line "
@@ -245,7 +254,15 @@ class CallRecord(_Record):
     request: RequestInfo = Field(description="Request line and headers.")
     context: Any = Field(
         description="The complete request body as sent upstream, parsed as JSON; null "
-        "when the body is empty or not JSON (see `errors`)."
+        "when the body is empty or not JSON (see `errors`). In a compact/v3 capture the "
+        "file holds null and `context_ref` instead; readers give the value."
+    )
+    context_ref: str | None = Field(
+        default=None,
+        exclude_if=_absent,
+        description="compact/v3 only: the digest of the request body's root node in "
+        "`contexts.blobs` (docs/protocol.md, compact/v3). Readers rebuild the exact "
+        "body, check it against `context_sha256`, and give `context` from it.",
     )
     context_sha256: str = Field(description="sha256 of the exact request body bytes.")
     context_bytes: int = Field(description="Length of the request body in bytes.")
@@ -333,6 +350,28 @@ class RelationRecord(_Record):
     note: str | None = Field(description="Why the relation is unknown, when it is.")
 
 
+class InheritedContextRecord(_Record):
+    """The copied prefix of a forked child's requests (`ParticipantRecord.inherited_context`).
+
+    Every request of the child resends it as sent (calls keep their whole context); a
+    consumer of the child's own turns skips the first `items` history items.
+    """
+
+    from_participant_id: str | None = Field(
+        description="The participant whose history was copied (null if not captured)."
+    )
+    items: int = Field(
+        description="Leading history items of each of the child's requests that are the copy."
+    )
+    checked: bool = Field(
+        description="Whether the child's first request starts with exactly those items of "
+        "one of the source participant's requests (same messages, compared as the "
+        "protocol's history items)."
+    )
+    evidence: list[Evidence] = Field(description="Where the copy is known from.")
+    note: str | None = Field(description="Why the check failed, when it did.")
+
+
 class ParticipantRecord(_Record):
     """One native executor: the root agent or one subagent."""
 
@@ -349,6 +388,12 @@ class ParticipantRecord(_Record):
     )
     call_ids: list[str] = Field(description="Calls attributed to this participant, in order.")
     evidence: list[Evidence] = Field(description="Where the participant is known from.")
+    inherited_context: InheritedContextRecord | None = Field(
+        default=None,
+        exclude_if=_absent,
+        description="A child started from a copy of another participant's history (a "
+        "fork): the leading items of its requests that are that copy. Absent otherwise.",
+    )
 
 
 class Capabilities(_Record):
@@ -360,6 +405,13 @@ class Capabilities(_Record):
         "A count check is weaker than a per-id check."
     )
     notes: list[str] = Field(description="Free-form remarks on the checks' strength.")
+    identity_evidence: IdentityDeclaration | None = Field(
+        default=None,
+        exclude_if=_absent,
+        description="`declared_single_agent`: the user declared the command one agent "
+        "(`--single-agent`) and no call's x-roller-* headers declared otherwise, so every "
+        "call belongs to the one root participant on that declaration. Absent otherwise.",
+    )
 
 
 class Coverage(_Record):
@@ -430,7 +482,10 @@ class Manifest(_Record):
     """`roller.capture/v1`: one attempt of one sample. Written last, atomically."""
 
     schema_: Literal["roller.capture/v1"] = Field(alias="schema", description="Record schema.")
-    storage_layout: Literal["compact/v2"] = Field(description="Layout of the attempt directory.")
+    storage_layout: StorageLayout = Field(
+        description="Layout of the attempt directory: `compact/v2` (contexts inside "
+        "calls.jsonl) or `compact/v3` (contexts content-addressed in contexts.blobs)."
+    )
     capture_scope: str = Field(description="Random scope of this attempt, part of every id.")
     harness: HarnessInfo = Field(description="What ran.")
     sample_id: str = Field(description="The sample this attempt belongs to.")
@@ -460,6 +515,23 @@ class Manifest(_Record):
     )
 
 
+class RunSettings(_Record):
+    """How every sample of a run is launched: what `roller collect --resume` continues with."""
+
+    model: str | None = Field(description="`--model`; a task's own `model` wins.")
+    options: dict[str, str] = Field(
+        description="`--option KEY=VALUE`s; a task's own `options` win key by key."
+    )
+    command: list[str] | None = Field(description="The command after `--` (generic harness).")
+    timeout_s: float = Field(description="`--timeout` per harness run (per turn).")
+    attempts: int = Field(
+        description="`--attempts`: how many attempts a failing sample gets (docs/collect.md)."
+    )
+    single_agent: bool = Field(
+        description="`--single-agent`: the command is declared one agent (generic)."
+    )
+
+
 class RunConfig(_Record):
     """`run.json`: how a run was collected. Resume refuses to mix modes."""
 
@@ -471,6 +543,12 @@ class RunConfig(_Record):
     api_base: str = Field(description="Upstream: a URL (credentials removed) or `mock:SCENARIO`.")
     capture_calls: bool = Field(description="Whether subagent call capture mode is on.")
     capture_debug: Retention = Field(description="Debug retention policy.")
+    settings: RunSettings | None = Field(
+        default=None,
+        exclude_if=_absent,
+        description="How samples are launched, so `--resume` needs nothing but the run "
+        "directory; absent in run directories written before resume existed.",
+    )
 
 
 class SampleInfo(_Record):
@@ -486,6 +564,22 @@ class SampleInfo(_Record):
         exclude_if=_absent,
         description="The prompts of the later turns of a multi-turn sample, in order; each "
         "resumes the conversation `prompt` started. Absent for a single prompt.",
+    )
+    model: str | None = Field(
+        default=None,
+        exclude_if=_absent,
+        description="The task's own model (tasks file `model`), over the run's; absent if none.",
+    )
+    options: dict[str, str] | None = Field(
+        default=None,
+        exclude_if=_absent,
+        description="The task's own launch options (tasks file `options`); absent if none.",
+    )
+    files: str | None = Field(
+        default=None,
+        exclude_if=_absent,
+        description="The task's `files` folder as the tasks file named it; its copy is "
+        "`RUN_DIR/task-files/<id>/`, copied into the work dir before each attempt.",
     )
 
 
@@ -530,4 +624,18 @@ class AttemptInputs(_Record):
         exclude_if=_absent,
         description="Each turn of a multi-turn sample as run; absent for a single prompt. "
         "The fields above then describe the last turn run (times: first start, last end).",
+    )
+    declared_single_agent: bool | None = Field(
+        default=None,
+        exclude_if=_absent,
+        description="True when the user declared the command one agent (`roller collect "
+        "--harness generic --single-agent`): calls without x-roller-* identity belong to "
+        "one root participant, unless some call's headers declare participants. Absent "
+        "otherwise.",
+    )
+    storage_layout: StorageLayout | None = Field(
+        default=None,
+        exclude_if=_absent,
+        description="The layout to publish (`roller collect --storage-layout`); absent: "
+        "compact/v2. `roller finalize` re-publishes in it unless told otherwise.",
     )

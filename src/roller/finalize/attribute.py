@@ -18,6 +18,10 @@ Rules kept (`docs/protocol.md`, Boundaries; seed 000 "Identity evidence"):
 - Without native evidence (generic harness), the wire identity alone decides; a call
   with no identity evidence is `unattributed`. Participants exist only where evidence
   names them (a call's own key, or a parent key a child's headers name).
+- The user's declaration that the command is one agent (`--single-agent`) is evidence
+  too: when no call's headers declare a participant, every call belongs to one root
+  (basis `declared:single_agent`); when any does, the headers decide as above and the
+  declaration is reported as overridden, never merged with them.
 - Never from time, text or request order.
 
 The attribute stage of finalize: decoded calls (and the adapter's `NativeCapture`) in,
@@ -33,8 +37,9 @@ from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from roller.capture.models import Attribution, IdentityStatus, ParentCrossCheck
-from roller.finalize.decode import DecodedCall
+from roller.finalize.decode import CallFacts
 from roller.harnesses.base import (
+    InheritedContext,
     NativeCapture,
     NativeEvidence,
     NativeParticipant,
@@ -72,12 +77,20 @@ class ParticipantDraft:
     state: ParticipantState
     evidence: tuple[NativeEvidence, ...] = ()
     call_evidence: tuple[int, ...] = field(default=())
+    inherited: InheritedContext | None = None
+    declared: bool = False  # known from the user's single-agent declaration
+
+
+# How the single-agent declaration fared: the calls' owner, or overridden by headers.
+Declaration = Literal["applied", "overridden"]
+DECLARED_ROOT = "declared-single-agent"
 
 
 @dataclass(frozen=True)
 class AttributionResult:
     calls: list[CallAttribution]
     participants: list[ParticipantDraft]
+    declaration: Declaration | None = None
 
     @property
     def owners(self) -> list[str | None]:
@@ -85,19 +98,52 @@ class AttributionResult:
         return [a.participant_key for a in self.calls]
 
 
-def attribute(calls: Sequence[DecodedCall], native: NativeCapture | None) -> AttributionResult:
-    if native is None:
+def attribute(
+    calls: Sequence[CallFacts], native: NativeCapture | None, single_agent: bool = False
+) -> AttributionResult:
+    if native is not None:
+        return _attribute_by_native(calls, native)
+    if not single_agent:
         return _attribute_by_wire(calls)
-    return _attribute_by_native(calls, native)
+    if any(call.identity.participant_key is not None for call in calls):
+        return replace(_attribute_by_wire(calls), declaration="overridden")
+    return _attribute_declared(calls)
 
 
-def _join_value(call: DecodedCall, native: NativeCapture) -> str | None:
+def _attribute_declared(calls: Sequence[CallFacts]) -> AttributionResult:
+    """Every call to the one root the user declared (no header named anyone)."""
+    owned = CallAttribution(
+        DECLARED_ROOT,
+        "attributed",
+        Attribution(
+            basis="declared:single_agent",
+            key=None,
+            wire_participant_key=None,
+            cross_check="not_applicable",
+            note=None,
+        ),
+    )
+    root = ParticipantDraft(
+        key=DECLARED_ROOT,
+        role="root",
+        parent_key=None,
+        depth=0,
+        native_ids={},
+        name=None,
+        state="unknown",
+        call_evidence=tuple(call.sequence for call in calls),
+        declared=True,
+    )
+    return AttributionResult([owned for _ in calls], [root] if calls else [], "applied")
+
+
+def _join_value(call: CallFacts, native: NativeCapture) -> str | None:
     if native.identity.basis == "response_id":
         return call.response_id
     return call.identity.participant_key
 
 
-def _attribute_by_native(calls: Sequence[DecodedCall], native: NativeCapture) -> AttributionResult:
+def _attribute_by_native(calls: Sequence[CallFacts], native: NativeCapture) -> AttributionResult:
     basis = f"native:{native.identity.basis}"
     by_key = {p.key: p for p in native.participants}
     result: list[CallAttribution] = []
@@ -175,7 +221,7 @@ def _parent_check(
     return ("disagree" if participant.role == "root" else "absent"), claim
 
 
-def unattributed_calls(calls: Sequence[DecodedCall], result: AttributionResult) -> list[str]:
+def unattributed_calls(calls: Sequence[CallFacts], result: AttributionResult) -> list[str]:
     """The message for generation calls no evidence attributes; none when every one is."""
     unattributed = sum(
         1
@@ -254,6 +300,7 @@ def _draft_from_native(p: NativeParticipant) -> ParticipantDraft:
         name=p.name,
         state=p.state,
         evidence=p.evidence,
+        inherited=p.inherited,
     )
 
 
@@ -265,7 +312,7 @@ class _WireParticipant:
     calls: list[int]
 
 
-def _attribute_by_wire(calls: Sequence[DecodedCall]) -> AttributionResult:
+def _attribute_by_wire(calls: Sequence[CallFacts]) -> AttributionResult:
     result: list[CallAttribution] = []
     seen: dict[str, _WireParticipant] = {}
     for call in calls:

@@ -39,8 +39,9 @@ Rules this module keeps:
 - `key_env` names an environment variable; the key itself never appears in the file and
   is read at start (`resolve_upstream_keys`), failing early when it is missing.
 - A client's `x-roller-*` identity headers count only when it is configured to send
-  them (`roller_headers`, default true for the `generic` harness only): any other
-  credential could otherwise forge a subagent and its parent.
+  them (`roller_headers`; the default is its harness's `WireProfile.roller_headers`,
+  true for a harness that has no identity of its own): any other credential could
+  otherwise forge a subagent and its parent.
 - Model request bodies are refused past `max_request_body_mib` (default 32 MiB, the
   providers' own limit); the proxy never holds or tapes more of one.
 """
@@ -55,7 +56,7 @@ from pathlib import Path
 from typing import Any, Final, Literal
 
 from roller.errors import ConfigError, UsageError
-from roller.harnesses import harness_names
+from roller.harnesses import harness_names, registry
 from roller.proxy.routing import check_upstream_url
 from roller.wire.endpoints import FAMILIES, Family
 
@@ -66,7 +67,6 @@ _HEADER_NAME: Final = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]{1,100}")  # an HTT
 MOCK_PREFIX: Final = "mock:"
 DEFAULT_INACTIVITY_MINUTES: Final = 30.0
 DEFAULT_MAX_REQUEST_BODY_MIB: Final = 32.0
-ROLLER_HEADERS_BY_DEFAULT: Final = frozenset({"generic"})  # harnesses sending x-roller-*
 
 GrantScope = Literal["account"]
 GRANT_SCOPES: Final[tuple[GrantScope, ...]] = ("account",)
@@ -271,7 +271,8 @@ def _clients(value: object) -> tuple[Client, ...]:
         seen.add(digest)
         try:
             harness = check_harness(entry["harness"])
-            trusted = entry.get("roller_headers", harness in ROLLER_HEADERS_BY_DEFAULT)
+            # By default, only a harness that declares itself with them (WireProfile).
+            trusted = entry.get("roller_headers", registry().wire(harness).roller_headers)
             if not isinstance(trusted, bool):
                 raise ConfigError("roller_headers must be true or false")
             clients.append(

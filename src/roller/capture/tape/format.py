@@ -3,25 +3,33 @@
 Shared by the writer and the reader so neither can drift from the other. The frame layout
 itself is specified in docs/architecture.md ("roller.capture.tape").
 
-Version 2 (this one) differs from version 1 in framing only: the request body may come
-in several `body` frames (written as it is read, so it is never held whole for the tape),
-none when it was never read (a request refused on its head), and an `ann` frame may add
-annotations to an exchange, also after its `end` (a request policy's decision made after
-the `req` frame was written, an end hook's failure). A version 1 frame is a valid
-version 2 frame, so the converter from 1 is the identity (`compat`).
+Versions (each converter in `compat` is the identity: every change so far only added):
+- 2 added the `bref` frame (a request body stored in the capture, `BodyRef`);
+- 3 (this one) added the `ann` frame, which may add annotations to an exchange also
+  after its `end` (a request policy's decision made after the `req` frame was written,
+  an end hook's failure), and lets the proxy write a request body in several `body`
+  frames as it reads it, or none when it never read it (a request refused on its head).
+`FIRST_VERSION` says from which version each frame kind may appear in a segment.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, get_args
 
 import orjson
 
-TAPE_VERSION = 2
+# Version 2 added the `bref` frame (a request body stored once, in the capture: `BodyRef`),
+# which only publication writes (`roller.capture.body_refs`); version 3 the `ann` frame.
+# Older frames are newer frames unchanged (`compat`); a segment holds no newer kind.
+TAPE_VERSION = 3
+REF_VERSION = 2
+ANN_VERSION = 3
 SEGMENT_PREFIX = "tape-"
 SEGMENT_SUFFIX = ".rtape"
 
@@ -40,10 +48,44 @@ Outcome = Literal[
 ]
 OUTCOMES: tuple[Outcome, ...] = get_args(Outcome)
 
-FRAME_KINDS = frozenset({"seg", "req", "body", "resp", "chunk", "end", "ann"})
-META_KINDS = frozenset({"req", "resp", "end", "ann"})
+FRAME_KINDS = frozenset({"seg", "req", "body", "resp", "chunk", "end", "bref", "ann"})
+META_KINDS = frozenset({"req", "resp", "end", "bref", "ann"})
+# The first tape version a frame kind may appear in (absent: every version).
+FIRST_VERSION: Mapping[str, int] = {"bref": REF_VERSION, "ann": ANN_VERSION}
 # Frames an exchange may still receive after its `end` frame.
 AFTER_END_KINDS = frozenset({"ann"})
+
+
+@dataclass(frozen=True, slots=True)
+class BodyRef:
+    """A `bref` frame's meta: the request body is the context of call `call_id` (line
+    `sequence` + 1 of calls.jsonl), `bytes` long, hashing to `sha256`."""
+
+    call_id: str
+    sequence: int
+    sha256: str
+    size: int  # meta key `bytes`
+
+    def to_meta(self) -> JSONObject:
+        return {"call_id": self.call_id, "sequence": self.sequence, "sha256": self.sha256,
+                "bytes": self.size}  # fmt: skip
+
+    @classmethod
+    def from_meta(cls, meta: JSONObject) -> BodyRef | None:
+        call_id, seq, digest, size = (
+            meta.get(k) for k in ("call_id", "sequence", "sha256", "bytes")
+        )
+        texts = isinstance(call_id, str) and isinstance(digest, str)
+        if texts and isinstance(seq, int) and isinstance(size, int):
+            return cls(str(call_id), seq, str(digest), size)
+        return None
+
+    def matches(self, body: bytes) -> bool:
+        return len(body) == self.size and hashlib.sha256(body).hexdigest() == self.sha256
+
+
+# Resolves a body reference to the body (None when the capture cannot give it).
+Resolver = Callable[[BodyRef], "bytes | None"]
 
 _SEGMENT_RE = re.compile(r"^tape-(\d{6,})\.rtape$")
 
