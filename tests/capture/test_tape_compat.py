@@ -194,3 +194,23 @@ def test_a_converter_that_fails_costs_its_frame_only(
     assert ex.request.method == "GET" and ex.end is None
     (problem,) = result.problems
     assert problem.startswith(f"{segment_name(1)} byte ") and "tape version 0" in problem
+
+
+def _segment(directory: Path, version: int, *frames: dict[str, Any]) -> None:
+    directory.mkdir()
+    seg = {"k": "seg", "v": version, "t": 1, "n": 0, "pid": 1}
+    data = b"".join(json.dumps(f).encode() + b"\n\n" for f in (seg, *frames))
+    (directory / segment_name(1)).write_bytes(data)
+
+
+def test_a_frame_kind_is_read_only_from_the_version_that_added_it(tmp_path: Path) -> None:
+    req = {"k": "req", "x": "a:1", "t": 2, "n": 0, "meta": {"method": "GET"}}
+    end = {"k": "end", "x": "a:1", "t": 3, "n": 0, "meta": {"outcome": "ok"}}
+    ann = {"k": "ann", "x": "a:1", "t": 4, "n": 0, "meta": {"end_hook_error": {"code": "X"}}}
+    _segment(tmp_path / "v2", 2, req, end, ann)  # a version 2 writer wrote no `ann`
+    old = read_tape(tmp_path / "v2")
+    assert old.problems == (f"{segment_name(1)} byte 186: ann frame in a version 2 segment",)
+    assert old.exchanges[0].request.annotations == {}
+    _segment(tmp_path / "v3", 3, req, end, ann)
+    (ex,) = read_tape(tmp_path / "v3").exchanges
+    assert ex.request.annotations == {"end_hook_error": {"code": "X"}} and ex.outcome == "ok"
