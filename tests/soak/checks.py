@@ -4,24 +4,30 @@
   ended, with an outcome its fault allows and the upstream status it must have; the
   tape has no other exchange and reads without problems;
 - no secret on disk or in the process's log;
-- resident memory flat: the last quarter of the samples no higher than the second
-  quarter's peak plus `RSS_SLACK_KIB` (the first quarter is warm-up: allocator arenas,
-  connection pools, one 20 MB body);
+- resident memory flat and bounded: the load runs in two equal phases (`soak`); idle
+  after the second, the process holds no more than idle after the first plus
+  `RSS_SLACK_KIB` (the first phase is the warm-up: allocator arenas, connection pools,
+  the heap 20 MB bodies leave behind), and it never exceeds `RSS_BOUND_KIB` however
+  many 20 MB bodies were in flight;
 - a summary of the figures (`Figures`) the suite prints for the closing report.
 """
 
 from __future__ import annotations
 
+import asyncio
 import os
-from dataclasses import dataclass
+import threading
+import time
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Final
 
 from roller.capture.tape import TapeExchange, TapeReadResult
-from tests.soak.load import BY_NAME, LoadResult, Sent
-from tests.soak.processes import Served, files_holding
+from tests.soak.load import BY_NAME, LoadResult, Sent, Target, run_load
+from tests.soak.processes import Served, files_holding, sample_rss
 
 RSS_SLACK_KIB: Final = 48 * 1024
+RSS_BOUND_KIB: Final = 768 * 1024
 SECONDS: Final = float(os.environ.get("ROLLER_SOAK_SECONDS", "12"))
 CLIENTS: Final = int(os.environ.get("ROLLER_SOAK_CLIENTS", "200"))
 
@@ -33,22 +39,31 @@ class Figures:
     seconds: float
     faults: dict[str, int]
     rss_start_kib: int
-    rss_end_kib: int
+    rss_idle_kib: list[int]  # idle after each phase; the last is the end
     rss_peak_kib: int
 
     def line(self) -> str:
         injected = sum(n for f, n in self.faults.items() if f != "ok")
+        idle = ", ".join(f"{kib // 1024}" for kib in self.rss_idle_kib)
         return (
             f"soak {self.what}: {self.exchanges} exchanges in {self.seconds:.1f}s, "
             f"{injected} faults injected {dict(sorted(self.faults.items()))}, "
-            f"RSS start {self.rss_start_kib // 1024} MiB, end {self.rss_end_kib // 1024} MiB, "
+            f"RSS start {self.rss_start_kib // 1024} MiB, idle after each phase {idle} MiB, "
             f"peak {self.rss_peak_kib // 1024} MiB"
         )
 
 
+def _header(exchange: TapeExchange, name: str) -> str | None:
+    values = [v for n, v in exchange.request.headers if n.lower() == name]
+    return values[0] if len(values) == 1 else None
+
+
 def soak_id(exchange: TapeExchange) -> str | None:
-    ids = [v for n, v in exchange.request.headers if n.lower() == "x-soak-id"]
-    return ids[0] if len(ids) == 1 else None
+    return _header(exchange, "x-soak-id")
+
+
+def soak_fault(exchange: TapeExchange) -> str | None:
+    return _header(exchange, "x-soak-fault")
 
 
 def check_tape(tape: TapeReadResult, load: LoadResult) -> dict[str, TapeExchange]:
@@ -82,17 +97,28 @@ def check_no_secret(secrets: tuple[str, ...], *roots: Path) -> None:
         assert not found, found[:5]
 
 
-def check_rss(served: Served) -> tuple[int, int, int]:
-    """(start, end, peak) KiB after asserting the flat-memory rule."""
-    samples = served.rss_kib
-    assert len(samples) >= 8, samples
-    quarter = len(samples) // 4
-    settled = max(samples[quarter : 2 * quarter])
-    last = max(samples[3 * quarter :])
-    assert last <= settled + RSS_SLACK_KIB, (settled, last, samples)
-    return samples[0], samples[-1], max(samples)
+def _idle_rss(served: Served) -> int:
+    time.sleep(1.0)  # the last streams' end hooks, then idle
+    return served.rss()
 
 
-def figures(what: str, load: LoadResult, served: Served) -> Figures:
-    start, end, peak = check_rss(served)
-    return Figures(what, len(load.exchanges()), load.seconds, load.faults(), start, end, peak)
+def soak(what: str, served: Served, target: Target) -> tuple[LoadResult, Figures]:
+    """Two phases of `target` against `served`, asserting the memory rules above."""
+    stop = threading.Event()
+    sampler = sample_rss(served, stop)
+    start = served.rss()
+    load = LoadResult()
+    idle: list[int] = []
+    try:
+        for n, big in enumerate((target.max_big // 2, target.max_big - target.max_big // 2)):
+            phase = replace(target, seconds=target.seconds / 2, max_big=big, phase=f"p{n}")
+            load.extend(asyncio.run(run_load(replace(phase, seed=target.seed + n))))
+            idle.append(_idle_rss(served))
+    finally:
+        stop.set()
+        sampler.join(5)
+    peak = max([*served.rss_kib, *idle])
+    assert idle[1] <= idle[0] + RSS_SLACK_KIB, (start, idle, served.rss_kib)
+    assert peak <= RSS_BOUND_KIB, served.rss_kib
+    faults = load.faults()
+    return load, Figures(what, len(load.exchanges()), load.seconds, faults, start, idle, peak)

@@ -64,6 +64,7 @@ class Target:
     max_big: int  # 20 MB bodies in the whole run (the machine has 2 cores)
     gateway: bool = False
     seed: int = 15
+    phase: str = "p1"  # prefixes every soak id (a run may have several phases)
 
 
 @dataclass
@@ -82,6 +83,10 @@ class LoadResult:
     def exchanges(self) -> list[Sent]:
         """The requests that must each be one exchange on the tape."""
         return [s for s in self.sent if s.fault != "ctrl"]
+
+    def extend(self, other: LoadResult) -> None:
+        self.sent.extend(other.sent)
+        self.seconds += other.seconds
 
     def faults(self) -> dict[str, int]:
         counts: dict[str, int] = {}
@@ -179,7 +184,7 @@ async def _client(
                 fault = "ok"
             else:
                 bigs[0] += 1
-        soak_id = f"c{n}-r{i}"
+        soak_id = f"{target.phase}-c{n}-r{i}"
         result.sent.append(await _one(session, target, n, fault, soak_id))
         i += 1
 

@@ -24,10 +24,17 @@ from pathlib import Path
 
 from roller.capture.statuses import IN_FLIGHT
 from roller.capture.tape import read_tape
-from tests.soak.checks import CLIENTS, SECONDS, check_no_secret, check_tape, figures
+from tests.soak.checks import (
+    CLIENTS,
+    SECONDS,
+    check_no_secret,
+    check_tape,
+    soak,
+    soak_fault,
+)
 from tests.soak.gateway_setup import upstream_key, write_setup
 from tests.soak.load import LoadResult, Target, run_load
-from tests.soak.processes import sample_rss, upstream
+from tests.soak.processes import upstream, wait_until
 
 
 def _upstream_stats(url: str) -> dict[str, int]:
@@ -42,26 +49,20 @@ def test_the_gateway_survives_a_soak_with_faults(tmp_path: Path) -> None:
     setup = write_setup(tmp_path, upstream_proc.url, key)
     log = tmp_path / "gateway.log"
     gateway = setup.start(log)
-    stop = threading.Event()
     try:
-        sampler = sample_rss(gateway, stop)
         target = Target(
             url=gateway.url,
             headers=setup.headers,
             secrets=setup.secrets,
             clients=CLIENTS,
             seconds=SECONDS,
-            max_big=3,
+            max_big=4,  # two per phase
             gateway=True,
         )
-        load = asyncio.run(run_load(target))
-        stop.set()
-        sampler.join(5)
+        load, result = soak("gateway", gateway, target)
         assert gateway.alive(), log.read_text()[-3000:]
-        result = figures("gateway", load, gateway)
         stats = _upstream_stats(upstream_proc.url)
     finally:
-        stop.set()
         code = gateway.stop()
         upstream_proc.stop()
     assert code == 0, log.read_text()[-3000:]
@@ -96,6 +97,14 @@ def _load_in_background(target: Target) -> tuple[threading.Thread, list[LoadResu
     return thread, out
 
 
+def _slow_in_flight(tape_dir: Path) -> bool:
+    """Whether a slow stream (seconds long) has its response head on the tape, no end."""
+    return any(
+        ex.end is None and ex.response is not None and soak_fault(ex) == "slow"
+        for ex in read_tape(tape_dir).exchanges
+    )
+
+
 def test_kill_9_mid_run_loses_nothing_and_marks_the_in_flight(tmp_path: Path) -> None:
     key = upstream_key()
     upstream_proc = upstream(key, tmp_path / "upstream.log")
@@ -113,7 +122,9 @@ def test_kill_9_mid_run_loses_nothing_and_marks_the_in_flight(tmp_path: Path) ->
     )
     thread, _ = _load_in_background(target)
     try:
-        time.sleep(3)  # well into the run: many streams in flight
+        # Well into the run, while slow streams are being relayed (on the tape, no end).
+        time.sleep(2)
+        assert wait_until(lambda: _slow_in_flight(setup.tape), timeout=20)
         gateway.kill9()
         thread.join(60)
         store = setup.store()

@@ -10,15 +10,13 @@ run by default; `ROLLER_SOAK_SECONDS` / `ROLLER_SOAK_CLIENTS` make it longer or 
 
 from __future__ import annotations
 
-import asyncio
 import secrets
-import threading
 from pathlib import Path
 
 from roller.capture.tape import read_tape
-from tests.soak.checks import CLIENTS, SECONDS, check_no_secret, check_tape, figures
-from tests.soak.load import Target, run_load
-from tests.soak.processes import ROLLER, sample_rss, serve, upstream
+from tests.soak.checks import CLIENTS, SECONDS, check_no_secret, check_tape, soak
+from tests.soak.load import Target
+from tests.soak.processes import ROLLER, serve, upstream
 
 
 def test_the_proxy_survives_a_soak_with_faults(tmp_path: Path) -> None:
@@ -42,24 +40,18 @@ def test_the_proxy_survives_a_soak_with_faults(tmp_path: Path) -> None:
         ],
         log,
     )
-    stop = threading.Event()
     try:
-        sampler = sample_rss(proxy, stop)
         target = Target(
             url=proxy.url,
             headers=lambda n: {"authorization": f"Bearer {key}", "x-key": x_key},
             secrets=(key, x_key, query_key),
             clients=CLIENTS,
             seconds=SECONDS,
-            max_big=4,
+            max_big=4,  # two per phase
         )
-        load = asyncio.run(run_load(target))
-        stop.set()
-        sampler.join(5)
+        load, result = soak("proxy", proxy, target)
         assert proxy.alive(), log.read_text()[-3000:]
-        result = figures("proxy", load, proxy)
     finally:
-        stop.set()
         code = proxy.stop()
         upstream_proc.stop()
     assert code == 0, log.read_text()[-3000:]
