@@ -294,16 +294,10 @@ class GatewayPolicy:
         return CallFacts(
             tape_dir=str(self.tape_dir),
             exchange_id=end.exchange_id,
-            session_id=gateway.get("session_id"),
-            account=gateway.get("account"),
-            principal=gateway.get("principal"),
             method=end.method,
             path=end.path,
-            family=gateway.get("family"),
             protocol=protocol,
-            model=gateway.get("model"),
-            participant_unknown=bool(gateway.get("participant_unknown", False)),
-            identity=gateway.get("identity"),
+            **annotated_fields(gateway),
             outcome=end.outcome,
             client_status=end.client_status,
             upstream_status=end.upstream_status,
@@ -314,6 +308,20 @@ class GatewayPolicy:
             ended_at=self.clock(),
             flags=("response_over_limit",) if end.response_over_limit else (),
         )
+
+
+def annotated_fields(gateway: Mapping[str, Any]) -> dict[str, Any]:
+    """The call row's fields the request's `gateway` annotation holds (the end hook's
+    and crash recovery's one reading of it)."""
+    return {
+        "session_id": gateway.get("session_id"),
+        "account": gateway.get("account"),
+        "principal": gateway.get("principal"),
+        "family": gateway.get("family"),
+        "model": gateway.get("model"),
+        "participant_unknown": bool(gateway.get("participant_unknown", False)),
+        "identity": gateway.get("identity"),
+    }
 
 
 def _session_fields(resolution: Resolution, plan: SessionPlan) -> dict[str, Any]:

@@ -28,6 +28,7 @@ from roller.capture.statuses import IN_FLIGHT, execution_status, response_captur
 from roller.capture.tape import TapeExchange, read_tape
 from roller.capture.tape.format import list_segments
 from roller.finalize.decode import exchange_facts
+from roller.gateway.policy import annotated_fields
 from roller.gateway.store import CallFacts, SessionStore
 from roller.wire import codec_for
 from roller.wire.endpoints import endpoint_for
@@ -92,16 +93,10 @@ def facts_from_tape(exchange: TapeExchange, tape_dir: str, now: datetime) -> Cal
     return CallFacts(
         tape_dir=tape_dir,
         exchange_id=exchange.exchange_id,
-        session_id=gateway.get("session_id"),
-        account=gateway.get("account"),
-        principal=gateway.get("principal"),
         method=request.method,
         path=request.path,
-        family=gateway.get("family"),
         protocol=protocol,
-        model=gateway.get("model"),
-        participant_unknown=bool(gateway.get("participant_unknown", False)),
-        identity=gateway.get("identity"),
+        **annotated_fields(gateway),
         outcome=IN_FLIGHT if end is None or end.outcome is None else end.outcome,
         client_status=None if end is None else end.client_status,
         upstream_status=None if end is None else end.upstream_status,
