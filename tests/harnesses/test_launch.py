@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+import sys
 from pathlib import Path
 
 import pytest
@@ -37,7 +38,11 @@ def test_every_installed_harness_refuses_the_same_requests(
     adapter: HarnessAdapter, tmp_path: Path
 ) -> None:
     plan = adapter.launch_plan(_request(tmp_path))
-    assert plan.argv[0] == str(tmp_path / "install" / "node_modules" / ".bin" / adapter.pin.bin)
+    binary = str(tmp_path / "install" / "node_modules" / ".bin" / adapter.pin.bin)
+    # the pinned binary, run directly or by a roller launcher module (OpenClaw's Gateway)
+    assert plan.argv[0] == binary or (
+        plan.argv[:2] == (sys.executable, "-m") and binary in plan.argv
+    )
     with pytest.raises(HarnessError, match=f"roller harness install {adapter.name}"):
         adapter.launch_plan(_request(tmp_path, install_dir=None))
     for prompt in (None, "", " \n"):

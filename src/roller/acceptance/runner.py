@@ -171,7 +171,12 @@ async def run_plan_async(
     plan: Plan, on_outcome: Callable[[Outcome], None] = lambda _o: None
 ) -> list[Outcome]:
     profile = profile_for(plan.harness)
-    chosen = [scenario(n) for n in plan.scenarios] if plan.scenarios else list(SCENARIOS)
+    own = {s.name: s for s in profile.extra_scenarios}
+    chosen = (
+        [own[n] if n in own else scenario(n) for n in plan.scenarios]
+        if plan.scenarios
+        else [*SCENARIOS, *profile.extra_scenarios]
+    )
     env, creds = collect_env(plan, profile)
     gate = asyncio.Semaphore(max(1, plan.jobs))
 

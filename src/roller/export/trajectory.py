@@ -27,7 +27,8 @@
    per-call export is not affected.
 6. Only exportable root calls may back an exportable trajectory (`root_call_blocked`);
    a failed coverage check (`coverage_mismatch`) or another adapter bar (`native_bar`)
-   blocks it too.
+   blocks it too, as does an injected notification whose wrapper must bind and did not
+   (`notification_unbound`, OpenClaw's announce block).
 """
 
 from __future__ import annotations
@@ -46,7 +47,7 @@ from roller.capture.trajectory_record import (
     TrajectorySegment,
     TrajectorySource,
 )
-from roller.export.injections import injections_of
+from roller.export.injections import injections_of, unbound_barring
 from roller.export.segments import Segment, start_of
 from roller.wire import Codec, codec_named
 from roller.wire.types import History, Key
@@ -233,6 +234,13 @@ def _add_call(ctx: _Context, segments: list[Segment], call: CallRecord, history:
         injected, injections = injections_of(
             ctx.harness, item, call.call_id, ctx.root_id, ctx.capture.relations, ctx.participants
         )
+        for unbound in unbound_barring(ctx.harness, injections):
+            ctx.problem(
+                "notification_unbound",
+                f"the injected {unbound.kind} naming {unbound.names} binds to no delivered "
+                "result: which run it completes is not proven",
+                call.call_id,
+            )
         segment.messages.append(
             TrajectoryMessage(
                 call_id=call.call_id,

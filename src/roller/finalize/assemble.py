@@ -35,6 +35,7 @@ from roller.capture.models import (
     RequestInfo,
     ResponseInfo,
     ResultToolRef,
+    ToolIdMapping,
     ToolRefs,
     TurnRecord,
     UsageInfo,
@@ -96,7 +97,8 @@ def assemble(parts: CaptureParts) -> FinalizedCapture:
         parts.related.tool_ids,
         strict=True,
     ):
-        records.append(_call_record(call, cid, pids, attr, st, retained, ids))
+        native_ids = _native_identity(call, attr, parts.native)
+        records.append(_call_record(call, cid, pids, attr, st, retained, ids, native_ids))
         if retained and call.exchange.response is not None:
             bodies[cid] = call.exchange.body
     relations = parts.related.relations
@@ -161,8 +163,42 @@ def _manifest(
         raw_retained=parts.verdict.retained,
         counts=_counts(records, relations, participants),
         files={},
+        tool_id_map=_tool_id_map(parts) or None,
         turns=parts.turns,
     )
+
+
+def _tool_id_map(parts: CaptureParts) -> list[ToolIdMapping]:
+    """Each output tool-call id the results carry under another id (`replayed_tool_ids`),
+    and whether a later call of the same participant carries one under it."""
+    owners = parts.attributed.owners
+    out: list[ToolIdMapping] = []
+    for i, (call, ids) in enumerate(zip(parts.calls, parts.related.tool_ids, strict=True)):
+        for tool, context_id in zip(call.emitted, ids, strict=True):
+            if tool.id is None or context_id is None or context_id == tool.id:
+                continue
+            later = [j for j, o in enumerate(owners) if j > i and o is not None and o == owners[i]]
+            seen = any(r.id == context_id for j in later for r in parts.calls[j].results)
+            out.append(
+                ToolIdMapping(
+                    call_id=parts.ids.calls[i],
+                    output_id=tool.id,
+                    context_id=context_id,
+                    seen=seen,
+                )
+            )
+    return out
+
+
+def _native_identity(
+    call: DecodedCall, attr: CallAttribution, native: NativeCapture | None
+) -> dict[str, str]:
+    """The wire's identity evidence, plus what the harness's store records for the
+    output (`call_native_ids`) once the call is attributed by its response id."""
+    out = {k: str(v) for k, v in call.identity.evidence.items()}
+    if native is not None and attr.participant_key is not None and call.response_id:
+        out.update(native.call_native_ids.get(call.response_id, {}))
+    return out
 
 
 def _capabilities(native: NativeCapture | None, coverage: Coverage) -> Capabilities:
@@ -203,6 +239,7 @@ def _call_record(
     status: CallStatus,
     retained: bool,
     tool_ids: ToolIds,
+    native_identity: dict[str, str],
 ) -> CallRecord:
     ex = call.exchange
     return CallRecord(
@@ -231,7 +268,7 @@ def _call_record(
         finish_reason=call.finish_reason,
         usage=_usage_info(call.usage),
         stream=call.request_stream,
-        native_identity={k: str(v) for k, v in call.identity.evidence.items()},
+        native_identity=native_identity,
         attribution=attr.attribution,
         tool_refs=_tool_refs(call, tool_ids),
         execution_status=call.execution_status,

@@ -66,6 +66,10 @@ class Expect:
     # substrings each of which some `capabilities.notes` entry must contain (a native
     # fact the adapter reports, e.g. a spawn the harness refused)
     capability_notes: tuple[str, ...] = ()
+    # every call a child's result was delivered to by notification carries a native run
+    # id (`native_identity.run_id`) starting with this (OpenClaw's announce run), and
+    # there is at least one
+    notification_run_prefix: str | None = None
 
 
 @dataclass(frozen=True)
@@ -128,6 +132,8 @@ class AcceptanceProfile:
     # A harness without any delegation tool: every scenario that expects a child is not
     # applicable, for this reason.
     no_delegation: str | None = None
+    # Scenarios of this harness's own, run after the common ones (OpenClaw `announce`).
+    extra_scenarios: tuple[Scenario, ...] = ()
 
     def resolve(self, scenario: Scenario) -> Scenario | str:
         """The scenario as this harness runs it, or the reason it is not applicable."""

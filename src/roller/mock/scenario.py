@@ -23,7 +23,7 @@ from typing import Any
 from roller.mock.arguments import fill
 from roller.mock.reply import Reply
 from roller.mock.request_view import RequestKind, RequestView
-from roller.mock.roles import CallSpec, calls_of, resolve_call
+from roller.mock.roles import CallSpec, authored_user_texts, calls_of, resolve_call
 
 DEFAULT_TEXT = "done"
 DEFAULT_TITLE = "Roller mock session"
@@ -74,8 +74,8 @@ class Match:
         # Haystacks are built only for the matchers a rule uses: contexts can be large.
         texts: list[tuple[tuple[str, ...], Callable[[], list[str]]]] = [
             (self.system_contains, lambda: [view.system_text]),
-            (self.user_text_contains, lambda: view.user_texts),
-            (self.last_user_text_contains, lambda: [view.last_user_text]),
+            (self.user_text_contains, lambda: authored_user_texts(view)),
+            (self.last_user_text_contains, lambda: authored_user_texts(view)[-1:]),
             (self.tool_result_contains, lambda: [e.text for e in view.tool_results]),
             (self.last_tool_result_contains, lambda: [view.last_tool_result]),
             (self.context_contains, lambda: [view.context_text]),
