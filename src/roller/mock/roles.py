@@ -81,10 +81,14 @@ def role_tools() -> dict[Role, tuple[str, ...]]:
     return registry().derived(_merged_roles)
 
 
+def quotes_a_task(text: str) -> bool:
+    """Whether a harness wrote this user text itself, quoting a child's task back."""
+    return any(p.match(text) for p in registry().derived(_quoting))
+
+
 def authored_user_texts(view: RequestView) -> list[str]:
     """The request's user texts minus those a harness wrote quoting a child's task."""
-    quoting = registry().derived(_quoting)
-    return [t for t in view.user_texts if not any(p.match(t) for p in quoting)]
+    return [t for t in view.user_texts if not quotes_a_task(t)]
 
 
 def _bridged_name(call: ContextCall) -> str | None:

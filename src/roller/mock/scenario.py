@@ -95,6 +95,8 @@ class Rule:
     text: str | None = None
     calls: tuple[CallSpec, ...] = ()
     json: Mapping[str, Any] | None = None
+    # this rule's own pause between streamed events (None: the scenario's `delay_ms`)
+    delay_ms: int | None = None
 
     def reply(self, view: RequestView) -> Reply | None:
         """This rule's reply to `view`, or None when a tool call it makes isn't offered."""
@@ -115,6 +117,7 @@ class Decision:
 
     rule: str
     reply: Reply
+    delay_ms: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,7 +136,7 @@ class Scenario:
             if rule.match.holds(view):
                 reply = rule.reply(view)
                 if reply is not None:
-                    return Decision(rule.name, reply)
+                    return Decision(rule.name, reply, rule.delay_ms)
         kind = view.kind
         if kind == "json":
             return Decision("default:json", Reply(text=_json_text(view, {})))

@@ -7,7 +7,9 @@
   through `tool_call`); `announce` runs the single delegation again on the direct
   surface (`tool_search=off`), so both surfaces are exercised.
 - `tool-config`: a configured agent `roller-restricted` allowed only `read`
-  (`agents` option), spawned by `agentId`; its calls offer exactly `read`.
+  (`agents` option), spawned by `agentId` on the direct surface (with Tool Search the
+  child is also offered `tool_call`, `tool_describe`, `tool_search`); its calls offer
+  exactly `read`.
 - `foreground`: not applicable (no foreground spawn exists). `fork`: `sessions_spawn`
   `context: "fork"` copies the parent's transcript into the child.
 - A Gateway start is 15–45 s on this machine: the timeout is 300 s.
@@ -69,7 +71,8 @@ ACCEPTANCE = AcceptanceProfile(
         "nested": _background(2),
         "tool-config": ScenarioOverride(
             mock="openclaw-tool-config.toml",
-            options={"agents": RESTRICTED_AGENT},
+            # the direct surface: with Tool Search the child is also offered its bridge
+            options={"agents": RESTRICTED_AGENT, "tool_search": "off"},
             expect={
                 "relations": delegation_relations(1, background=True),
                 "notification_run_prefix": ANNOUNCE_RUN,
