@@ -1,0 +1,173 @@
+"""Finalize over real OpenClaw 2026.9.6 runs (tests/data/harnesses/openclaw/, regenerate.py):
+identity by the stored `responseId`, the announce bound by its run id, the tool-id
+normalization recorded, and damaged or unfinished stores never attributing wrongly."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+from roller.capture.models import CallRecord, RelationRecord
+from roller.finalize.assemble import FinalizedCapture
+from roller.finalize.decode import decode_exchange
+from roller.finalize.relate import text_in_request
+from tests.harnesses.fixture_capture import finalize_fixture, inputs_of, native_copy, tape_of
+
+H = "openclaw"
+AGENT_DB = Path("openclaw") / "agents" / "main" / "agent" / "openclaw-agent.sqlite"
+
+
+def _of(done: FinalizedCapture, kind: str) -> list[RelationRecord]:
+    return [r for r in done.relations if r.type == kind]
+
+
+def _children(done: FinalizedCapture) -> dict[str, str]:
+    """child participant id -> its session key."""
+    return {
+        p.participant_id: p.native_ids["session_key"]
+        for p in done.manifest.participants
+        if p.role == "child"
+    }
+
+
+def _calls(done: FinalizedCapture) -> dict[str, CallRecord]:
+    return {c.call_id: c for c in done.calls}
+
+
+def test_tool_search_single_is_complete_and_bound_by_evidence(tmp_path: Path) -> None:
+    done = finalize_fixture(H, "toolsearch-single", tmp_path)
+    assert done.manifest.capture_status == "complete", done.manifest.capture_errors
+    assert all(c.identity_status == "attributed" for c in done.calls)
+    assert all(r.status == "established" for r in done.relations)
+    # the spawn went through Tool Search's bridge: the output's tool is `tool_call`
+    (spawn,) = _of(done, "spawn")
+    calls = _calls(done)
+    assert [t.name for t in calls[spawn.source_call_id or ""].tool_refs.emitted] == ["tool_call"]
+    # every call carries the run it belongs to; the announce call is its child's announce run
+    assert all("run_id" in c.native_identity for c in done.calls)
+    (delivered,) = _of(done, "result_delivered")
+    (key,) = _children(done).values()
+    run = calls[delivered.target_call_id or ""].native_identity["run_id"]
+    assert run.startswith(f"announce:v1:{key}:")
+    # the rewritten id the later requests carry, recorded with the output it came from
+    (mapping,) = done.manifest.tool_id_map or []
+    assert (mapping.call_id, mapping.output_id, mapping.seen) == (
+        spawn.source_call_id,
+        spawn.tool_call_id,
+        True,
+    )
+    assert mapping.context_id == "".join(ch for ch in mapping.output_id if ch.isalnum())
+    assert _of(done, "launch_ack_in_context"), "the acknowledgement entered the next input"
+
+
+def test_announce_text_without_its_run_binds_no_result(tmp_path: Path) -> None:
+    """Two children: child A's announce text is still in the history of B's announce call
+    and of the settle call, but only A's own announce run binds A's result."""
+    done = finalize_fixture(H, "responses-parallel", tmp_path)
+    assert done.manifest.capture_status == "complete", done.manifest.capture_errors
+    calls = _calls(done)
+    decoded = [
+        decode_exchange(n, ex, H)
+        for n, ex in enumerate(tape_of(H, "responses-parallel", tmp_path).exchanges)
+    ]
+    by_id = dict(zip([c.call_id for c in done.calls], decoded, strict=True))
+    children = _children(done)
+    assert len(children) == 2
+    for child, key in children.items():
+        bound = {
+            r.target_call_id
+            for r in _of(done, "result_in_context")
+            if r.child_participant_id == child
+        }
+        announce = {
+            c.call_id
+            for c in done.calls
+            if c.native_identity.get("run_id", "").startswith(f"announce:v1:{key}:")
+        }
+        assert bound == announce and len(bound) == 1
+        carrying = [
+            cid for cid, call in by_id.items() if text_in_request(call, f"session_key: {key}")
+        ]
+        # the text is in more calls than the run binds: it alone proves nothing
+        assert set(carrying) > bound
+    # Responses: both halves of each spawn's tool reference matched the output
+    assert all(
+        r.model_tool_ref is not None and r.model_tool_ref.matched for r in _of(done, "spawn")
+    )
+    settle = [
+        c
+        for c in calls.values()
+        if c.native_identity.get("run_id", "").startswith("announce:requester-settle:")
+    ]
+    assert len(settle) == 1 and settle[0].call_id not in {r.target_call_id for r in done.relations}
+
+
+def test_an_announce_whose_run_id_does_not_bind_gives_no_result_in_context(tmp_path: Path) -> None:
+    native = native_copy(H, "direct-single", tmp_path)
+    with sqlite3.connect(native / AGENT_DB) as con:
+        rows = con.execute(
+            "SELECT session_id, seq, event_json FROM transcript_events "
+            "WHERE event_json LIKE '%announce:v1:%'"
+        ).fetchall()
+        assert rows
+        for sid, seq, text in rows:
+            event = json.loads(text)
+            if isinstance(event.get("message"), dict):
+                event["message"]["__openclaw"]["runId"] = "some-other-run"
+            if isinstance(event.get("data"), dict) and "runId" in event["data"]:
+                event["data"]["runId"] = "some-other-run"
+            con.execute(
+                "UPDATE transcript_events SET event_json = ? WHERE session_id = ? AND seq = ?",
+                (json.dumps(event), sid, seq),
+            )
+    done = finalize_fixture(H, "direct-single", tmp_path, native_dir=native)
+    assert _of(done, "result_in_context") == []
+    (delivered,) = _of(done, "result_delivered")
+    assert delivered.status == "unknown" and delivered.target_call_id is None
+    assert done.manifest.capture_status == "partial"
+
+
+def test_nested_anthropic_reaches_depth_two_with_rewritten_ids(tmp_path: Path) -> None:
+    done = finalize_fixture(H, "anthropic-nested", tmp_path)
+    assert done.manifest.capture_status == "complete", done.manifest.capture_errors
+    assert max(p.depth for p in done.manifest.participants) == 2
+    assert len(_of(done, "result_delivered")) == 2
+    assert {c.protocol for c in done.calls} == {"anthropic-messages"}
+    assert all(m.seen and m.output_id.startswith("toolu_") for m in done.manifest.tool_id_map or [])
+
+
+def test_a_fork_childs_copied_prefix_is_never_its_own(tmp_path: Path) -> None:
+    done = finalize_fixture(H, "fork", tmp_path)
+    assert done.manifest.capture_status == "complete", done.manifest.capture_errors
+    root = next(p for p in done.manifest.participants if p.role == "root")
+    (spawn,) = _of(done, "spawn")
+    assert _calls(done)[spawn.source_call_id or ""].participant_id == root.participant_id
+
+
+def test_a_child_whose_notification_is_pending_is_partial(tmp_path: Path) -> None:
+    done = finalize_fixture(H, "announce-pending", tmp_path)
+    manifest = done.manifest
+    (child,) = _children(done)
+    assert manifest.lifecycle is not None and manifest.lifecycle.status == "pending"
+    assert manifest.lifecycle.pending_participant_ids == [child]
+    assert manifest.capture_status == "partial"
+    codes = {e.code for e in manifest.capture_errors}
+    assert "native_log_problem" in codes  # the launcher gave up waiting: a drain failure
+    assert any("stopped waiting" in e.message for e in manifest.capture_errors)
+    # the main turn that succeeded keeps its status
+    assert (
+        manifest.execution_status == "completed" and inputs_of(H, "announce-pending").exit_code == 0
+    )
+    spawn_call = _calls(done)[_of(done, "spawn")[0].source_call_id or ""]
+    assert spawn_call.execution_status == "completed" and spawn_call.identity_status == "attributed"
+
+
+def test_a_corrupted_store_leaves_calls_unattributed_never_wrong(tmp_path: Path) -> None:
+    native = native_copy(H, "toolsearch-single", tmp_path)
+    db = native / AGENT_DB
+    db.write_bytes(db.read_bytes()[: 4096 * 3])  # torn: the header says more pages exist
+    done = finalize_fixture(H, "toolsearch-single", tmp_path, native_dir=native)
+    assert all(c.identity_status == "unattributed" and c.participant_id is None for c in done.calls)
+    assert done.manifest.capture_status == "partial"
+    assert done.manifest.lifecycle is not None and done.manifest.lifecycle.status == "unknown"
