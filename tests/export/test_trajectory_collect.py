@@ -133,7 +133,7 @@ def test_export_trajectory_cli(runs: dict[str, Path], tmp_path: Path) -> None:
 
     blocked = roller("export", "trajectory", str(runs["dynamic"]))
     assert (blocked.returncode, blocked.stdout) == (0, "")
-    assert "skipped 1 blocked" in blocked.stderr
+    assert "left out 1 (1 blocked:dynamic_tools) (--include-blocked to include)" in blocked.stderr
 
     out = tmp_path / "t.jsonl"
     included = roller(

@@ -1,8 +1,16 @@
-"""`roller export calls` / `roller export trajectory`: exportable calls, or the main
-trajectory of each attempt, as JSONL."""
+"""`roller export calls | trajectory | atif | otel`: captures as training and interop data.
+
+`calls` writes roller's per-call records, OpenAI chat messages (`--format
+openai-messages`) or a Parquet table; `trajectory` the main trajectories (JSONL or
+Parquet); `atif` one ATIF v1.8 file per attempt; `otel` OTLP JSON lines of GenAI spans.
+Every command validates each capture first (an invalid one is refused, never half
+exported) and ends with one line on stderr: what it wrote, what it left out and why,
+which harness-private fields it removed (`roller.export.omissions`).
+"""
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -12,9 +20,15 @@ from roller.capture.integrity import validate_attempt
 from roller.capture.layout import AttemptPaths, find_attempts
 from roller.capture.reader import read_attempt
 from roller.errors import IntegrityError, UsageError
+from roller.export.atif import atif_document
 from roller.export.calls import capture_records, write_jsonl
+from roller.export.omissions import Omissions
+from roller.export.openai_messages import chosen_calls, message_records
+from roller.export.otel import traces_data
 from roller.export.trajectory import build_trajectory
 from roller.export.trajectory_file import serialize
+
+CALL_FORMATS = ("roller", "openai-messages", "parquet")
 
 
 @click.group("export")
@@ -42,33 +56,62 @@ def command() -> None:
     is_flag=True,
     help="Also export blocked calls (each says why in export_blocked_by).",
 )
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(CALL_FORMATS),
+    default="roller",
+    show_default=True,
+    help="roller: the request exactly as sent; openai-messages: OpenAI chat messages + "
+    "tools + reply, every protocol normalised; parquet: those as a table (needs --out).",
+)
 def calls(
     path: Path | None,
     gateway_db: str | None,
     account: str | None,
     out: Path | None,
     include_blocked: bool,
+    fmt: str,
 ) -> None:
     """Export the calls of every capture under PATH (run, sample or attempt), or of a
     gateway (--gateway DB: each call decoded from the tape exchange the database names).
 
     Each capture is validated first; an invalid capture is refused, never half-exported.
-    Only `exportable` calls are written unless --include-blocked.
+    Only `exportable` calls are written unless --include-blocked. The openai-messages and
+    parquet formats leave harness-private body fields out and say how many.
     """
     if (path is None) == (gateway_db is None):
         raise UsageError("give either a capture PATH or --gateway DB")
     if gateway_db is not None:
+        if fmt != "roller":
+            raise UsageError("--gateway exports the roller format only")
         _export_gateway(gateway_db, account, out, include_blocked)
         return
     assert path is not None
-    attempts = _valid_attempts(path)
-    records = (r for a in attempts for r in capture_records(read_attempt(a), include_blocked))
-    if out is None:
+    if fmt == "parquet" and out is None:
+        raise UsageError("--format parquet needs --out FILE")
+    captures = [read_attempt(a) for a in _valid_attempts(path)]
+    omissions = Omissions("call")
+    if fmt == "roller":
+        for capture in captures:
+            for _ in chosen_calls(capture, include_blocked, omissions):
+                pass
+        records = (r for c in captures for r in capture_records(c, include_blocked))
+    else:
+        records = (r for c in captures for r in message_records(c, include_blocked, omissions))
+    if fmt == "parquet":
+        assert out is not None
+        from roller.export.parquet import write_calls
+
+        write_calls(records, out)
+    elif out is None:
         n = write_jsonl(records, sys.stdout)
     else:
         with open(out, "w", encoding="utf-8") as fh:
             n = write_jsonl(records, fh)
-    click.echo(f"exported {n} call(s)", err=True)
+    if fmt == "roller":
+        omissions.written = n
+    click.echo(omissions.summary(), err=True)
 
 
 def _export_gateway(db: str, account: str | None, out: Path | None, include_blocked: bool) -> None:
@@ -108,14 +151,23 @@ def _valid_attempts(path: Path) -> list[AttemptPaths]:
     "--out",
     "out",
     type=click.Path(path_type=Path, dir_okay=False),
-    help="Output JSONL file (default: stdout).",
+    help="Output file (default: stdout; required for parquet).",
 )
 @click.option(
     "--include-blocked",
     is_flag=True,
     help="Also export blocked trajectories (each says why in export_blocked_by).",
 )
-def trajectory(path: Path, out: Path | None, include_blocked: bool) -> None:
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(("roller", "parquet")),
+    default="roller",
+    show_default=True,
+    help="roller: one roller.trajectory/v1 record a line; parquet: one row per segment, "
+    "its conversation as OpenAI chat messages.",
+)
+def trajectory(path: Path, out: Path | None, include_blocked: bool, fmt: str) -> None:
     """Export the main trajectory (root participant only) of every attempt under PATH
     (run, sample or attempt): one `roller.trajectory/v1` record per attempt and line.
 
@@ -123,16 +175,98 @@ def trajectory(path: Path, out: Path | None, include_blocked: bool) -> None:
     the result is the same record `roller collect` stored under the sample's
     trajectory/. Only exportable trajectories are written unless --include-blocked.
     """
+    if fmt == "parquet" and out is None:
+        raise UsageError("--format parquet needs --out FILE")
     records = [build_trajectory(read_attempt(a)) for a in _valid_attempts(path)]
-    chosen = [r for r in records if include_blocked or r.export_status == "exportable"]
-    lines = "".join(serialize(r) + "\n" for r in chosen)
+    omissions = Omissions("trajectory")
+    chosen = []
+    for r in records:
+        if include_blocked or r.export_status == "exportable":
+            chosen.append(r)
+        else:
+            omissions.leave_out("blocked:" + ",".join(r.export_blocked_by))
+    if fmt == "parquet":
+        assert out is not None
+        from roller.export.parquet import write_trajectories
+
+        write_trajectories(chosen, out, omissions)
+    else:
+        lines = "".join(serialize(r) + "\n" for r in chosen)
+        if out is None:
+            sys.stdout.write(lines)
+        else:
+            out.write_text(lines, encoding="utf-8")
+        omissions.written = len(chosen)
+    hint = (
+        " (--include-blocked to include)"
+        if any(k.startswith("blocked:") for k in omissions.left_out)
+        else ""
+    )
+    click.echo(omissions.summary() + hint, err=True)
+
+
+@command.command("atif")
+@click.argument("path", type=click.Path(path_type=Path))
+@click.option(
+    "-o",
+    "--out",
+    "out",
+    required=True,
+    type=click.Path(path_type=Path, file_okay=False),
+    help="Directory for the files: <sample>.attempt-NNNN.atif.json.",
+)
+@click.option(
+    "--include-blocked", is_flag=True, help="Also export attempts whose main trajectory is blocked."
+)
+def atif(path: Path, out: Path, include_blocked: bool) -> None:
+    """Export one ATIF v1.8 trajectory per attempt under PATH: the root's steps from the
+    main trajectory, every subagent embedded and referenced from the step that spawned
+    it (docs/exports.md)."""
+    captures = [read_attempt(a) for a in _valid_attempts(path)]
+    omissions = Omissions("ATIF trajectory")
+    out.mkdir(parents=True, exist_ok=True)
+    for capture in captures:
+        doc = atif_document(capture, omissions, include_blocked)
+        if doc is None:
+            continue
+        m = capture.manifest
+        target = out / f"{m.sample_id}.attempt-{m.attempt:04d}.atif.json"
+        target.write_text(json.dumps(doc, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+    click.echo(omissions.summary(), err=True)
+
+
+@command.command("otel")
+@click.argument("path", type=click.Path(path_type=Path))
+@click.option(
+    "-o",
+    "--out",
+    "out",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="Output file, one OTLP JSON line per attempt (default: stdout).",
+)
+@click.option(
+    "--content",
+    is_flag=True,
+    help="Include message content (gen_ai.input/output.messages, tool arguments and results).",
+)
+def otel(path: Path, out: Path | None, content: bool) -> None:
+    """Export OpenTelemetry GenAI spans (OTLP JSON lines, the file exporter's format) of
+    every attempt under PATH: an invoke_agent span per agent, chat spans per call,
+    execute_tool spans per tool call, children under their spawning tool's span."""
+    captures = [read_attempt(a) for a in _valid_attempts(path)]
+    lines = "".join(
+        json.dumps(traces_data(c, content), ensure_ascii=False) + "\n" for c in captures
+    )
     if out is None:
         sys.stdout.write(lines)
     else:
         out.write_text(lines, encoding="utf-8")
-    skipped = len(records) - len(chosen)
+    spans = sum(len(c.calls) for c in captures)
+    omissions = Omissions("trace")
+    omissions.written = len(captures)
     click.echo(
-        f"exported {len(chosen)} trajectory(ies)"
-        + (f", skipped {skipped} blocked (--include-blocked to include)" if skipped else ""),
+        omissions.summary()
+        + f" with {spans} chat span(s); nothing left out"
+        + ("" if content else " but message content (--content to include)"),
         err=True,
     )

@@ -15,6 +15,7 @@ from typing import IO, Any
 
 from roller.capture.models import CallRecord, ParticipantRecord
 from roller.capture.reader import Capture
+from roller.wire import codec_named
 
 EXPORT_SCHEMA = "roller.export.call/v1"
 
@@ -52,6 +53,31 @@ def build_record(
     }
 
 
+def participant_json(p: ParticipantRecord | None) -> dict[str, Any] | None:
+    """Who made a call, as every per-call export names it."""
+    if p is None:
+        return None
+    return {
+        "participant_id": p.participant_id,
+        "role": p.role,
+        "parent_participant_id": p.parent_participant_id,
+        "depth": p.depth,
+        "name": p.name,
+    }
+
+
+def prompt_tokens(call: CallRecord) -> int | None:
+    """All the call's prompt tokens, cached included (its protocol says whether its input
+    count already holds them); None without usage."""
+    usage = call.usage
+    codec = codec_named(call.protocol)
+    if usage is None or codec is None:
+        return usage.input_tokens if usage else None
+    return codec.chat.prompt_tokens(
+        usage.input_tokens, usage.cache_read_tokens, usage.cache_write_tokens
+    )
+
+
 def export_record(
     call: CallRecord,
     participant: ParticipantRecord | None,
@@ -61,15 +87,7 @@ def export_record(
     return build_record(
         call_id=call.call_id,
         source=source,
-        participant=None
-        if participant is None
-        else {
-            "participant_id": participant.participant_id,
-            "role": participant.role,
-            "parent_participant_id": participant.parent_participant_id,
-            "depth": participant.depth,
-            "name": participant.name,
-        },
+        participant=participant_json(participant),
         protocol=call.protocol,
         model=call.model,
         response_model=call.response_model,

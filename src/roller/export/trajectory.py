@@ -163,14 +163,7 @@ def build_trajectory(capture: Capture) -> TrajectoryRecord:
         capture=capture,
         participants={p.participant_id: p for p in m.participants},
     )
-    calls = sorted(
-        (
-            c
-            for c in capture.calls
-            if c.participant_id == root.participant_id and c.kind == "generation"
-        ),
-        key=lambda c: c.sequence,
-    )
+    calls = _own_calls(capture, root.participant_id)
     for c in capture.calls:
         if c.kind == "generation" and c.identity_status != "attributed":
             ctx.problem(
@@ -185,15 +178,47 @@ def build_trajectory(capture: Capture) -> TrajectoryRecord:
     if any(p.code in _UNAVAILABLE for p in ctx.problems):
         return _record(capture, root.participant_id, calls, ctx.problems, [])
 
-    segments: list[Segment] = []
-    for call, history in zip(calls, histories, strict=True):
-        assert history is not None  # _readable recorded a problem otherwise
-        _add_call(ctx, segments, call, history)
-
+    segments = _segments(ctx, calls, histories)
     _check_blocks(ctx, calls, segments)
     return _record(
         capture, root.participant_id, calls, ctx.problems, [s.freeze() for s in segments]
     )
+
+
+def _own_calls(capture: Capture, participant_id: str) -> list[CallRecord]:
+    return sorted(
+        (c for c in capture.calls if c.participant_id == participant_id and c.kind == "generation"),
+        key=lambda c: c.sequence,
+    )
+
+
+def _segments(
+    ctx: _Context, calls: list[CallRecord], histories: list[History | None]
+) -> list[Segment]:
+    segments: list[Segment] = []
+    for call, history in zip(calls, histories, strict=True):
+        assert history is not None  # _readable recorded a problem otherwise
+        _add_call(ctx, segments, call, history)
+    return segments
+
+
+def participant_segments(
+    capture: Capture, participant_id: str
+) -> tuple[list[TrajectorySegment], list[TrajectoryProblem]]:
+    """Any participant's own conversation, segmented by the same rules (2-4) as the main
+    trajectory — a subtask's, for exports that embed every agent (ATIF). No segments
+    when one of its requests is unreadable or holds no history (`problems` says why)."""
+    ctx = _Context(
+        harness=capture.manifest.harness.name,
+        root_id=participant_id,
+        capture=capture,
+        participants={p.participant_id: p for p in capture.manifest.participants},
+    )
+    calls = _own_calls(capture, participant_id)
+    histories = [_readable(ctx, c) for c in calls]
+    if any(h is None for h in histories):
+        return [], ctx.problems
+    return [s.freeze() for s in _segments(ctx, calls, histories)], ctx.problems
 
 
 def _readable(ctx: _Context, call: CallRecord) -> History | None:

@@ -11,6 +11,9 @@ wrappers, the acceptance profiles) is derived from the registry.
 - `wire`: its identity facts on the wire (`roller.identity.WireProfile`);
 - `tools`: its tool names per mock role (`roller.harnesses.tools.ToolHints`);
 - `injections`: its injected-message wrappers (`roller.harnesses.wrappers`);
+- `private_fields`: request body fields of its own that the training exports leave out
+  (field -> why; `roller.export.private_fields`): bulk it adds next to the conversation
+  that the provider ignores;
 - `adapter`: how roller launches it and reads its native logs, or None for a harness seen
   only on the wire (through the gateway), which has a profile and nothing else;
 - `acceptance`: how it runs the shared acceptance scenarios, or None.
@@ -19,6 +22,7 @@ A record whose parts name another harness is a programming error (`ValueError`).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from roller.harnesses.acceptance import AcceptanceProfile
@@ -35,6 +39,7 @@ class Harness:
     wire: WireProfile
     tools: ToolHints = field(default_factory=ToolHints)
     injections: InjectionWrappers = field(default_factory=InjectionWrappers)
+    private_fields: Mapping[str, str] = field(default_factory=dict)
     adapter: HarnessAdapter | None = None
     acceptance: AcceptanceProfile | None = None
 

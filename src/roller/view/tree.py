@@ -49,6 +49,18 @@ def call_summary(call: CallRecord) -> dict[str, Any]:
     }
 
 
+def participant_summary(p: ParticipantRecord) -> dict[str, Any]:
+    """Who an agent is, as the tree and the HTML page show it."""
+    return {
+        "participant_id": p.participant_id,
+        "role": p.role,
+        "name": p.name,
+        "depth": p.depth,
+        "state": p.state,
+        "native_ids": dict(p.native_ids),
+    }
+
+
 def build_tree(capture: Capture) -> dict[str, Any]:
     m = capture.manifest
     calls = {c.call_id: c for c in capture.calls}
@@ -92,12 +104,7 @@ def build_tree(capture: Capture) -> dict[str, Any]:
             else:
                 unknown.append(child_node)
         return {
-            "participant_id": p.participant_id,
-            "role": p.role,
-            "name": p.name,
-            "depth": p.depth,
-            "state": p.state,
-            "native_ids": dict(p.native_ids),
+            **participant_summary(p),
             "links": sorted(
                 links.get(p.participant_id, []),
                 key=lambda link: (

@@ -5,15 +5,17 @@
 request), whether the endpoint streams, the model the path names. The table and its
 matching rules are `roller.wire.endpoints`. `codec_for(name)` returns a protocol's
 `Codec`: everything protocol-specific roller knows (reassembly, tool references, JSON
-mode, where the conversation is and what "the same message" means).
+mode, where the conversation is and what "the same message" means, the conversation as
+OpenAI chat messages).
 
 A protocol is one package (`anthropic`, `openai_chat`, `openai_responses`, `gemini`)
 plus its rows in the endpoint table: `stream` (reassembly of a recorded response, streamed
 or whole, into the protocol's non-streaming shape), `codec` (its `CODEC`: response
-accessors, tool references, JSON mode, and the conversation of `history`), `history`
-(where a request's conversation is and what "the same message" means). A protocol
-package imports only the shared modules here (`types`, `jsonvalues`, `bodies`, `history`,
-`endpoints`, `sse`), never another protocol's.
+accessors, tool references, JSON mode, the conversation of `history` and the `chat`
+form), `history` (where a request's conversation is and what "the same message" means),
+`chat` (its items, system prompt and tools as OpenAI chat messages and tools, and back).
+A protocol package imports only the shared modules here (`types`, `jsonvalues`,
+`bodies`, `history`, `chat`, `endpoints`, `sse`), never another protocol's.
 """
 
 from __future__ import annotations

@@ -16,8 +16,9 @@ response was streamed. This module decides how to read it and never raises:
 verbatim events it could not merge (`Reassembly.unmerged`). `BodyCodec` is the part of the
 `Codec` protocol the codecs share: how a body is read, the `model`/`stream`/`id`
 members the three JSON-bodied APIs (Anthropic Messages, Chat Completions, Responses) name
-alike (Gemini overrides those from its endpoint and its own field names), and the
-conversation members, served from the protocol's `Conversation` record.
+alike (Gemini overrides those from its endpoint and its own field names), the
+conversation members, served from the protocol's `Conversation` record, and `chat`, its
+`ChatForm` over that conversation (`roller.wire.chat`).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from roller.wire.chat import Chat, ChatForm
 from roller.wire.history import Conversation
 from roller.wire.jsonvalues import as_object, as_str, describe_error, parse_json, text_snippet
 from roller.wire.sse import SSEDecoder
@@ -102,10 +104,13 @@ class BodyCodec:
         assembler: Callable[[], StreamAssembler],
         whole: WholeBody,
         conversation: Conversation,
+        chat: ChatForm,
     ) -> None:
         self._new_assembler = assembler
         self._whole = whole
         self._conversation = conversation
+        self.system_field = conversation.system_field
+        self.chat = Chat(conversation, chat)
 
     def assembler(self) -> StreamAssembler:
         return self._new_assembler()
@@ -130,6 +135,9 @@ class BodyCodec:
     # The conversation (`roller.wire.history`): served from the protocol's record.
     def history(self, request: Any) -> History | None:
         return self._conversation.history_of(request)
+
+    def system_prompt(self, config: Any) -> Any:
+        return self._conversation.system_prompt(config)
 
     def output_items(self, output: Any) -> list[Any]:
         return self._conversation.output_items(output)

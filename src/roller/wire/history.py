@@ -3,9 +3,10 @@
 A model request of every protocol roller records resends the conversation so far; the
 main trajectory (`roller.export.trajectory`) is built by checking that each root call's
 input extends the previous one's input plus output. Each codec says, for its protocol
-(`Codec.history`, `output_items`, `item_key`, `loads_tools`, `server_state`: the
-per-protocol facts are its package's `history` module, one `Conversation` record), where
-the items are and what "the same message" means. This module holds the parts they
+(`Codec.history`, `system_prompt`, `output_items`, `item_key`, `loads_tools`,
+`server_state`: the per-protocol facts are its package's `history` module, one
+`Conversation` record), where the items and the system prompt are and what "the same
+message" means. This module holds the parts they
 share, with no cross-protocol conversion.
 
 What is compared (everything else is the harness's normal re-serialization and ignored):
@@ -42,12 +43,27 @@ class Conversation:
     """How one protocol carries a conversation: each protocol package's `history`
     module declares one (`CONVERSATION`) and its codec serves it (`BodyCodec`)."""
 
-    history_of: Callable[[Any], History | None]
+    items_field: str  # the request field that holds the item list
+    system_field: str | None  # the system prompt's field; None: system text is an item
     output_items: Callable[[Any], list[Any]]
     item_key: Callable[[Any], Key]
     loads_tools: Callable[[Any], str | None] = no_tool_loading
     # Request fields that make the provider hold the history instead of the request.
     server_state_fields: tuple[str, ...] = ()
+    # Whether the item field may be a bare string, one user message (Responses `input`).
+    string_items: bool = False
+
+    def history_of(self, context: Any) -> History | None:
+        field = self.items_field
+        if self.string_items and isinstance(context, dict) and isinstance(context.get(field), str):
+            context = {**context, field: [context[field]]}
+        return split_history(context, field, self.system_field)
+
+    def system_prompt(self, config: Any) -> Any:
+        """The system prompt verbatim, from a request body or its `History.config`."""
+        if self.system_field is None or not isinstance(config, dict):
+            return None
+        return config.get(self.system_field)
 
 
 def canon(value: Any) -> str:

@@ -1,10 +1,10 @@
 """Protocol-neutral values shared by every codec in `roller.wire`.
 
 These are frozen dataclasses: values in flight, never persisted directly (the persisted
-records live in `roller.capture.models`). Each protocol module (`anthropic`, `openai_chat`,
-`openai_responses`, `gemini`) exposes one `Codec` object that produces these values;
-protocol modules never import each other, only this module and the shared
-`roller.wire.sse`, `roller.wire.jsonvalues` and `roller.wire.bodies`.
+records live in `roller.capture.models`). Each protocol package (`anthropic`,
+`openai_chat`, `openai_responses`, `gemini`) exposes one `Codec` object that produces these
+values; protocol packages never import each other, only the shared modules `roller.wire`
+lists.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 if TYPE_CHECKING:
+    from roller.wire.chat import Chat
     from roller.wire.endpoints import Endpoint
 
 ProtocolName = Literal[
@@ -172,6 +173,10 @@ class Codec(Protocol):
     """Everything roller needs to know about one wire protocol. Pure; no I/O."""
 
     name: ProtocolName
+    # The request field of the system prompt; None when system text is among the items.
+    system_field: str | None
+    # The conversation as OpenAI chat messages, and back (`roller.wire.chat`).
+    chat: Chat
 
     def assembler(self) -> StreamAssembler:
         """A fresh incremental reassembler for one streamed response."""
@@ -238,6 +243,11 @@ class Codec(Protocol):
     def history(self, request: Any) -> History | None:
         """The request's conversation and configuration (`roller.wire.history`); None
         when it holds no readable item list."""
+        ...
+
+    def system_prompt(self, config: Any) -> Any:
+        """The system prompt verbatim, from a request body or its `History.config`
+        (None when absent, or when the protocol keeps system text among the items)."""
         ...
 
     def server_state(self, request: Any) -> list[str]:

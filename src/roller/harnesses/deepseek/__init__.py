@@ -6,7 +6,9 @@ No adapter (roller does not launch it): the package is its declared profile
 
 from __future__ import annotations
 
-from roller.harnesses.deepseek.profile import NAME, TOOLS, WIRE
+from roller.harnesses.deepseek.profile import NAME, PRIVATE_FIELDS, TOOLS, WIRE
 from roller.harnesses.harness import Harness
 
-HARNESS = Harness(name=NAME, package=__name__, wire=WIRE, tools=TOOLS)
+HARNESS = Harness(
+    name=NAME, package=__name__, wire=WIRE, tools=TOOLS, private_fields=PRIVATE_FIELDS
+)

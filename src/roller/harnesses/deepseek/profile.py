@@ -12,10 +12,14 @@ Identity (rule `deepseek-headers`, kind `BodyLineage`), on every `POST …/v1/me
 
 Tools (mock roles): `subagent`, and `subagent_fork` for a spawn that forks the parent's
 history; `bash`.
+
+Private fields (left out of training exports, kept in the capture): `dsh_session_log`
+and `dsh_plugin_packages`, sizes measured on the probed version.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Final
 
 from roller.harnesses.tools import ToolHints
@@ -41,3 +45,10 @@ WIRE: Final = WireProfile(
 TOOLS: Final = ToolHints(
     roles={"spawn": ("subagent",), "shell": ("bash",)}, fork_spawn=("subagent_fork",)
 )
+
+# body field -> why the training exports leave it out
+PRIVATE_FIELDS: Final[Mapping[str, str]] = {
+    "dsh_session_log": "the slice of its native event log each request carries (lineage "
+    "evidence, resent at least once; ~26 KB of a 55 KB request)",
+    "dsh_plugin_packages": "the package@version list of its plugins",
+}

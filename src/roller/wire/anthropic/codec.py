@@ -3,13 +3,14 @@
 Tool references: `tool_use` blocks (client tools) in the output; `tool_use` blocks of
 earlier assistant turns and `tool_result` blocks (`tool_use_id`) in the request. JSON
 mode is `output_format: {"type": "json_schema"}`. Reassembly is `stream`, the
-conversation layout `history`.
+conversation layout `history`, its OpenAI chat form `chat`.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from roller.wire.anthropic.chat import CHAT
 from roller.wire.anthropic.history import CONVERSATION
 from roller.wire.anthropic.stream import AnthropicAssembler, whole_body
 from roller.wire.bodies import BodyCodec
@@ -47,7 +48,7 @@ class AnthropicCodec(BodyCodec):
     name: ProtocolName = "anthropic-messages"
 
     def __init__(self) -> None:
-        super().__init__(AnthropicAssembler, whole_body, CONVERSATION)
+        super().__init__(AnthropicAssembler, whole_body, CONVERSATION, CHAT)
 
     def finish_reason(self, output: JSONObject | None) -> str | None:
         return as_str(output.get("stop_reason")) if output is not None else None

@@ -14,16 +14,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from roller.wire.history import Conversation, canon, split_history, without
-from roller.wire.types import History, Key
+from roller.wire.history import Conversation, canon, without
+from roller.wire.types import Key
 
-ITEMS_FIELD = "messages"
-SYSTEM_FIELD = "system"
 _TOOL_LOADING = ("tool_reference", "tool_search_tool_result")
-
-
-def history_of(context: Any) -> History | None:
-    return split_history(context, ITEMS_FIELD, SYSTEM_FIELD)
 
 
 def output_items(output: Any) -> list[Any]:
@@ -89,4 +83,4 @@ def loads_tools(item: Any) -> str | None:
     return None
 
 
-CONVERSATION = Conversation(history_of, output_items, item_key, loads_tools=loads_tools)
+CONVERSATION = Conversation("messages", "system", output_items, item_key, loads_tools=loads_tools)

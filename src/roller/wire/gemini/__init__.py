@@ -1,6 +1,6 @@
 """Gemini (`POST …/models/M:generateContent`, `…:streamGenerateContent`).
 
-One protocol, one package: `stream`, `codec`, `history` (see `roller.wire`).
+One protocol, one package: `stream`, `codec`, `history`, `chat` (see `roller.wire`).
 """
 
 from __future__ import annotations

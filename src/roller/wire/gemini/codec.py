@@ -6,7 +6,8 @@ references: the real API usually omits `functionCall.id`; Gemini CLI then mints 
 sends it back in `functionCall.id` and `functionResponse.id`. Requests may spell fields
 in camelCase or snake_case (the REST API accepts both); both are read. JSON mode is
 `generationConfig` with `responseMimeType: application/json` or a response schema.
-Reassembly is `stream`, the conversation layout `history`.
+Reassembly is `stream`, the conversation layout `history`,
+its OpenAI chat form `chat`.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from roller.wire.types import (
 
 if TYPE_CHECKING:
     from roller.wire.endpoints import Endpoint
+from roller.wire.gemini.chat import CHAT
 from roller.wire.gemini.history import CONVERSATION
 from roller.wire.gemini.stream import GeminiAssembler, whole_body
 
@@ -84,7 +86,7 @@ class GeminiCodec(BodyCodec):
     name: ProtocolName = "gemini"
 
     def __init__(self) -> None:
-        super().__init__(GeminiAssembler, whole_body, CONVERSATION)
+        super().__init__(GeminiAssembler, whole_body, CONVERSATION, CHAT)
 
     def is_streaming_request(self, request: JSONObject | None, endpoint: Endpoint) -> bool:
         return endpoint.stream

@@ -12,15 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from roller.wire.history import Conversation, canon, split_history, without
-from roller.wire.types import History, Key
-
-ITEMS_FIELD = "contents"
-SYSTEM_FIELD = "systemInstruction"
-
-
-def history_of(context: Any) -> History | None:
-    return split_history(context, ITEMS_FIELD, SYSTEM_FIELD)
+from roller.wire.history import Conversation, canon, without
+from roller.wire.types import Key
 
 
 def output_items(output: Any) -> list[Any]:
@@ -59,4 +52,4 @@ def item_key(item: Any) -> Key:
     return ("content", item.get("role"), tuple(k for k in keys if k is not None))
 
 
-CONVERSATION = Conversation(history_of, output_items, item_key)
+CONVERSATION = Conversation("contents", "systemInstruction", output_items, item_key)

@@ -3,7 +3,8 @@
 Tool references: `choices[].message.tool_calls[]` (`id`, `function.name`) in the output;
 the same on earlier assistant messages and `role: tool` messages (`tool_call_id`) in the
 request. JSON mode is `response_format.type` `json_object` or `json_schema`. Reassembly
-is `stream`, the conversation layout `history`.
+is `stream`, the conversation layout `history`,
+its OpenAI chat form `chat`.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from roller.wire.jsonvalues import (
     get_path,
     parse_arguments,
 )
+from roller.wire.openai_chat.chat import CHAT
 from roller.wire.openai_chat.history import CONVERSATION
 from roller.wire.openai_chat.stream import ChatAssembler, whole_body
 from roller.wire.types import (
@@ -73,7 +75,7 @@ class ChatCodec(BodyCodec):
     name: ProtocolName = "openai-chat-completions"
 
     def __init__(self) -> None:
-        super().__init__(ChatAssembler, whole_body, CONVERSATION)
+        super().__init__(ChatAssembler, whole_body, CONVERSATION, CHAT)
 
     def finish_reason(self, output: JSONObject | None) -> str | None:
         """The first choice's `finish_reason`."""

@@ -13,14 +13,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from roller.wire.history import Conversation, arguments, canon, split_history, without
-from roller.wire.types import History, Key
-
-ITEMS_FIELD = "messages"
-
-
-def history_of(context: Any) -> History | None:
-    return split_history(context, ITEMS_FIELD, None)
+from roller.wire.history import Conversation, arguments, canon, without
+from roller.wire.types import Key
 
 
 def output_items(output: Any) -> list[Any]:
@@ -73,4 +67,4 @@ def item_key(item: Any) -> Key:
     )
 
 
-CONVERSATION = Conversation(history_of, output_items, item_key)
+CONVERSATION = Conversation("messages", None, output_items, item_key)

@@ -3,7 +3,8 @@
 Tool references: a `function_call` item has a `call_id` and its own item `id` (`fc_…`);
 both are kept (`ToolCall.id` / `ToolCall.item_id`), with Codex's `namespace`; results are
 `function_call_output` input items. JSON mode is `text.format.type` `json_object` or
-`json_schema`. Reassembly is `stream`, the conversation layout `history`.
+`json_schema`. Reassembly is `stream`, the conversation layout `history`,
+its OpenAI chat form `chat`.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from roller.wire.jsonvalues import (
     get_path,
     parse_arguments,
 )
+from roller.wire.openai_responses.chat import CHAT
 from roller.wire.openai_responses.history import CONVERSATION
 from roller.wire.openai_responses.stream import ResponsesAssembler, whole_body
 from roller.wire.types import (
@@ -64,7 +66,7 @@ class ResponsesCodec(BodyCodec):
     name: ProtocolName = "openai-responses"
 
     def __init__(self) -> None:
-        super().__init__(ResponsesAssembler, whole_body, CONVERSATION)
+        super().__init__(ResponsesAssembler, whole_body, CONVERSATION, CHAT)
 
     def finish_reason(self, output: JSONObject | None) -> str | None:
         """`status`, or for an incomplete response `incomplete_details.reason`."""

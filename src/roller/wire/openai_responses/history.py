@@ -2,7 +2,7 @@
 
 - The items are `input` (a bare string is one user message); the system prompt is
   `instructions`. `previous_response_id` and `conversation` make the provider hold the
-  history instead of the request (`SERVER_STATE_FIELDS`).
+  history instead of the request.
 - The output as history items is `output[]`.
 - Items are keyed by type: a message by its role and text parts (`input_text`,
   `output_text`, `text`; empty ones dropped; other parts whole); a `function_call` by
@@ -17,20 +17,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from roller.wire.history import Conversation, arguments, canon, split_history, without
-from roller.wire.types import History, Key
+from roller.wire.history import Conversation, arguments, canon, without
+from roller.wire.types import Key
 
-ITEMS_FIELD = "input"
-SYSTEM_FIELD = "instructions"
-SERVER_STATE_FIELDS = ("previous_response_id", "conversation")
-_TEXT_PARTS = ("input_text", "output_text", "text")
+# Text content part types, and the items that carry a tool's result (also `chat`'s).
+TEXT_PARTS = ("input_text", "output_text", "text")
+RESULT_ITEMS = ("function_call_output", "custom_tool_call_output")
 _TOOL_LOADING = ("tool_search_call", "tool_search_output")
-
-
-def history_of(context: Any) -> History | None:
-    if isinstance(context, dict) and isinstance(context.get(ITEMS_FIELD), str):
-        context = {**context, ITEMS_FIELD: [context[ITEMS_FIELD]]}
-    return split_history(context, ITEMS_FIELD, SYSTEM_FIELD)
 
 
 def output_items(output: Any) -> list[Any]:
@@ -46,7 +39,7 @@ def _content(content: Any) -> Key:
     if isinstance(content, list):
         out: list[Key] = []
         for part in content:
-            if isinstance(part, dict) and part.get("type") in _TEXT_PARTS:
+            if isinstance(part, dict) and part.get("type") in TEXT_PARTS:
                 if part.get("text"):
                     out.append(("text", part.get("text")))
             else:
@@ -55,12 +48,22 @@ def _content(content: Any) -> Key:
     return canon(content)
 
 
+def item_type(item: Any) -> str | None:
+    """An item's type: a string or an item with a role and no type is a message."""
+    if isinstance(item, str):
+        return "message"
+    if not isinstance(item, dict):
+        return None
+    kind = item.get("type", "message" if "role" in item else None)
+    return kind if isinstance(kind, str) else None
+
+
 def item_key(item: Any) -> Key:
     if isinstance(item, str):
         return ("message", "user", (("text", item),) if item else ())
     if not isinstance(item, dict):
         return canon(item)
-    kind = item.get("type", "message" if "role" in item else None)
+    kind = item_type(item)
     if kind == "reasoning":
         return None
     if kind == "message":
@@ -73,7 +76,7 @@ def item_key(item: Any) -> Key:
             item.get("name"),
             arguments(item.get("arguments")),
         )
-    if kind in ("function_call_output", "custom_tool_call_output"):
+    if kind in RESULT_ITEMS:
         return (kind, item.get("call_id"), canon(item.get("output")))
     return ("item", canon(without(item, "id", "status")))
 
@@ -86,9 +89,11 @@ def loads_tools(item: Any) -> str | None:
 
 
 CONVERSATION = Conversation(
-    history_of,
+    "input",
+    "instructions",
     output_items,
     item_key,
     loads_tools=loads_tools,
-    server_state_fields=SERVER_STATE_FIELDS,
+    server_state_fields=("previous_response_id", "conversation"),
+    string_items=True,
 )

@@ -1,0 +1,212 @@
+// roller's capture viewer: vanilla JS over the JSON inlined in #capture-data.
+// Rendering is lazy: the agent tree, call rows and timeline are built at load; a call's
+// detail only when it is selected, and each request item's body only when opened.
+"use strict";
+(function () {
+  const data = JSON.parse(document.getElementById("capture-data").textContent);
+  const calls = data.calls;
+  const people = new Map(data.participants.map((p) => [p.participant_id, p]));
+  const $ = (id) => document.getElementById(id);
+  let selectedAgent = null;
+  let selectedCall = null;
+  let searchIndex = null;
+
+  function el(tag, attrs, ...children) {
+    const node = document.createElement(tag);
+    for (const [k, v] of Object.entries(attrs || {})) {
+      if (k === "class") node.className = v;
+      else if (k === "on") for (const [ev, fn] of Object.entries(v)) node.addEventListener(ev, fn);
+      else if (v !== null && v !== undefined) node.setAttribute(k, v);
+    }
+    for (const c of children) if (c !== null && c !== undefined) node.append(c instanceof Node ? c : String(c));
+    return node;
+  }
+  const badge = (v) => el("span", { class: "badge s-" + v }, v);
+  const tok = (n) => (n === null || n === undefined ? "?" : n >= 1000 ? (n / 1000).toFixed(1) + "k" : String(n));
+  const json = (v) => JSON.stringify(v, null, 2);
+  const label = (p) => p.role + (p.name ? " (" + p.name + ")" : "") + " " + p.participant_id.slice(-4);
+
+  function summary() {
+    const s = data.summary;
+    $("summary").append(
+      el("h1", {}, "capture ", data.attempt_dir),
+      el("div", {},
+        `${s.harness} ${s.harness_version || ""} · sample ${s.sample_id} · attempt ${s.attempt} · ${s.calls} calls · ${s.participants} agents · ${s.relations} relations · ${tok(s.input_tokens)}→${tok(s.output_tokens)} tokens · ${s.elided_blobs} base64 blob(s) elided `,
+        badge(s.execution_status), badge(s.capture_status),
+        s.unattributed_calls ? badge("unattributed") : null,
+        data.capture_errors.length ? el("span", { class: "badge s-failed" }, data.capture_errors.map((e) => e.code).join(", ")) : null));
+  }
+
+  function linkView(p) {
+    if (!p.links.length) return null;
+    const box = el("details", {}, el("summary", {}, p.links.length + " link(s)"));
+    for (const l of p.links) {
+      const row = el("div", {}, l.type, badge(l.status), l.tool_call_id ? " " + l.tool_call_id : "");
+      if (l.source_call_id) row.append(" from ", callRef(l.source_call_id));
+      if (l.target_call_id) row.append(" into ", callRef(l.target_call_id));
+      for (const e of l.evidence) row.append(el("div", {}, "evidence: " + e.source + (e.ref ? " #" + e.ref : "") + (e.retained ? "" : " (not retained)")));
+      if (l.note) row.append(el("div", {}, "note: " + l.note));
+      box.append(row);
+    }
+    return el("div", { class: "links" }, box);
+  }
+
+  function agentNode(p) {
+    const t = p.subtree_tokens;
+    const head = el("div", { class: "agent", "data-participant": p.participant_id, on: { click: (e) => { e.stopPropagation(); selectAgent(p.participant_id); } } },
+      el("b", {}, label(p)), badge(p.state),
+      el("div", { class: "tok" }, `${p.call_ids.length} call(s) · own ${tok(p.tokens.input)}→${tok(p.tokens.output)} · subtree ${tok(t.input)}→${tok(t.output)}`),
+      linkView(p));
+    const kids = data.participants.filter((q) => q.parent_participant_id === p.participant_id && q.role === "child");
+    const box = el("div", {}, head);
+    if (kids.length) box.append(el("div", { class: "children" }, ...kids.map(agentNode)));
+    return box;
+  }
+
+  function tree() {
+    const roots = data.participants.filter((p) => p.role === "root" || !people.has(p.parent_participant_id));
+    $("tree").append(...roots.map(agentNode));
+    const orphans = data.order.filter((id) => !calls[id].participant_id);
+    if (orphans.length) {
+      $("tree").append(el("div", { class: "agent", "data-participant": "", on: { click: () => selectAgent("") } }, el("b", {}, "unattributed"), badge("unattributed"), el("div", { class: "tok" }, orphans.length + " call(s)")));
+    }
+  }
+
+  function callRow(c) {
+    const tools = c.tool_calls.map((t) => t.name).join(", ");
+    return el("div", { class: "call", "data-call": c.call_id, on: { click: () => selectCall(c.call_id) } },
+      el("b", {}, "#" + c.sequence), " ", c.kind !== "generation" ? c.kind + " " : "", c.model || "?",
+      " ", el("span", { class: "tok" }, `${tok(c.input_tokens)}→${tok(c.output_tokens)}`),
+      badge(c.statuses.execution), badge(c.statuses.export),
+      tools ? el("div", { class: "tools" }, "tools: " + tools) : null);
+  }
+
+  function showCalls(ids, title) {
+    const box = $("calls");
+    box.replaceChildren(el("h3", {}, title));
+    for (const id of ids) if (calls[id]) box.append(callRow(calls[id]));
+    if (!ids.length) box.append(el("p", { class: "hint" }, "No calls."));
+  }
+
+  function selectAgent(id) {
+    selectedAgent = id;
+    for (const n of document.querySelectorAll(".agent")) n.classList.toggle("selected", n.dataset.participant === id);
+    const ids = id ? people.get(id).call_ids : data.order.filter((c) => !calls[c].participant_id);
+    showCalls(ids, id ? label(people.get(id)) + " — calls" : "unattributed calls");
+  }
+
+  function callRef(id) {
+    const c = calls[id];
+    return el("a", { class: "ref", on: { click: (e) => { e.preventDefault(); e.stopPropagation(); reveal(id); } } }, c ? "#" + c.sequence : id);
+  }
+
+  function reveal(id) {
+    const c = calls[id];
+    if (!c) return;
+    if (c.participant_id !== selectedAgent) selectAgent(c.participant_id || "");
+    selectCall(id);
+  }
+
+  function lazyBlock(title, value, cls) {
+    const d = el("details", { class: "item " + (cls || "") }, el("summary", {}, title));
+    d.addEventListener("toggle", () => { if (d.open && d.children.length === 1) d.append(el("pre", {}, typeof value === "string" ? value : json(value))); }, { once: false });
+    return d;
+  }
+
+  function itemTitle(item, i) {
+    const v = item.value;
+    let what = typeof v === "string" ? "text" : v && (v.role || v.type) || "item";
+    if (v && v.type && v.role) what = v.role + " " + v.type;
+    let text = "";
+    const content = v && (v.content !== undefined ? v.content : v.parts);
+    if (typeof content === "string") text = content;
+    else if (Array.isArray(content)) text = content.map((p) => (p && (p.text || p.type || Object.keys(p)[0])) || "").join(" | ");
+    else if (typeof v === "string") text = v;
+    return `[${i}] ${what}: ${text.slice(0, 120)}`;
+  }
+
+  function detail(c) {
+    const box = $("detail");
+    box.replaceChildren();
+    const p = c.participant_id ? people.get(c.participant_id) : null;
+    box.append(el("h2", {}, `#${c.sequence} ${c.protocol || "?"} ${c.model || "?"}`, " ", p ? "· " + label(p) : "· unattributed"));
+    const st = el("div", {});
+    for (const [k, v] of Object.entries(c.statuses)) st.append(k + ":", badge(v), " ");
+    if (c.export_blocked_by.length) st.append(" blocked by " + c.export_blocked_by.join(", "));
+    box.append(st, el("div", { class: "tok" }, `tokens ${tok(c.input_tokens)}→${tok(c.output_tokens)} · ${c.start_ms} → ${c.end_ms} ms · HTTP ${c.http_status} ${c.outcome} · response ${c.response_id || "-"} · finish ${c.finish_reason || "-"}`));
+    if (c.errors.length) box.append(el("div", { class: "s-failed" }, "errors: " + c.errors.map((e) => e.code + ": " + e.message).join("; ")));
+    const rels = data.relations.filter((r) => r.source_call_id === c.call_id || r.target_call_id === c.call_id);
+    if (rels.length) {
+      box.append(el("h3", {}, "Relations"));
+      for (const r of rels) {
+        const row = el("div", { class: "relation" }, r.type, badge(r.status), " ");
+        if (r.source_call_id) row.append("from ", callRef(r.source_call_id), " ");
+        if (r.target_call_id) row.append("into ", callRef(r.target_call_id), " ");
+        if (r.child_participant_id) row.append("child ", el("a", { class: "ref", on: { click: () => selectAgent(r.child_participant_id) } }, r.child_participant_id));
+        box.append(row);
+      }
+    }
+    box.append(el("h3", {}, "Request"));
+    const req = c.request;
+    if (c.diff) box.append(el("div", { class: "diff" }, "vs previous call ", callRef(c.diff.previous_call_id), `: ${c.diff.same} same, ${c.diff.from_output} from its output, ${c.diff.new} new, ${c.diff.removed} removed` + (c.diff.system_changed ? ", system prompt changed" : "")));
+    if (req.raw !== undefined) box.append(lazyBlock("request body (no item list)", req.raw));
+    else {
+      if (req.system !== null && req.system !== undefined) box.append(lazyBlock("system", req.system));
+      req.items.forEach((item, i) => box.append(lazyBlock(itemTitle(item, i), item.value, "tag-" + item.tag)));
+      if (req.tools) box.append(lazyBlock(`tool definitions (${Array.isArray(req.tools) ? req.tools.length : "?"})`, req.tools));
+      box.append(lazyBlock("other request fields", req.config));
+    }
+    box.append(el("h3", {}, "Output" + (c.output_complete ? "" : " (incomplete)")));
+    for (const t of c.tool_calls) {
+      const row = el("div", { class: "tools" }, "tool call " + t.name + " " + (t.id || ""), " result: ");
+      row.append(t.result_in ? callRef(t.result_in) : "not seen in a later input");
+      box.append(row);
+      if (t.result_in) box.append(lazyBlock(`result of ${t.name} ${t.id || ""}`, t.result, "tool-result"));
+    }
+    box.append(lazyBlock("reassembled output", c.output));
+    if (c.provider_error) box.append(lazyBlock("provider error", c.provider_error));
+    box.append(lazyBlock("attribution", c.attribution));
+  }
+
+  function selectCall(id) {
+    selectedCall = id;
+    for (const n of document.querySelectorAll(".call")) n.classList.toggle("selected", n.dataset.call === id);
+    for (const n of document.querySelectorAll(".bar")) n.classList.toggle("selected", n.dataset.call === id);
+    detail(calls[id]);
+  }
+
+  function timeline() {
+    const all = data.order.map((id) => calls[id]).filter((c) => c.start_ms !== null);
+    const end = Math.max(1, ...all.map((c) => c.end_ms || c.start_ms));
+    const lanes = data.participants.map((p) => [p.participant_id, label(p), p.call_ids]);
+    const orphans = data.order.filter((id) => !calls[id].participant_id);
+    if (orphans.length) lanes.push(["", "unattributed", orphans]);
+    for (const [pid, name, ids] of lanes) {
+      const lane = el("div", { class: "lane", "data-lane": pid }, el("span", { class: "lane-label", title: pid }, name));
+      for (const id of ids) {
+        const c = calls[id];
+        if (!c || c.start_ms === null) continue;
+        const left = (100 * c.start_ms) / end;
+        const width = (100 * Math.max((c.end_ms || c.start_ms) - c.start_ms, 0)) / end;
+        lane.append(el("div", { class: "bar" + (c.statuses.execution !== "completed" ? " failed" : ""), "data-call": id, title: `#${c.sequence} ${c.model}`, style: `left:${left}%;width:${width}%`, on: { click: () => reveal(id) } }));
+      }
+      $("timeline").append(lane);
+    }
+  }
+
+  function search(q) {
+    q = q.trim().toLowerCase();
+    if (!searchIndex) searchIndex = new Map(data.order.map((id) => [id, JSON.stringify(calls[id]).toLowerCase()]));
+    if (!q) { $("search-count").textContent = ""; if (selectedAgent !== null) selectAgent(selectedAgent); return; }
+    const hits = data.order.filter((id) => searchIndex.get(id).includes(q));
+    $("search-count").textContent = hits.length + " call(s) match";
+    showCalls(hits, `search: ${q}`);
+  }
+
+  summary();
+  tree();
+  timeline();
+  $("search").addEventListener("input", (e) => search(e.target.value));
+  const root = data.participants.find((p) => p.role === "root");
+  if (root) selectAgent(root.participant_id);
+})();

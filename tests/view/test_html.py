@@ -1,0 +1,161 @@
+"""`roller view --html`: one self-contained page, checked as a file and in a real browser
+(Debian's chromium driven by Playwright; scripts/lib/chromium.sh installs it in CI, and
+the test fails rather than skips without it)."""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Browser, Page, expect, sync_playwright
+
+from roller.capture.reader import Capture
+from roller.view.html import render_html
+from tests.export.real_captures import RealCaptures
+from tests.support.captures import REPO, roller
+
+CHROMIUM = os.environ.get("ROLLER_CHROMIUM", "/usr/bin/chromium")
+ARGS = [
+    "--no-sandbox",
+    "--headless",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+ARTIFACTS = REPO / "test-artifacts"
+
+
+@pytest.fixture(scope="module")
+def pages(
+    real_captures: RealCaptures, tmp_path_factory: pytest.TempPathFactory
+) -> dict[str, tuple[Capture, Path]]:
+    base = tmp_path_factory.mktemp("html")
+    out = {}
+    for harness, name in [("claude-code", "nested-background"), ("codex", "v2-fork")]:
+        target = base / f"{harness}-{name}.html"
+        result = roller("view", "--html", str(real_captures.run(harness, name)), "-o", str(target))
+        assert result.returncode == 0, result.stderr
+        out[harness] = (real_captures[(harness, name)], target)
+    return out
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    assert Path(CHROMIUM).exists(), f"{CHROMIUM} is missing: run scripts/lib/chromium.sh"
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        yield b
+        b.close()
+
+
+def _open(browser: Browser, path: Path) -> tuple[Page, list[str], list[str]]:
+    page = browser.new_page(viewport={"width": 1400, "height": 900})
+    requests: list[str] = []
+    errors: list[str] = []
+    page.on("request", lambda r: requests.append(r.url))
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    # Anything but the page itself is refused before it leaves: a fetch would show here.
+    page.route(
+        "**/*",
+        lambda route: route.continue_() if route.request.url == path.as_uri() else route.abort(),
+    )
+    page.goto(path.as_uri())
+    return page, requests, errors
+
+
+def test_the_file_is_self_contained(pages: dict[str, tuple[Capture, Path]]) -> None:
+    for capture, path in pages.values():
+        text = path.read_text()
+        assert not re.search(r"<(script|link|img|iframe)[^>]+(src|href)=", text)
+        assert "default-src 'none'" in text
+        script = text.split('<script type="application/json" id="capture-data">', 1)[1]
+        data = json.loads(script.split("</script>", 1)[0])
+        assert set(data["calls"]) == {c.call_id for c in capture.calls}
+
+
+def test_base64_blobs_are_elided(pages: dict[str, tuple[Capture, Path]]) -> None:
+    capture, _ = pages["claude-code"]
+    blob = base64.b64encode(os.urandom(3000)).decode()
+    first = capture.calls[0]
+    image = {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": blob}}
+    context = {
+        **first.context,
+        "messages": [*first.context["messages"], {"role": "user", "content": [image]}],
+    }
+    changed = Capture(
+        capture.paths,
+        capture.manifest,
+        [first.model_copy(update={"context": context}), *capture.calls[1:]],
+        capture.relations,
+    )
+    page = render_html(changed)
+    assert blob not in page
+    assert "base64 elided: 4000 chars" in page
+
+
+def test_click_a_child_agent_shows_its_calls_without_any_network(
+    pages: dict[str, tuple[Capture, Path]], browser: Browser
+) -> None:
+    ARTIFACTS.mkdir(exist_ok=True)
+    for harness, (capture, path) in pages.items():
+        page, requests, errors = _open(browser, path)
+        children = [p for p in capture.manifest.participants if p.role == "child"]
+        assert children
+        for child in children:
+            page.locator(f".agent[data-participant='{child.participant_id}']").click()
+            shown = page.locator("#calls .call").evaluate_all(
+                "rows => rows.map(r => r.dataset.call)"
+            )
+            assert shown == child.call_ids
+            assert (
+                page.locator(f".agent[data-participant='{child.participant_id}']").get_attribute(
+                    "class"
+                )
+                == "agent selected"
+            )
+        # The child's first call: its exact request, item by item, diffed and collapsible.
+        child = children[-1]
+        if child.call_ids:
+            page.locator(f"#calls .call[data-call='{child.call_ids[0]}']").click()
+            assert page.locator("#detail h2").inner_text().startswith("#")
+            items = page.locator("#detail details.item")
+            assert items.count() >= 3
+            items.first.click()
+            # `toggle` fires after the click returns: wait for the body it adds.
+            expect(items.first.locator("pre")).to_have_count(1)
+        # Search narrows the calls to those whose content matches.
+        page.fill("#search", "ROLLER-SUBTASK")
+        assert "match" in page.locator("#search-count").inner_text()
+        page.screenshot(path=str(ARTIFACTS / f"viewer-{harness}.png"), full_page=True)
+        assert (ARTIFACTS / f"viewer-{harness}.png").stat().st_size > 10_000
+        assert requests == [path.as_uri()], requests
+        assert errors == []
+        page.close()
+
+
+def test_timeline_has_a_lane_per_agent(
+    pages: dict[str, tuple[Capture, Path]], browser: Browser
+) -> None:
+    capture, path = pages["claude-code"]
+    page, _, errors = _open(browser, path)
+    lanes = page.locator("#timeline .lane").evaluate_all("ls => ls.map(l => l.dataset.lane)")
+    assert lanes == [p.participant_id for p in capture.manifest.participants]
+    bars = page.locator("#timeline .bar")
+    assert bars.count() == len(capture.calls)
+    # A bar selects its call, across agents; relations link to other calls.
+    last = capture.calls[-1]
+    page.locator(f"#timeline .bar[data-call='{last.call_id}']").click()
+    assert (
+        page.locator(f"#calls .call[data-call='{last.call_id}']").get_attribute("class")
+        == "call selected"
+    )
+    assert errors == []
+    page.close()
