@@ -21,7 +21,9 @@ from roller.harnesses.install import Installed
 from roller.harnesses.openclaw.acceptance import ACCEPTANCE
 from tests.support.e2e import acceptance, installed
 
-pytestmark = pytest.mark.e2e
+# The session fixture runs the whole suite once (one Gateway start per scenario): the
+# first test waits for it, beyond pytest-timeout's default 300 s.
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(1800)]
 
 APPLICABLE = [s.name for s in SCENARIOS if s.name not in ACCEPTANCE.not_applicable] + ["announce"]
 

@@ -8,7 +8,11 @@ import json
 import sqlite3
 from pathlib import Path
 
+from roller.capture.layout import AttemptPaths
 from roller.capture.models import CallRecord, RelationRecord
+from roller.capture.reader import Capture
+from roller.capture.trajectory_record import TrajectoryRecord
+from roller.export.trajectory import build_trajectory
 from roller.finalize.assemble import FinalizedCapture
 from roller.finalize.decode import decode_exchange
 from roller.finalize.relate import text_in_request
@@ -174,3 +178,35 @@ def test_a_corrupted_store_leaves_calls_unattributed_never_wrong(tmp_path: Path)
     assert all(c.identity_status == "unattributed" and c.participant_id is None for c in done.calls)
     assert done.manifest.capture_status == "partial"
     assert done.manifest.lifecycle is not None and done.manifest.lifecycle.status == "unknown"
+
+
+def _trajectory(done: FinalizedCapture, tmp_path: Path) -> TrajectoryRecord:
+    return build_trajectory(
+        Capture(AttemptPaths(tmp_path), done.manifest, done.calls, done.relations)
+    )
+
+
+def test_the_main_trajectory_binds_the_announce_or_is_barred(tmp_path: Path) -> None:
+    done = finalize_fixture(H, "direct-single", tmp_path)
+    record = _trajectory(done, tmp_path)
+    injections = [i for s in record.segments for m in s.messages for i in m.injections]
+    (announce,) = [i for i in injections if i.kind == "subagent_announce"]
+    (delivered,) = _of(done, "result_delivered")
+    assert announce.relation_ids == [delivered.relation_id]
+    assert "notification_unbound" not in record.export_blocked_by
+    # the announce run no longer binds: the same injected text is not placed, the
+    # trajectory says why it may not be exported
+    native = native_copy(H, "direct-single", tmp_path / "perturbed")
+    with sqlite3.connect(native / AGENT_DB) as con:
+        for sid, seq, text in con.execute(
+            "SELECT session_id, seq, event_json FROM transcript_events "
+            "WHERE event_json LIKE '%announce:v1:%'"
+        ).fetchall():
+            con.execute(
+                "UPDATE transcript_events SET event_json = ? WHERE session_id = ? AND seq = ?",
+                (text.replace("announce:v1:", "elsewhere:"), sid, seq),
+            )
+    unbound = _trajectory(
+        finalize_fixture(H, "direct-single", tmp_path, native_dir=native), tmp_path
+    )
+    assert "notification_unbound" in unbound.export_blocked_by
