@@ -25,10 +25,17 @@ if sys.argv[1] == "gateway":
     if os.environ.get("FAKE_NEVER_READY"):
         time.sleep(30)
         sys.exit(0)
+    first = Path(os.environ["FAKE_LOG"] + ".first")
+    if os.environ.get("FAKE_FAIL_FIRST") and not first.exists():
+        first.write_text("")
+        print("listen EADDRINUSE", flush=True)
+        sys.exit(1)
     s = socket.socket()
     s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     s.bind(("127.0.0.1", int(os.environ["OPENCLAW_GATEWAY_PORT"])))
     s.listen()
+    if not os.environ.get("FAKE_SILENT"):
+        print("[gateway] http server listening (0 plugins, 0.1s)", flush=True)
     stuck = os.environ.get("FAKE_IGNORE_TERM")
     signal.signal(signal.SIGTERM, signal.SIG_IGN if stuck else lambda *_: sys.exit(0))
     while True:
@@ -100,3 +107,23 @@ def test_a_pending_child_is_waited_for_then_reported_and_a_stuck_gateway_killed(
     assert code == 0
     assert report["drain"] == "timeout" and report["pending_children"] == [child.key]
     assert report["stop"] == "killed"
+
+
+def test_a_gateway_that_exits_before_it_listens_is_started_again_on_another_port(
+    tmp_path: Path,
+) -> None:
+    code, report, records = _launch(tmp_path, FAKE_FAIL_FIRST="1")
+    first, second, agent = records
+    assert code == 0 and report["gateway_ready_s"] is not None
+    assert (first["role"], second["role"], agent["role"]) == ("gateway", "gateway", "agent")
+    assert agent["port"] == second["port"]
+
+
+def test_a_port_that_accepts_is_not_ready_until_the_gateway_says_it_listens(
+    tmp_path: Path,
+) -> None:
+    """A listener on the port is not proof it is ours (a concurrent sample's Gateway may
+    hold the port a moment): without its own "listening" line the launch gives up."""
+    code, report, records = _launch(tmp_path, "--ready-timeout", "3", FAKE_SILENT="1")
+    assert code == 70 and [r["role"] for r in records] == ["gateway"]
+    assert report["stop"] == "terminated"  # the silent one was still running: stopped

@@ -9,7 +9,9 @@ the Gateway's whole life:
    their environment (`OPENCLAW_GATEWAY_PORT`, `OPENCLAW_GATEWAY_TOKEN`): no file, no
    argv, no `launch.json` ever holds the token;
 2. starts `OPENCLAW gateway run --bind loopback --auth token` (its output to
-   `--gateway-log`) and waits until the port accepts a connection (`--ready-timeout`);
+   `--gateway-log`) and waits until it logs that it listens and the port accepts a
+   connection (`--ready-timeout`; one that exits first — its port taken meanwhile — is
+   started again on another port, three starts in all);
 3. runs the agent command as given (stdout/stderr are roller's harness files);
 4. waits until the children finished and their notifications drained, by the rule in
    `roller.harnesses.openclaw.lifecycle`, read from the live stores (`--drain-timeout`);
@@ -42,6 +44,11 @@ from roller.harnesses.openclaw.store import read_progress
 
 REPORT_SCHEMA = "roller.openclaw-launch/v1"
 GATEWAY_NOT_READY = 70
+# What 2026.9.6 logs once its HTTP/WS server is bound (`[gateway] http server listening …`).
+READY_LINE = b"http server listening"
+# A Gateway that exits before it is ready (its port taken meanwhile) is started again on
+# another free port, this many times in all.
+_STARTS = 3
 _POLL_S = 0.25
 
 
@@ -67,14 +74,21 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def wait_ready(port: int, gateway: subprocess.Popen[bytes], timeout_s: float) -> bool:
+def wait_ready(
+    port: int, gateway: subprocess.Popen[bytes], log: Path, timeout_s: float, offset: int = 0
+) -> bool:
+    """Our Gateway is listening: its own log says so AND the port accepts. The port alone
+    is not proof: a concurrent sample's Gateway may hold it for a moment (a free port is
+    only free when it was picked)."""
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline and gateway.poll() is None:
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=1.0):
-                return True
-        except OSError:
-            time.sleep(_POLL_S)
+        if READY_LINE in log.read_bytes()[offset:]:
+            try:
+                with socket.create_connection(("127.0.0.1", port), timeout=1.0):
+                    return True
+            except OSError:
+                pass
+        time.sleep(_POLL_S)
     return False
 
 
@@ -122,31 +136,47 @@ def stop(gateway: subprocess.Popen[bytes], grace_s: float, report: Report) -> No
 
 
 def run(args: argparse.Namespace, agent: Sequence[str], report: Report) -> int:
-    env = {
-        **os.environ,
-        "OPENCLAW_GATEWAY_PORT": str(free_port()),
-        "OPENCLAW_GATEWAY_TOKEN": secrets.token_hex(24),
-    }
-    gateway_argv = [agent[0], "gateway", "run", "--bind", "loopback", "--auth", "token"]
+    env = {**os.environ, "OPENCLAW_GATEWAY_TOKEN": secrets.token_hex(24)}
+    gateway = start_gateway(args, agent[0], env, report)
+    if gateway is None:
+        print("roller: the OpenClaw Gateway did not become ready", file=sys.stderr)
+        return GATEWAY_NOT_READY
+    try:
+        agent_started = time.monotonic()
+        code = subprocess.run(list(agent), env=env, check=False).returncode
+        report.agent_exit = code
+        report.agent_s = round(time.monotonic() - agent_started, 3)
+        wait_drained(args.state_dir, args.drain_timeout, report)
+        return code
+    finally:
+        stop(gateway, args.stop_grace, report)
+
+
+def start_gateway(
+    args: argparse.Namespace, openclaw: str, env: dict[str, str], report: Report
+) -> subprocess.Popen[bytes] | None:
+    """A ready Gateway (`env` gets its port), or None (the last one stopped, reported)."""
+    argv = [openclaw, "gateway", "run", "--bind", "loopback", "--auth", "token"]
     args.gateway_log.parent.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
+    deadline = started + args.ready_timeout
+    gateway: subprocess.Popen[bytes] | None = None
     with open(args.gateway_log, "wb") as log:
-        gateway = subprocess.Popen(
-            gateway_argv, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=log
-        )
-        try:
-            if not wait_ready(int(env["OPENCLAW_GATEWAY_PORT"]), gateway, args.ready_timeout):
-                print("roller: the OpenClaw Gateway did not become ready", file=sys.stderr)
-                return GATEWAY_NOT_READY
-            report.gateway_ready_s = round(time.monotonic() - started, 3)
-            agent_started = time.monotonic()
-            code = subprocess.run(list(agent), env=env, check=False).returncode
-            report.agent_exit = code
-            report.agent_s = round(time.monotonic() - agent_started, 3)
-            wait_drained(args.state_dir, args.drain_timeout, report)
-            return code
-        finally:
-            stop(gateway, args.stop_grace, report)
+        for _ in range(_STARTS):
+            env["OPENCLAW_GATEWAY_PORT"] = str(free_port())
+            offset = log.tell()  # only this start's own lines prove this start ready
+            gateway = subprocess.Popen(
+                argv, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=log
+            )
+            port, left = int(env["OPENCLAW_GATEWAY_PORT"]), deadline - time.monotonic()
+            if wait_ready(port, gateway, args.gateway_log, left, offset):
+                report.gateway_ready_s = round(time.monotonic() - started, 3)
+                return gateway
+            if gateway.poll() is None:  # still starting at the deadline: give up
+                break
+    if gateway is not None:
+        stop(gateway, args.stop_grace, report)
+    return None
 
 
 def _parser() -> argparse.ArgumentParser:
