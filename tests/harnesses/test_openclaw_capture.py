@@ -210,3 +210,23 @@ def test_the_main_trajectory_binds_the_announce_or_is_barred(tmp_path: Path) -> 
         finalize_fixture(H, "direct-single", tmp_path, native_dir=native), tmp_path
     )
     assert "notification_unbound" in unbound.export_blocked_by
+
+
+def test_a_result_steered_into_the_running_turn_is_bound_by_its_notification(
+    tmp_path: Path,
+) -> None:
+    """The child ended while the parent's turn still ran: no announce run, the result was
+    a stored message steered into that turn (`announce:v1:…:active-wake`), and the call
+    answering it is the one the result was delivered to."""
+    done = finalize_fixture(H, "steered-delivery", tmp_path)
+    assert done.manifest.capture_status == "complete", done.manifest.capture_errors
+    calls = _calls(done)
+    (delivered,) = _of(done, "result_delivered")
+    assert delivered.status == "established"
+    target = calls[delivered.target_call_id or ""]
+    (key,) = _children(done).values()
+    notification = target.native_identity["notification_id"]
+    assert notification.startswith(f"announce:v1:{key}:") and notification.endswith(":active-wake")
+    # the call belongs to the parent's own run, not to an announce run
+    assert not target.native_identity["run_id"].startswith("announce:")
+    assert all(not c.native_identity.get("run_id", "").startswith("announce:") for c in done.calls)

@@ -55,7 +55,8 @@ def test_a_child_its_spawn_and_its_announce_run(tmp_path: Path) -> None:
         "chatcmpl-1": (ROOT,), "chatcmpl-2": (ROOT,), "chatcmpl-4": (ROOT,),
         "chatcmpl-5": (ROOT,), "chatcmpl-3": (CHILD,),
     }  # fmt: skip
-    assert native.call_native_ids["chatcmpl-4"] == {"run_id": ANNOUNCE}
+    assert native.call_native_ids["chatcmpl-4"] == {"run_id": ANNOUNCE, "notification_id": ANNOUNCE}
+    assert native.call_native_ids["chatcmpl-2"] == {"run_id": "run-root"}
     kinds = [
         (r.type, r.tool_call_id, r.source_response_id, r.target_response_id)
         for r in native.relations

@@ -323,9 +323,9 @@ def _forked_child(capture: Capture, expect: Expect) -> list[str]:
 
 
 def _notification_runs(capture: Capture, expect: Expect) -> list[str]:
-    """Each call a result was delivered to by notification belongs to a native run whose
-    id has the expected prefix (the harness's own proof of which notification it was)."""
-    prefix = expect.notification_run_prefix
+    """Each call a result was delivered to by notification names the native notification
+    it received, with the expected prefix (the harness's own proof of which it was)."""
+    prefix = expect.notification_id_prefix
     if prefix is None:
         return []
     calls = {c.call_id: c for c in capture.calls}

@@ -1,8 +1,10 @@
 """OpenClaw 2026.9.6 in the acceptance suite.
 
 - Every spawn is a background run: each delegation also shows the launch acknowledgement
-  and its entry into the parent's next input, and the result arrives by an announce turn
-  (`notification_run_prefix`: the call it reached is an `announce:v1:` run).
+  and its entry into the parent's next input, and the result arrives by an announce
+  (`notification_id_prefix`: the call it reached names an `announce:v1:` notification —
+  its announce run, or the message steered into the parent's turn when the child ended
+  while that turn still ran).
 - The default tool surface is OpenClaw's own (Tool Search: `sessions_spawn` reached
   through `tool_call`); `announce` runs the single delegation again on the direct
   surface (`tool_search=off`), so both surfaces are exercised.
@@ -37,7 +39,7 @@ def _background(children: int, **expect: object) -> ScenarioOverride:
     return ScenarioOverride(
         expect={
             "relations": delegation_relations(children, background=True),
-            "notification_run_prefix": ANNOUNCE_RUN,
+            "notification_id_prefix": ANNOUNCE_RUN,
             **expect,
         }
     )
@@ -49,7 +51,7 @@ ANNOUNCE = Scenario(
     prompt="Use one subagent to reply with the word done, then tell me what it said.",
     expect=replace(
         Expect(children=1, max_depth=1, relations=delegation_relations(1, background=True)),
-        notification_run_prefix=ANNOUNCE_RUN,
+        notification_id_prefix=ANNOUNCE_RUN,
     ),
     options={"tool_search": "off"},
     summary="the child's result reaches the parent as an announce run (direct tool surface)",
@@ -75,7 +77,7 @@ ACCEPTANCE = AcceptanceProfile(
             options={"agents": RESTRICTED_AGENT, "tool_search": "off"},
             expect={
                 "relations": delegation_relations(1, background=True),
-                "notification_run_prefix": ANNOUNCE_RUN,
+                "notification_id_prefix": ANNOUNCE_RUN,
                 "child_tools": frozenset({"read"}),
             },
         ),

@@ -18,7 +18,13 @@ Facts relied on (2026.9.6, measured in every API and both tool surfaces):
   `…:wake` run). Its first own assistant event's `responseId` is the call the
   notification was delivered to (`result_delivered`, the child's result text required
   in that call's actual request); each later call of the same announce run also carries
-  it (`result_in_context` each, bound the same way). A call that carries the text in its
+  it (`result_in_context` each, bound the same way). When the child ends while the
+  requester's turn is still running, OpenClaw steers the result into that turn instead
+  (its pending tool call is answered "Skipped to process an incoming message."): the
+  notification is then a stored user message whose `idempotencyKey` is
+  `announce:v1:<child key>:<child run id>:active-wake`, and the calls that received it are
+  the assistant events whose transcript chain (`parentId`) reaches it before any other
+  user message. A call that carries the text in its
   history under another run is not bound (`carried_forward=False`): the text alone
   proves nothing. An announce run whose events name no response id cannot be bound: the
   main trajectory is barred (`announce_unbound: …`). A delivery the store calls
@@ -131,16 +137,54 @@ def result_text(store: Store, child: str) -> str | None:
     return task.summary if task is not None else None
 
 
-def announce_events(tree: Tree, spawn: Spawn) -> list[Event]:
-    """The requester's own events of the child's announce runs, in store order."""
+def announce_events(tree: Tree, spawn: Spawn) -> list[tuple[Event, str]]:
+    """The requester's own assistant events that received the child's result, in store
+    order, each with the native id of the notification it received: those of the child's
+    announce runs (the run id), and those answering a steered delivery (its key)."""
     prefix = f"{ANNOUNCE_PREFIX}{spawn.child_key}:"
-    return [
-        e
-        for e in tree.own
-        if e.role == "assistant"
-        and tree.key_of[e.session_id] == spawn.parent_key
-        and (e.run_id or "").startswith(prefix)
-    ]
+    mine = [e for e in tree.own if tree.key_of[e.session_id] == spawn.parent_key]
+    received: dict[int, str] = {
+        id(e): e.run_id or ""
+        for e in mine
+        if e.role == "assistant" and (e.run_id or "").startswith(prefix)
+    }
+    for steered in mine:
+        if steered.role == "user" and (steered.idempotency_key or "").startswith(prefix):
+            for answer in _answering(mine, steered):
+                received.setdefault(id(answer), steered.idempotency_key or "")
+    return [(e, received[id(e)]) for e in mine if id(e) in received]
+
+
+def notification_ids(tree: Tree, found: list[Spawn]) -> dict[str, str]:
+    """Response id -> the id of the child notification that call received."""
+    return {
+        e.response_id: nid
+        for spawn in found
+        for e, nid in announce_events(tree, spawn)
+        if e.response_id is not None
+    }
+
+
+def _answering(session: list[Event], injected: Event) -> list[Event]:
+    """Assistant events of the session whose transcript chain reaches `injected` before
+    any other user message: the calls the steered notification was in."""
+    by_id: dict[str | None, Event] = {
+        e.id: e for e in session if e.id is not None and e.session_id == injected.session_id
+    }
+    out: list[Event] = []
+    for e in session:
+        if e.role != "assistant" or e.session_id != injected.session_id:
+            continue
+        parent, seen = by_id.get(e.parent_id), set[str | None]()
+        while parent is not None and parent.id not in seen:
+            seen.add(parent.id)
+            if parent is injected:
+                out.append(e)
+                break
+            if parent.role == "user":
+                break
+            parent = by_id.get(parent.parent_id)
+    return out
 
 
 def _deliveries(tree: Tree, store: Store, spawn: Spawn) -> Iterator[NativeRelation]:
@@ -162,7 +206,7 @@ def _deliveries(tree: Tree, store: Store, spawn: Spawn) -> Iterator[NativeRelati
                 note="the store says delivered, but no announce turn of this child is left",
             )
         return
-    for n, e in enumerate(events):
+    for n, (e, notification) in enumerate(events):
         yield NativeRelation(
             type="result_delivered" if n == 0 else "result_in_context",
             parent_key=spawn.parent_key,
@@ -172,7 +216,9 @@ def _deliveries(tree: Tree, store: Store, spawn: Spawn) -> Iterator[NativeRelati
             target_response_id=e.response_id,
             delivered_text=text,
             carried_forward=False,
-            note=f"announce run {e.run_id}",
+            note=f"announce run {e.run_id}"
+            if notification == e.run_id
+            else f"{notification}: steered into the running turn (run {e.run_id})",
         )
 
 
@@ -210,6 +256,6 @@ def unbound_announces(tree: Tree, found: list[Spawn], roots: set[str]) -> list[s
     for spawn in found:
         if spawn.parent_key not in roots:
             continue
-        runs = {e.run_id or "" for e in announce_events(tree, spawn) if e.response_id is None}
+        runs = {nid for e, nid in announce_events(tree, spawn) if e.response_id is None}
         bars += [f"announce_unbound: announce run {r} names no response id" for r in sorted(runs)]
     return bars

@@ -8,7 +8,9 @@ report (`roller.harnesses.openclaw.gateway`). What is read from them:
   `session_id` as native ids, the agent id as name;
 - identity (`response_id`): each own assistant event's `responseId` -> its session key
   (fork copies excluded); `call_native_ids` gives each such response id its native
-  `run_id`; coverage `per_response_id` lists them per participant;
+  `run_id` and, for a call that received a child's notification, its `notification_id`
+  (the announce run, or the steered message's `announce:v1:…:active-wake` key);
+  coverage `per_response_id` lists them per participant;
 - relations: spawn, launch acknowledgement, child completion, the announce delivery and
   every further call of the same announce run (`delegation`);
 - `replayed_tool_ids`: the ids Chat/Messages requests replay tool calls under (`replay`);
@@ -151,6 +153,9 @@ def read_native(native_dir: Path) -> NativeCapture:
     tree = session_tree(store, problems)
     identity, coverage, native_ids = _identity(tree)
     found = delegation.spawns(tree)
+    for response_id, notification in delegation.notification_ids(tree, found).items():
+        if response_id in native_ids:
+            native_ids[response_id]["notification_id"] = notification
     roots = {s.key for s in tree.sessions.values() if s.parent_key is None}
     replayed = replayed_ids(tree.own_assistant(), problems)
     lifecycle = _lifecycle(store, _report(native_dir, problems), problems)

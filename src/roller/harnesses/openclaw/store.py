@@ -11,7 +11,8 @@ files): `agents/<agentId>/agent/openclaw-agent.sqlite`, one per agent (a spawn w
   length `event_utf8_bytes` gives. A `message` event's `message` has `role`, `responseId`
   (assistant: the provider's response id), `content[{type: "toolCall", id, name,
   arguments}]`, `toolCallId`/`toolName`/`details` (toolResult), `customType`/`details`
-  (custom messages) and `__openclaw.runId`;
+  (custom messages), `idempotencyKey` (user messages) and `__openclaw.runId`; each event's
+  `id` and `parentId` (the transcript's chain);
 - `session_pending_inputs` (only counted);
 - `subagent_runs(run_id, child_session_key, requester_session_key, payload_json)`, the
   payload's `taskRunId`, `execution.status`, `execution.outcome.status`,
@@ -89,6 +90,7 @@ class Event:
     seq: int
     id: str | None
     type: str | None
+    parent_id: str | None = None
     role: str | None = None
     response_id: str | None = None
     run_id: str | None = None
@@ -99,6 +101,7 @@ class Event:
     custom_type: str | None = None
     details: Any = None
     text: str = ""
+    idempotency_key: str | None = None
 
     @property
     def where(self) -> str:
@@ -225,6 +228,7 @@ def _event(db: str, session_id: str, seq: int, data: dict[str, Any]) -> Event:
         seq=seq,
         id=_str(data.get("id")),
         type=_str(data.get("type")),
+        parent_id=_str(data.get("parentId")),
         role=_str(msg.get("role")),
         response_id=_str(msg.get("responseId")),
         run_id=_str(meta.get("runId")) if isinstance(meta, dict) else None,
@@ -235,6 +239,7 @@ def _event(db: str, session_id: str, seq: int, data: dict[str, Any]) -> Event:
         custom_type=_str(msg.get("customType")) or _str(data.get("customType")),
         details=msg.get("details"),
         text=_texts(content),
+        idempotency_key=_str(msg.get("idempotencyKey")),
     )
 
 

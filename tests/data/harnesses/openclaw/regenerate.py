@@ -32,6 +32,7 @@ FIXTURES: dict[str, tuple[str, tuple[str, ...]]] = {
     "responses-parallel": ("spawn-two-parallel", ("api=openai-responses", "tool_search=off")),
     "anthropic-nested": ("spawn-nested", ("api=anthropic-messages",)),
     "fork": ("spawn-fork", ("tool_search=off",)),
+    "steered-delivery": (str(HERE / "scenarios" / "slow-turn.toml"), ("tool_search=off",)),
     "announce-pending": (
         str(HERE / "scenarios" / "slow-announce.toml"),
         ("tool_search=off", "drain_timeout=2"),
