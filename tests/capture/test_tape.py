@@ -10,7 +10,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from roller.capture.tape import TapeExchange, TapeOpenError, TapeWriter, read_tape, segment_name
+from roller.capture.tape import (
+    RequestMeta,
+    ResponseMeta,
+    TapeExchange,
+    TapeOpenError,
+    TapeWriter,
+    read_tape,
+    segment_name,
+)
 
 
 def _write_exchange(
@@ -37,11 +45,11 @@ def test_round_trip_keeps_bytes_order_and_times(tmp_path: Path) -> None:
     assert result.problems == ()
     assert [e.exchange_id for e in result.exchanges] == [a, b]
     first = result.exchanges[0]
-    assert first.request["path"] == "/v1/messages"
+    assert first.request.path == "/v1/messages"
     assert first.request_body == b'{"x":1}\n\x00\xff'
     assert [c for _, c in first.chunks] == [b"data: 1\n\n", b"", b"\n\n\n"]
     assert first.body == b"data: 1\n\n\n\n\n"
-    assert first.response == {"status": 200, "reason": "OK", "headers": []}
+    assert first.response == ResponseMeta(status=200, reason="OK")
     assert first.outcome == "ok"
     times = [first.request_time_ns, first.response_time_ns, *(t for t, _ in first.chunks)]
     assert times == sorted(times)
@@ -305,7 +313,7 @@ def test_request_with_body_writes_both_frames_together(tmp_path: Path) -> None:
     first, second = result.exchanges
     assert first.request_body == b'{"a":1}\n'
     assert second.request_body == b""
-    assert second.request == {"method": "GET", "path": "/v1/models"}
+    assert second.request == RequestMeta(method="GET", path="/v1/models")
 
 
 def test_meta_values_orjson_refuses_are_still_recorded(tmp_path: Path) -> None:
@@ -319,4 +327,6 @@ def test_meta_values_orjson_refuses_are_still_recorded(tmp_path: Path) -> None:
         tape.end(x, {"outcome": "ok"})
     result = read_tape(tmp_path)
     assert result.problems == ()
-    assert result.exchanges[0].request == meta
+    recorded = result.exchanges[0].request
+    assert recorded.headers == (("x-odd", odd), ("x-text", "héllo ✓"))
+    assert recorded.extra == {"big": 2**70}

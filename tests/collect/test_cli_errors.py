@@ -77,3 +77,28 @@ def test_session_inspection_never_creates_a_database(tmp_path: Path) -> None:
     assert proc.returncode == 2
     assert "no session database" in proc.stderr
     assert not db.parent.exists()
+
+
+def test_the_original_claude_capture_calls_name_belongs_to_claude_code_only(
+    tmp_path: Path,
+) -> None:
+    proc = roller(
+        "collect", "--harness", "generic", "--claude-capture-calls", "--api-base", "mock:plain",
+        "--run-dir", str(tmp_path / "run"), "--", "true",
+    )  # fmt: skip
+    assert proc.returncode == 2
+    assert (
+        "--claude-capture-calls is the original name of --capture-calls for --harness "
+        "claude-code; with --harness generic use --capture-calls"
+    ) in proc.stderr
+    assert not (tmp_path / "run").exists()
+    shown = " ".join(roller("collect", "--help").stdout.split())
+    assert "--claude-capture-calls" in shown and "kept for --harness claude-code" in shown
+
+
+def test_resume_takes_no_new_tasks(tmp_path: Path) -> None:
+    proc = roller("collect", "--resume", str(tmp_path), "--prompt", "hi")
+    assert proc.returncode == 2
+    assert "it takes no --prompt" in proc.stderr
+    missing = roller("collect", "--resume", str(tmp_path / "nothing"))
+    assert missing.returncode == 2 and "no run.json there" in missing.stderr

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -61,3 +62,35 @@ def test_sigint_stops_the_harness_and_publishes_an_interrupted_capture(tmp_path:
     assert [c.execution_status for c in capture.calls] == ["completed"]
     assert capture.calls[0].export_status == "exportable"
     assert validate_attempt(capture.paths).ok
+
+
+def test_sigint_during_a_run_of_tasks_stops_it_and_starts_no_more(tmp_path: Path) -> None:
+    run_dir = tmp_path / "run"
+    tasks = tmp_path / "tasks.jsonl"
+    tasks.write_text("".join(f'{{"id": "t{n}", "prompt": "wait"}}\n' for n in range(3)))
+    env = dict(os.environ, PYTHONPATH=str(REPO / "src"))
+    proc = subprocess.Popen(
+        [
+            sys.executable, "-m", "roller", "collect", "--harness", "generic",
+            "--api-base", "mock:plain", "--tasks", str(tasks), "--run-dir", str(run_dir),
+            "--", sys.executable, str(AGENT),
+        ],
+        cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        found = list(run_dir.glob("samples/t0/capture/attempt-*/raw/harness/stdout.txt"))
+        if found and "called" in found[0].read_text():
+            break
+        assert proc.poll() is None, proc.communicate()
+        time.sleep(0.2)
+    proc.send_signal(signal.SIGINT)
+    _out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    summary = json.loads((run_dir / "summary.json").read_text())
+    assert summary["stopped"] is True
+    assert [(s["sample_id"], s["status"]) for s in summary["samples"]] == [
+        ("t0", "failed"), ("t1", "not_run"), ("t2", "not_run"),
+    ]  # fmt: skip
+    assert summary["samples"][0]["attempts"][0]["outcome"] == "interrupted"
+    assert not (run_dir / "samples" / "t1" / "capture").exists()

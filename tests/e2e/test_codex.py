@@ -172,7 +172,7 @@ def test_resume_continues_the_confirmed_root_thread(codex: Installed, tmp_path: 
 
     root, turn_one = asyncio.run(run())
     heads = [
-        {k.lower(): v for k, v in ex.request["headers"]}
+        {k.lower(): v for k, v in ex.request.headers}
         for ex in read_tape(tmp_path / "tape").exchanges
     ]
     turn_two = heads[turn_one:]

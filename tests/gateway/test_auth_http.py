@@ -106,13 +106,13 @@ def test_unknown_and_conflicting_tokens_get_401_recorded_without_them(
     assert post_json(gw.url + "/v1/chat/completions", body, two) == 401
     assert post_json(gw.url + "/v1/chat/completions", body, {}) == 401
     unknown, conflicting, missing = gw.tape().exchanges
-    assert unknown.outcome == "rejected" and unknown.end["client_status"] == 401
-    assert unknown.request["annotations"]["gateway"]["reason"] == "unknown roller token"
+    assert unknown.outcome == "rejected" and unknown.end.client_status == 401
+    assert unknown.request.annotations["gateway"]["reason"] == "unknown roller token"
     assert (
-        conflicting.request["annotations"]["gateway"]["reason"]
+        conflicting.request.annotations["gateway"]["reason"]
         == "different credentials on one request"
     )
-    assert missing.request["annotations"]["gateway"]["reason"] == "no token"
+    assert missing.request.annotations["gateway"]["reason"] == "no token"
     calls = gw.store.calls()
     assert [(c.session_id, c.account, c.client_status) for c in calls] == [(None, None, 401)] * 3
     assert gw.rows() == []

@@ -81,7 +81,7 @@ def test_claude_code_subagent_rows(start_gateway: GatewayFactory, tmp_path: Path
     assert by_session == {root.id, *(c.id for c in children)}
     assert all(c.outcome == "ok" and c.client_status == 200 for c in calls)
     # The tape says the same as the rows, call by call.
-    tape = {ex.exchange_id: ex.request["annotations"]["gateway"] for ex in gw.tape().exchanges}
+    tape = {ex.exchange_id: ex.request.annotations["gateway"] for ex in gw.tape().exchanges}
     assert all(tape[c.exchange_id]["session_id"] == c.session_id for c in calls)
 
 

@@ -74,7 +74,7 @@ def gemini(
 
 
 def annotations(gw: RunningGateway) -> list[dict[str, Any]]:
-    return [ex.request["annotations"]["gateway"] for ex in gw.tape().exchanges]
+    return [ex.request.annotations["gateway"] for ex in gw.tape().exchanges]
 
 
 def test_claude_code_children_are_keyed_session_colon_agent(start_gateway: GatewayFactory) -> None:

@@ -283,11 +283,11 @@ def test_gateway_rows_and_finalize_agree_on_every_ending(
         finalized = (decoded.execution_status, decoded.response_capture_status)
         assert (row.execution_status, row.response_capture_status) == finalized, (
             exchange.outcome,
-            exchange.request["path"],
+            exchange.request.path,
         )
         seen[str(exchange.outcome)] = finalized
-        mode = next((v for k, v in exchange.request["headers"] if k.lower() == "x-mode"), "")
-        key = (exchange.request["path"], mode)
+        mode = next((v for k, v in exchange.request.headers if k.lower() == "x-mode"), "")
+        key = (exchange.request.path, mode)
         if key in expected and exchange.outcome not in ("rejected", "proxy_shutdown"):
             assert finalized == expected[key], key
     # The endings outside SCENARIOS, and every outcome the proxy can record.

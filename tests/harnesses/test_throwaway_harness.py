@@ -20,7 +20,10 @@ import pytest
 
 from roller.capture.integrity import validate_attempt
 from roller.capture.reader import read_attempt
-from roller.collect.session import CollectRequest, CollectResult, collect
+from roller.collect.collection import RunRequest, collect_run
+from roller.collect.runs import RunSpec
+from roller.collect.session import AttemptDone
+from roller.collect.tasks import Task
 from roller.errors import ConfigError, UsageError
 from roller.gateway.config import check_harness
 from roller.harnesses import adapter_for, harness_names, identify, register, registry, unregister
@@ -148,20 +151,24 @@ def test_its_launch_plan_comes_from_its_option_descriptors(
 
 
 @pytest.fixture
-def collected(registered: None, tmp_path: Path) -> CollectResult:
-    request = CollectRequest(
-        run_dir=tmp_path / "run",
+def collected(registered: None, tmp_path: Path) -> AttemptDone:
+    spec = RunSpec(
         harness=throwaway.NAME,
+        harness_version=None,
         api_base="mock:plain",
-        prompt="Say done.",
+        capture_calls=False,
+        capture_debug="on-error",
         options={"greeting": "bonjour", "depth": "2"},
         timeout_s=60.0,
     )
-    return asyncio.run(collect(request))
+    request = RunRequest(tmp_path / "run", spec, task=Task("sample-0001", ("Say done.",)))
+    (sample,) = asyncio.run(collect_run(request)).samples
+    assert sample.last is not None
+    return sample.last
 
 
 def test_collected_through_roller_collect_and_attributed_by_its_profile(
-    collected: CollectResult,
+    collected: AttemptDone,
 ) -> None:
     assert (collected.launch.exit_code, collected.manifest.execution_status) == (0, "completed")
     assert collected.manifest.capture_status == "complete"
@@ -190,7 +197,7 @@ def test_collected_through_roller_collect_and_attributed_by_its_profile(
     assert capture.calls[1].context["messages"][0]["content"] == "bonjour from child1"
 
 
-def test_its_wrapper_is_recognized_in_the_main_trajectory(collected: CollectResult) -> None:
+def test_its_wrapper_is_recognized_in_the_main_trajectory(collected: AttemptDone) -> None:
     trajectory = collected.trajectory
     assert trajectory.export_status == "exportable"
     (segment,) = trajectory.segments

@@ -48,9 +48,9 @@ def test_connect_refused_is_a_502_and_recorded(
     exchange = proxy.only_exchange()
     assert exchange.outcome == "upstream_connect_error"
     assert exchange.response is None
-    assert exchange.end["error"]["code"] == "connect_failed"
-    assert exchange.end["client_status"] == 502
-    assert exchange.end["client_body"]["error"]["type"] == "roller_upstream_unreachable"
+    assert exchange.end.error.code == "connect_failed"
+    assert exchange.end.client_status == 502
+    assert exchange.end.client_body["error"]["type"] == "roller_upstream_unreachable"
     assert exchange.request_body == b'{"model": "m"}'
 
 
@@ -73,10 +73,10 @@ def test_upstream_error_statuses_are_relayed_verbatim(
     assert headers["retry-after"] == "7" and headers["request-id"] == "r1"
     exchange = proxy.only_exchange()
     assert exchange.outcome == "ok"
-    assert exchange.response["status"] == status
-    assert ["retry-after", "7"] in [[k.lower(), v] for k, v in exchange.response["headers"]]
+    assert exchange.response.status == status
+    assert ["retry-after", "7"] in [[k.lower(), v] for k, v in exchange.response.headers]
     assert exchange.body == error_body
-    assert exchange.end["client_status"] == exchange.end["upstream_status"] == status
+    assert exchange.end.client_status == exchange.end.upstream_status == status
 
 
 def test_upstream_dying_mid_stream_truncates_the_client_and_is_recorded(
@@ -112,9 +112,9 @@ def test_upstream_dying_mid_stream_truncates_the_client_and_is_recorded(
     assert error is not None  # the client can tell the body is incomplete
     exchange = proxy.only_exchange()
     assert exchange.outcome == "upstream_disconnected"
-    assert exchange.end["error"]["code"] == "incomplete_body"
+    assert exchange.end.error.code == "incomplete_body"
     assert exchange.body == EVENT
-    assert exchange.end["client_status"] == 200
+    assert exchange.end.client_status == 200
 
 
 def test_upstream_closing_before_answering_is_a_502(
@@ -166,7 +166,7 @@ def test_client_disconnecting_mid_stream_cancels_the_upstream_and_is_recorded(
     exchange = proxy.only_exchange()
     assert exchange.outcome == "client_disconnected"
     assert exchange.body.startswith(EVENT)
-    assert exchange.end["client_status"] == 200
+    assert exchange.end.client_status == 200
 
 
 def test_client_disconnecting_while_the_upstream_thinks(
@@ -197,7 +197,7 @@ def test_client_disconnecting_while_the_upstream_thinks(
     exchange = proxy.only_exchange()
     assert exchange.outcome == "client_disconnected"
     assert exchange.response is None
-    assert exchange.end["client_status"] is None
+    assert exchange.end.client_status is None
 
 
 def test_no_upstream_for_the_endpoint(bg_loop: BackgroundLoop, start_proxy: ProxyFactory) -> None:
@@ -211,9 +211,9 @@ def test_no_upstream_for_the_endpoint(bg_loop: BackgroundLoop, start_proxy: Prox
     ok_status, _, _ = bg_loop.run(_post(proxy.url + "/v1/chat/completions"))
     assert ok_status == 200
     first, second = proxy.tape().exchanges
-    assert first.outcome == "no_upstream" and first.request["upstream"] is None
-    assert first.end["error"]["code"] == "no_upstream"
-    assert second.outcome == "ok" and second.request["upstream"] == base
+    assert first.outcome == "no_upstream" and first.request.upstream is None
+    assert first.end.error.code == "no_upstream"
+    assert second.outcome == "ok" and second.request.upstream == base
 
 
 def test_idle_read_timeout_before_and_during_the_response(
@@ -255,8 +255,8 @@ def test_idle_read_timeout_before_and_during_the_response(
     assert bg_loop.run(client()) == (EVENT, True)
     silent_ex, stalled_ex = proxy.tape().exchanges
     assert silent_ex.outcome == stalled_ex.outcome == "upstream_timeout"
-    assert silent_ex.end["client_status"] == 504 and silent_ex.response is None
-    assert stalled_ex.body == EVENT and stalled_ex.end["client_status"] == 200
+    assert silent_ex.end.client_status == 504 and silent_ex.response is None
+    assert stalled_ex.body == EVENT and stalled_ex.end.client_status == 200
     never.set()
 
 
@@ -313,7 +313,7 @@ def test_a_forward_proxy_style_request_is_rejected_and_recorded(
     assert answer.startswith(b"HTTP/1.1 400") and b"roller_bad_request" in answer
     exchange = proxy.only_exchange()
     assert exchange.outcome == "rejected"
-    assert exchange.end["error"]["code"] == "bad_request_target"
+    assert exchange.end.error.code == "bad_request_target"
 
 
 def test_request_body_over_the_limit_is_rejected(
@@ -332,7 +332,7 @@ def test_request_body_over_the_limit_is_rejected(
     assert status == 413 and b"roller_request_too_large" in body
     exchange = proxy.only_exchange()
     assert exchange.outcome == "rejected"
-    assert exchange.end["error"]["code"] == "request_too_large"
+    assert exchange.end.error.code == "request_too_large"
 
 
 def test_stopping_the_proxy_mid_stream_ends_the_exchange(

@@ -11,6 +11,7 @@ import aiohttp
 from aiohttp import web
 from yarl import URL
 
+from roller.capture.tape import Redaction
 from roller.proxy import ExchangeEnd, PolicyDecision, Rejection, RequestHead
 from tests.proxy.conftest import ProxyFactory
 from tests.support.servers import BackgroundLoop, free_port
@@ -95,11 +96,11 @@ def test_policy_rejects_rewrites_routes_and_annotates(
 
     assert bg_loop.run(proxy.server.wait_idle(5))
     rejected, ok, routed, exploded = proxy.tape().exchanges
-    assert rejected.outcome == "rejected" and rejected.end["client_status"] == 401
-    assert rejected.end["client_body"]["error"]["type"] == "gateway_auth"
-    assert ok.request["annotations"] == {"caller": "team-a", "sample": "s1"}
-    assert routed.request["upstream"] == special
-    assert exploded.outcome == "proxy_error" and exploded.end["error"]["code"] == "policy_error"
+    assert rejected.outcome == "rejected" and rejected.end.client_status == 401
+    assert rejected.end.client_body["error"]["type"] == "gateway_auth"
+    assert ok.request.annotations == {"caller": "team-a", "sample": "s1"}
+    assert routed.request.upstream == special
+    assert exploded.outcome == "proxy_error" and exploded.end.error.code == "policy_error"
     assert [e.outcome for e in ends] == ["rejected", "ok", "ok", "proxy_error"]
     assert ends[1].annotations == {"caller": "team-a", "sample": "s1"}
     assert ends[1].roller == {"x-roller-sample": "s1"}
@@ -136,7 +137,7 @@ def test_end_hook_runs_for_failures_and_its_errors_are_counted(
     assert end.error is not None and end.error.code == "connect_failed"
     relay = proxy.server.relay
     assert relay is not None and relay.hook_errors == 1
-    assert json.loads(json.dumps(proxy.only_exchange().end))["outcome"] == end.outcome
+    assert json.loads(json.dumps(proxy.only_exchange().end.to_json()))["outcome"] == end.outcome
 
 
 class BodyPolicy:
@@ -179,10 +180,10 @@ def test_policy_sees_the_body_and_removes_query_parameters(
     # The named parameter is gone upstream; the rest of the target is byte-exact.
     assert targets == ["/v1beta/models/m:generateContent?alt=sse&x=%2F1"]
     exchange = proxy.only_exchange()
-    assert exchange.request["annotations"] == {"conversation": "conv-1"}
+    assert exchange.request.annotations == {"conversation": "conv-1"}
     assert exchange.request_body == b'{"prompt_cache_key": "conv-1"}'
-    assert ["alt", "sse"] in exchange.request["query"]
-    assert exchange.request["redacted"]["query"] == ["key"]
+    assert ("alt", "sse") in exchange.request.query
+    assert exchange.request.redacted.query == ("key",)
 
 
 def test_a_body_that_never_arrives_whole_is_recorded_with_its_head(
@@ -205,9 +206,9 @@ def test_a_body_that_never_arrives_whole_is_recorded_with_its_head(
     assert bg_loop.run(call()) == 413
     assert policy.bodies == []  # the policy never decided on a partial body
     exchange = proxy.only_exchange()
-    assert ["x-custom", "kept"] in exchange.request["headers"]
-    assert exchange.request["redacted"] == {"headers": ["x-api-key"], "query": ["key"]}
-    assert exchange.request["annotations"] == {}
+    assert ("x-custom", "kept") in exchange.request.headers
+    assert exchange.request.redacted == Redaction(headers=("x-api-key",), query=("key",))
+    assert exchange.request.annotations == {}
     assert exchange.outcome == "rejected"
 
 
@@ -290,8 +291,8 @@ def test_end_hook_gets_the_response_body_only_when_the_policy_asks(
     for end, exchange in ((kept, kept_ex), (plain, plain_ex)):
         # The end frame's facts and the headers as recorded (the cookie redacted).
         assert (end.response_bytes, end.client_bytes) == (
-            exchange.end["response_bytes"],
-            exchange.end["client_bytes"],
+            exchange.end.response_bytes,
+            exchange.end.client_bytes,
         )
-        assert [list(h) for h in end.response_headers] == exchange.response["headers"]
+        assert end.response_headers == exchange.response.headers
         assert "set-cookie" not in {k.lower() for k, _ in end.response_headers}

@@ -9,6 +9,7 @@ from aiohttp import web
 from multidict import CIMultiDict
 from yarl import URL
 
+from roller.capture.tape import Redaction
 from tests.proxy.conftest import ProxyFactory
 from tests.support.servers import BackgroundLoop
 
@@ -82,15 +83,15 @@ def test_no_secret_reaches_the_tape_but_every_secret_reaches_the_upstream(
         data = path.read_bytes()
         for name, secret in SECRETS.items():
             assert secret.encode() not in data, f"{name} leaked into {path.name}"
-    assert exchange.request["redacted"] == {
-        "headers": ["authorization", "x-api-key", "x-goog-api-key", "cookie", "x-custom-token"],
-        "query": ["key", "Access_Token"],
-    }
-    assert exchange.request["query"] == [["alt", "sse"]]
-    assert exchange.response["redacted"] == {"headers": ["set-cookie"]}
-    kept = {k.lower(): v for k, v in exchange.response["headers"]}
+    assert exchange.request.redacted == Redaction(
+        headers=("authorization", "x-api-key", "x-goog-api-key", "cookie", "x-custom-token"),
+        query=("key", "Access_Token"),
+    )
+    assert exchange.request.query == (("alt", "sse"),)
+    assert exchange.response.redacted_headers == ("set-cookie",)
+    kept = {k.lower(): v for k, v in exchange.response.headers}
     assert kept["anthropic-ratelimit-tokens-remaining"] == "9000"  # "tokens" is not "token"
-    assert {k.lower(): v for k, v in exchange.request["headers"]}["anthropic-version"] == (
+    assert {k.lower(): v for k, v in exchange.request.headers}["anthropic-version"] == (
         "2023-06-01"
     )
 
@@ -133,11 +134,11 @@ def test_roller_headers_are_removed_upstream_and_recorded_as_evidence(
     for name, value in native.items():
         assert (name, value) in [(k.lower(), v) for k, v in received]
     exchange = proxy.only_exchange()
-    assert exchange.request["roller"] == {
+    assert exchange.request.roller == {
         "x-roller-sample": "sample-7",
         "x-roller-attempt": "attempt-0001",
         "x-roller-participant": "p-root",
     }
-    recorded = [k.lower() for k, _ in exchange.request["headers"]]
+    recorded = [k.lower() for k, _ in exchange.request.headers]
     assert not [n for n in recorded if n.startswith("x-roller-")]
     assert {"thread-id", "session-id", "x-codex-parent-thread-id"} <= set(recorded)

@@ -90,11 +90,11 @@ def test_redacted_lists_keep_order_and_record_names_only() -> None:
         ("thread-id", "t"),
     ]
     result = redact_headers(headers)
-    assert result.kept == [["Host", "h"], ["thread-id", "t"]]
-    assert result.removed == ["authorization", "cookie"]
+    assert result.kept == (("Host", "h"), ("thread-id", "t"))
+    assert result.removed == ("authorization", "cookie")
     query = redact_query([("alt", "sse"), ("key", "k1"), ("Key", "k2")])
-    assert query.kept == [["alt", "sse"]]
-    assert query.removed == ["key", "Key"]
+    assert query.kept == (("alt", "sse"),)
+    assert query.removed == ("key", "Key")
 
 
 def test_roller_evidence_collects_only_roller_headers() -> None:

@@ -410,17 +410,19 @@ def test_sdks_get_the_same_through_the_proxy_and_the_tape_holds_it_without_secre
     assert len(tape.exchanges) == len(proxied.wire)
     for exchange, sent, got in zip(tape.exchanges, proxied.wire, proxied.received, strict=True):
         assert exchange.outcome == "ok"
-        assert exchange.request["method"] == sent.method
-        assert exchange.request["path"] == sent.target.split("?", 1)[0]
+        assert exchange.request.method == sent.method
+        assert exchange.request.path == sent.target.split("?", 1)[0]
         assert exchange.request_body == sent.request_body == got.body
-        assert exchange.response is not None and exchange.response["status"] == sent.status
+        assert exchange.response is not None and exchange.response.status == sent.status
         assert exchange.body == sent.response_body  # what the SDK got, what the mock sent
         assert exchange.end is not None
-        assert exchange.end["response_bytes"] == exchange.end["client_bytes"] == len(exchange.body)
-        redacted = exchange.request["redacted"]["headers"]
+        assert exchange.end.response_bytes == exchange.end.client_bytes == len(exchange.body)
+        redacted = exchange.request.redacted.headers
         anthropic_call = sent.target.startswith("/v1/messages")
-        assert redacted == (["authorization", "x-api-key"] if anthropic_call else ["authorization"])
-        recorded_names = {name.lower() for name, _ in exchange.request["headers"]}
+        assert redacted == (
+            ("authorization", "x-api-key") if anthropic_call else ("authorization",)
+        )
+        recorded_names = {name.lower() for name, _ in exchange.request.headers}
         assert not recorded_names & set(AUTH_HEADERS)
 
     # 5. No key anywhere under the tape directory, in any form the SDKs sent it.

@@ -111,9 +111,9 @@ def test_bodies_are_relayed_and_recorded_byte_for_byte(
     assert exchange.request_body == request_body
     assert exchange.body == payload
     assert gzip.decompress(exchange.body).startswith(b'{"content":"xxx')
-    recorded = {k.lower(): v for k, v in exchange.request["headers"]}
+    recorded = {k.lower(): v for k, v in exchange.request.headers}
     assert recorded["accept-encoding"] == "zstd, br, gzip"  # the client's original value
-    assert exchange.end["response_bytes"] == exchange.end["client_bytes"] == len(payload)
+    assert exchange.end.response_bytes == exchange.end.client_bytes == len(payload)
 
 
 def test_concurrent_streams_are_recorded_apart(
@@ -189,11 +189,11 @@ def test_methods_paths_and_query_are_forwarded_as_sent(
     assert bg_loop.run(client()) == [200] * 4
     assert seen == [(m, "/base" + t) for m, t in targets]
     recorded = proxy.tape().exchanges
-    assert [e.request["method"] for e in recorded] == [m for m, _ in targets]
-    assert recorded[2].request["path"] == "/v1beta/models/gemini-3.8-flash:streamGenerateContent"
-    assert recorded[2].request["query"] == [["alt", "sse"]]
-    assert recorded[3].request["query"] == [["beta", "true"], ["x", "a/b c"]]
-    assert all(e.request["upstream"] == base + "/base" for e in recorded)
+    assert [e.request.method for e in recorded] == [m for m, _ in targets]
+    assert recorded[2].request.path == "/v1beta/models/gemini-3.8-flash:streamGenerateContent"
+    assert recorded[2].request.query == (("alt", "sse"),)
+    assert recorded[3].request.query == (("beta", "true"), ("x", "a/b c"))
+    assert all(e.request.upstream == base + "/base" for e in recorded)
 
 
 def test_the_proxy_adds_no_headers_of_its_own(

@@ -53,7 +53,7 @@ def test_https_upstream_with_its_ca_bundle(
     proxy = start_proxy(url, ca_bundle=bundle)
     assert bg_loop.run(_post(proxy.url)) == (200, b"data: secure\n\n")
     exchange = proxy.only_exchange()
-    assert exchange.outcome == "ok" and exchange.request["upstream"] == url
+    assert exchange.outcome == "ok" and exchange.request.upstream == url
 
 
 def test_https_upstream_with_the_wrong_ca_is_refused_and_recorded(
@@ -67,5 +67,5 @@ def test_https_upstream_with_the_wrong_ca_is_refused_and_recorded(
     assert status == 502 and b"roller_upstream_unreachable" in body
     exchange = proxy.only_exchange()
     assert exchange.outcome == "upstream_connect_error"
-    assert exchange.end["error"]["code"] == "tls_error"
-    assert "certificate" in exchange.end["error"]["message"].lower()
+    assert exchange.end.error.code == "tls_error"
+    assert "certificate" in exchange.end.error.message.lower()

@@ -16,7 +16,7 @@ import aiohttp
 import pytest
 from aiohttp import web
 
-from roller.capture.tape import TapeExchange, read_tape
+from roller.capture.tape import EndMeta, RequestMeta, TapeExchange, read_tape
 from roller.finalize.decode import decode_exchange
 from roller.gateway.config import parse_config
 from roller.gateway.server import Gateway
@@ -74,7 +74,7 @@ def test_the_proxy_routes_each_row_to_its_family(bg_loop: BackgroundLoop, tmp_pa
     assert len(exchanges) == len(CASES)
     for (method, target), exchange in zip(CASES, exchanges, strict=True):
         family = endpoint_for(method, target).family
-        assert exchange.request["upstream"] == urls[family or "default"], target
+        assert exchange.request.upstream == urls[family or "default"], target
         assert json.loads(exchange.body) == {"upstream": family or "default"}
 
 
@@ -82,13 +82,13 @@ def _exchange(method: str, target: str) -> TapeExchange:
     path, query = _split(target)
     return TapeExchange(
         exchange_id="tape-000001:1",
-        request={"method": method, "path": path, "query": [list(q) for q in query], "headers": []},
+        request=RequestMeta(method=method, path=path, query=tuple(query)),
         request_time_ns=0,
         request_body=b'{"model": "body-model", "stream": true}',
         response=None,
         response_time_ns=None,
         chunks=(),
-        end={"outcome": "upstream_connect_error", "error": None},
+        end=EndMeta(outcome="upstream_connect_error"),
         end_time_ns=1,
     )
 
@@ -148,9 +148,9 @@ def test_the_gateway_annotates_the_rows_family_and_model(
     by_exchange = {row.exchange_id: row for row in rows}
     for (method, target), exchange in zip(CASES, exchanges, strict=True):
         endpoint = endpoint_for(method, target)
-        note = exchange.request["annotations"]["gateway"]
+        note = exchange.request.annotations["gateway"]
         family = endpoint.family or "openai"
-        assert note["family"] == family and exchange.request["upstream"] == urls[family], target
+        assert note["family"] == family and exchange.request.upstream == urls[family], target
         row = by_exchange[exchange.exchange_id]
         assert (row.family, row.protocol) == (family, endpoint.output_protocol), target
         # The body names no model (it is `{}`): the model is the one the path names.

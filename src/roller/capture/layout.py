@@ -3,6 +3,9 @@
 ```
 RUN_DIR/
   run.json
+  tasks.jsonl              the run's tasks (the --tasks file byte for byte, or --prompt lines)
+  task-files/TASK_ID/      each task's "files" folder, copied when the run started
+  summary.json             per sample: attempts, statuses, calls, wall time (last invocation)
   samples/SAMPLE_ID/
     sample.json
     capture/attempt-NNNN/   manifest.json calls.jsonl relations.jsonl [raw/]
@@ -81,6 +84,12 @@ class AttemptPaths:
     def responses(self) -> Path:
         return self.raw / "responses"
 
+    @property
+    def scratch_record(self) -> Path:
+        """Where the attempt's scratch dirs are, while it runs (so a resume after a crash
+        can still copy the native logs the harness wrote there)."""
+        return self.raw / "scratch.json"
+
     def response_body(self, call_id: str) -> Path:
         return self.responses / f"{call_id}.body"
 
@@ -141,6 +150,17 @@ class RunPaths:
     @property
     def samples(self) -> Path:
         return self.root / "samples"
+
+    @property
+    def tasks_snapshot(self) -> Path:
+        return self.root / "tasks.jsonl"
+
+    def task_files(self, task_id: str) -> Path:
+        return self.root / "task-files" / check_sample_id(task_id)
+
+    @property
+    def summary(self) -> Path:
+        return self.root / "summary.json"
 
     def sample(self, sample_id: str) -> SamplePaths:
         return SamplePaths(self.samples / check_sample_id(sample_id))

@@ -47,6 +47,8 @@ LifecycleStatus = Literal["complete", "pending", "unknown", "unsupported"]
 SubtaskCapability = Literal["supported", "not_available_in_bundled_profile", "unknown"]
 # One turn of a multi-turn sample: how its harness run ended, or that it never ran.
 TurnStatus = Literal["completed", "failed", "interrupted", "not_run"]
+# Identity evidence that is neither native nor on the wire: the user's declaration.
+IdentityDeclaration = Literal["declared_single_agent"]
 OutputCoverage = Literal[
     "per_message_id",
     "per_session_assistant_count",
@@ -96,7 +98,9 @@ class Evidence(_Record):
 
     source: str = Field(
         description="`native:<path relative to raw/native>` for a native log file, "
-        "`call:<call_id>` for a captured call, `tape:<exchange id>` for the tape."
+        "`call:<call_id>` for a captured call, `tape:<exchange id>` for the tape, "
+        "`declared:single_agent` for the user's declaration that the command is one "
+        "agent (`roller collect --harness generic --single-agent`)."
     )
     ref: str | None = Field(
         description="The event/part/line id inside the source (e.g. a transcript line "
@@ -360,6 +364,13 @@ class Capabilities(_Record):
         "A count check is weaker than a per-id check."
     )
     notes: list[str] = Field(description="Free-form remarks on the checks' strength.")
+    identity_evidence: IdentityDeclaration | None = Field(
+        default=None,
+        exclude_if=_absent,
+        description="`declared_single_agent`: the user declared the command one agent "
+        "(`--single-agent`) and no call's x-roller-* headers declared otherwise, so every "
+        "call belongs to the one root participant on that declaration. Absent otherwise.",
+    )
 
 
 class Coverage(_Record):
@@ -482,6 +493,23 @@ class Manifest(_Record):
     )
 
 
+class RunSettings(_Record):
+    """How every sample of a run is launched: what `roller collect --resume` continues with."""
+
+    model: str | None = Field(description="`--model`; a task's own `model` wins.")
+    options: dict[str, str] = Field(
+        description="`--option KEY=VALUE`s; a task's own `options` win key by key."
+    )
+    command: list[str] | None = Field(description="The command after `--` (generic harness).")
+    timeout_s: float = Field(description="`--timeout` per harness run (per turn).")
+    attempts: int = Field(
+        description="`--attempts`: how many attempts a failing sample gets (docs/collect.md)."
+    )
+    single_agent: bool = Field(
+        description="`--single-agent`: the command is declared one agent (generic)."
+    )
+
+
 class RunConfig(_Record):
     """`run.json`: how a run was collected. Resume refuses to mix modes."""
 
@@ -493,6 +521,12 @@ class RunConfig(_Record):
     api_base: str = Field(description="Upstream: a URL (credentials removed) or `mock:SCENARIO`.")
     capture_calls: bool = Field(description="Whether subagent call capture mode is on.")
     capture_debug: Retention = Field(description="Debug retention policy.")
+    settings: RunSettings | None = Field(
+        default=None,
+        exclude_if=_absent,
+        description="How samples are launched, so `--resume` needs nothing but the run "
+        "directory; absent in run directories written before resume existed.",
+    )
 
 
 class SampleInfo(_Record):
@@ -508,6 +542,22 @@ class SampleInfo(_Record):
         exclude_if=_absent,
         description="The prompts of the later turns of a multi-turn sample, in order; each "
         "resumes the conversation `prompt` started. Absent for a single prompt.",
+    )
+    model: str | None = Field(
+        default=None,
+        exclude_if=_absent,
+        description="The task's own model (tasks file `model`), over the run's; absent if none.",
+    )
+    options: dict[str, str] | None = Field(
+        default=None,
+        exclude_if=_absent,
+        description="The task's own launch options (tasks file `options`); absent if none.",
+    )
+    files: str | None = Field(
+        default=None,
+        exclude_if=_absent,
+        description="The task's `files` folder as the tasks file named it; its copy is "
+        "`RUN_DIR/task-files/<id>/`, copied into the work dir before each attempt.",
     )
 
 
@@ -552,4 +602,12 @@ class AttemptInputs(_Record):
         exclude_if=_absent,
         description="Each turn of a multi-turn sample as run; absent for a single prompt. "
         "The fields above then describe the last turn run (times: first start, last end).",
+    )
+    declared_single_agent: bool | None = Field(
+        default=None,
+        exclude_if=_absent,
+        description="True when the user declared the command one agent (`roller collect "
+        "--harness generic --single-agent`): calls without x-roller-* identity belong to "
+        "one root participant, unless some call's headers declare participants. Absent "
+        "otherwise.",
     )

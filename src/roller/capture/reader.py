@@ -1,7 +1,10 @@
 """Reading captures: the only way export, view and validate see the data.
 
 Strict: a record with an unknown field, a wrong type or a wrong schema string is an
-error naming the file and line. `read_attempt` loads everything; `iter_calls` streams.
+error naming the file and line. A record written before a later change of its format is
+first brought to the current shape by the converter chain (`roller.capture.compat`),
+then validated as strictly; the chain runs only when the record does not validate as it
+is. `read_attempt` loads everything; `iter_calls` streams.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from typing import TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from roller.capture.compat import Upgrade, upgrade
 from roller.capture.layout import AttemptPaths
 from roller.capture.models import CallRecord, Manifest, RelationRecord, RunConfig, SampleInfo
 from roller.errors import CaptureFormatError
@@ -35,13 +39,33 @@ def _first_error(exc: ValidationError) -> str:
     return f"{loc}: {err['msg']}" if loc else str(err["msg"])
 
 
+def validate_json(data: bytes, model: type[M]) -> M:
+    """`data` as `model`: as it is, or through the converter chain when it is an older
+    shape of the record; otherwise the original `ValidationError`."""
+    try:
+        return model.model_validate_json(data)
+    except ValidationError:
+        upgraded = _upgraded(data)
+        if upgraded is None:
+            raise
+    # JSON mode again, so the converted record is held to exactly the same rules.
+    return model.model_validate_json(json.dumps(upgraded.record))
+
+
+def _upgraded(data: bytes) -> Upgrade | None:
+    try:
+        return upgrade(json.loads(data))
+    except ValueError:  # not JSON at all: nothing to convert
+        return None
+
+
 def read_json_model(path: Path, model: type[M]) -> M:
     try:
         data = path.read_bytes()
     except OSError as exc:
         raise CaptureFormatError(f"cannot read {path}: {exc.strerror or exc}") from exc
     try:
-        return model.model_validate_json(data)
+        return validate_json(data, model)
     except ValidationError as exc:
         raise CaptureFormatError(
             f"{path}: not a valid {model.__name__}: {_first_error(exc)}"
@@ -58,7 +82,7 @@ def iter_jsonl(path: Path, model: type[M]) -> Iterator[M]:
             if not line.endswith(b"\n"):
                 raise CaptureFormatError(f"{path}:{lineno}: last line is not terminated")
             try:
-                yield model.model_validate_json(line)
+                yield validate_json(line, model)
             except ValidationError as exc:
                 raise CaptureFormatError(
                     f"{path}:{lineno}: not a valid {model.__name__}: {_first_error(exc)}"

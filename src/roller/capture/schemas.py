@@ -20,6 +20,7 @@ from roller.capture.models import (
     RunConfig,
     SampleInfo,
 )
+from roller.capture.summary_record import RunSummary
 from roller.capture.trajectory_record import TrajectoryRecord
 
 SCHEMAS: dict[str, type[BaseModel]] = {
@@ -30,6 +31,7 @@ SCHEMAS: dict[str, type[BaseModel]] = {
     "roller.sample.v1.json": SampleInfo,
     "roller.attempt.v1.json": AttemptInputs,
     "roller.trajectory.v1.json": TrajectoryRecord,
+    "roller.summary.v1.json": RunSummary,
 }
 
 

@@ -1,28 +1,77 @@
-"""`roller collect`: run a harness (or any command) behind the recording proxy."""
+"""`roller collect`: run a harness (or any command) behind the recording proxy, for one
+sample (`--prompt`), a tasks file (`--tasks`) or the rest of a run (`--resume DIR`).
+
+Every mode is the same run (`roller.collect.collection`): one `--prompt` is a run of one
+task. This module turns flags into a `RunRequest` (refusing what cannot go together),
+runs it with Ctrl-C handling, and shows it: today's spinner and call tree for one task,
+the live progress display and summary table (`roller.cli.progress`) for several.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import json
 import signal
-import sys
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import get_args
 
 import click
 from rich.console import Console
 
+from roller.capture.layout import RunPaths
 from roller.capture.models import Retention
-from roller.capture.reader import read_attempt
-from roller.collect.session import CollectRequest, CollectResult, collect
+from roller.capture.reader import read_run_config
+from roller.cli.progress import RunDisplay, summary_table
+from roller.cli.sample_report import exit_code, finish_single
+from roller.collect.collection import RunEvent, RunRequest, RunResult, collect_run
+from roller.collect.executor import LocalExecutor
+from roller.collect.runs import RunSpec, resumed_spec
+from roller.collect.tasks import Task
 from roller.errors import UsageError
-from roller.harnesses import adapter_for, adapters
+from roller.harnesses import adapter_for, adapters, registry
 from roller.harnesses.base import ResumableAdapter
-from roller.view.render import render_tree
-from roller.view.tree import build_tree
 
 DEFAULT_API_BASE = "mock:plain"
+DEFAULT_SAMPLE_ID = "sample-0001"
+DEFAULT_TIMEOUT_S = 300.0
+_ALIASES = "roller.collect.aliases"
+
+
+def _aliases() -> list[tuple[str, str, str]]:
+    """(alias, the flag it stands for, the harness that keeps it), from the registry."""
+    return [
+        (alias, canonical, h.name)
+        for h in registry().harnesses
+        for alias, canonical in h.collect_aliases.items()
+    ]
+
+
+def _note_alias(ctx: click.Context, param: click.Parameter, value: bool) -> None:
+    if value and param.opts:
+        ctx.meta.setdefault(_ALIASES, []).append(param.opts[0])
+
+
+def _with_aliases(f: Callable[..., object]) -> Callable[..., object]:
+    for alias, canonical, owner in reversed(_aliases()):
+        f = click.option(
+            alias,
+            is_flag=True,
+            expose_value=False,
+            callback=_note_alias,
+            help=f"The original name of {canonical}, kept for --harness {owner}.",
+        )(f)
+    return f
+
+
+def _capture_calls_help() -> str:
+    kept = "; ".join(f"{a} is its original name for --harness {o}" for a, c, o in _aliases())
+    return (
+        "Allow native subagents and capture their calls (needs an explicit --api-base). "
+        "Without it, native delegation tools are denied where the harness allows it."
+        + (f" ({kept}.)" if kept else "")
+    )
 
 
 @click.command(
@@ -31,19 +80,32 @@ DEFAULT_API_BASE = "mock:plain"
 )
 @click.option(
     "--harness",
-    required=True,
     type=click.Choice([a.name for a in adapters()]),
     help="What to run: a known harness; "
     + ", ".join(f"`{a.name}`" for a in adapters() if a.runs_command)
-    + " runs the command after `--`.",
+    + " runs the command after `--`. Required unless --resume.",
 )
 @click.option(
     "--api-base",
-    help="Upstream model API: a URL (https://api.anthropic.com, …) or mock:SCENARIO for "
-    f"the built-in mock model. Default: {DEFAULT_API_BASE}.",
+    help="Upstream model API: a URL (https://api.anthropic.com, http://127.0.0.1:PORT, …) "
+    f"or mock:SCENARIO for the built-in mock model. Default: {DEFAULT_API_BASE}.",
 )
-@click.option("--run-dir", required=True, type=click.Path(path_type=Path), help="Run directory.")
-@click.option("--sample-id", default="sample-0001", show_default=True, help="Sample id.")
+@click.option("--run-dir", type=click.Path(path_type=Path), help="Run directory.")
+@click.option(
+    "--tasks",
+    "tasks_file",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help='A JSONL file, one task a line: {"id", "prompt" | "turns": [...], optional '
+    '"files", "model", "options"} (docs/collect.md). Every bad line is refused first.',
+)
+@click.option(
+    "--resume",
+    "resume_dir",
+    type=click.Path(path_type=Path, file_okay=False),
+    help="Continue the run in this directory from its run.json and task snapshot: reuse "
+    "every sample whose latest attempt validates and is terminal, collect the rest.",
+)
+@click.option("--sample-id", help=f"Sample id of a --prompt run (default {DEFAULT_SAMPLE_ID}).")
 @click.option(
     "--prompt",
     "prompts",
@@ -59,28 +121,21 @@ DEFAULT_API_BASE = "mock:plain"
     help="A JSON list of strings, one prompt per turn, instead of --prompt (a prompt may "
     "span lines).",
 )
-@click.option(
-    "--capture-calls",
-    is_flag=True,
-    help="Allow native subagents and capture their calls (needs an explicit --api-base). "
-    "Without it, native delegation tools are denied where the harness allows it.",
-)
+@click.option("--capture-calls", is_flag=True, help=_capture_calls_help())
+@_with_aliases
 @click.option(
     "--capture-debug",
     type=click.Choice(get_args(Retention)),
-    default="on-error",
-    show_default=True,
-    help="Keep raw/ (tape, native logs, raw responses): on error, always, or never.",
+    help="Keep raw/ (tape, native logs, raw responses): on error (default), always, or never.",
 )
 @click.option(
     "--timeout",
     "timeout_s",
     type=float,
-    default=300.0,
-    show_default=True,
-    help="Kill the harness after this many seconds (each turn, when there are several).",
+    help="Kill the harness after this many seconds (each turn, when there are several). "
+    f"Default {DEFAULT_TIMEOUT_S:.0f}, or the run's on --resume.",
 )
-@click.option("--model", help="Model name to ask the harness to use.")
+@click.option("--model", help="Model name to ask the harness to use (a task's own wins).")
 @click.option("--harness-version", help="Run this harness version instead of the pin.")
 @click.option("--keep-scratch", is_flag=True, help="Keep the scratch HOME/work directories.")
 @click.option(
@@ -88,27 +143,30 @@ DEFAULT_API_BASE = "mock:plain"
     "options",
     multiple=True,
     metavar="KEY=VALUE",
-    help="Harness-specific launch option (see docs/harnesses.md).",
+    help="Harness-specific launch option (see docs/harnesses.md); a task's own win.",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print the manifest summary as JSON.")
+@click.option(
+    "--concurrency",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    help="Samples collected at once, each with its own proxy, scratch dirs and harness.",
+)
+@click.option(
+    "--attempts",
+    type=click.IntRange(min=1),
+    help="Attempts a failing sample gets (each kept). Default 1, or the run's on --resume.",
+)
+@click.option(
+    "--single-agent",
+    is_flag=True,
+    help="Declare that the command is one agent: its calls belong to one root "
+    "participant unless x-roller-* headers say otherwise (harnesses that run a command).",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
-def command(
-    harness: str,
-    api_base: str | None,
-    run_dir: Path,
-    sample_id: str,
-    prompts: tuple[str, ...],
-    prompts_file: Path | None,
-    capture_calls: bool,
-    capture_debug: Retention,  # click.Choice admits only these values
-    timeout_s: float,
-    model: str | None,
-    harness_version: str | None,
-    keep_scratch: bool,
-    options: tuple[str, ...],
-    as_json: bool,
-    command: tuple[str, ...],
-) -> int:
+@click.pass_context
+def command(ctx: click.Context, /, **flags: object) -> int:
     """Run a harness behind roller's recording proxy and capture every model call.
 
     \b
@@ -117,88 +175,190 @@ def command(
           --prompt "Use a subagent to say hi" --run-dir runs/demo
       roller collect --harness opencode --prompt "Write hi.py" --prompt "Now test it" \\
           --run-dir runs/chat
-      roller collect --harness generic --api-base mock:plain --run-dir runs/g -- python agent.py
+      roller collect --harness generic --single-agent --api-base mock:plain \\
+          --run-dir runs/g -- python agent.py
+      roller collect --harness claude-code --api-base mock:spawn-one --capture-calls \\
+          --tasks tasks.jsonl --run-dir runs/many --concurrency 4 --attempts 2
+      roller collect --resume runs/many
 
     Several prompts run one after the other in the same scratch HOME and work dir, each
     after the previous turn exited; a later turn resumes the root conversation the
     harness's native logs confirm (never "the most recent session"), and collection
     stops, keeping what ran, when they confirm none. --timeout applies to each turn.
 
-    Ends by printing the captured call tree; exits 0 when the harness completed (every
-    turn) and the capture is complete, 1 otherwise (the capture is written either way).
+    Collecting into a run directory that already holds the sample reuses it when its
+    latest attempt validates and is terminal (as --resume does); otherwise a new attempt
+    is collected and the old one kept.
+
+    One task ends by printing the captured call tree; several end with a summary table
+    (and DIR/summary.json). Exits 0 when every sample's harness completed and its capture
+    is complete, 1 otherwise (the captures are written either way), 130 when stopped.
     """
-    turns = read_prompts(prompts, prompts_file)
-    if capture_calls and api_base is None:
-        raise UsageError("--capture-calls requires an explicit --api-base (URL or mock:SCENARIO)")
-    runs_command = adapter_for(harness).runs_command
-    if runs_command and not command:
-        raise UsageError(f"--harness {harness} needs the command to run after `--`")
-    if not runs_command and command:
-        raise UsageError(
-            f"--harness {harness} runs the harness itself; pass --prompt, not a command"
-        )
-    if not runs_command and not turns:
-        raise UsageError(f"--harness {harness} needs --prompt")
+    request, single = _request(ctx, flags)
+    err = Console(stderr=True, highlight=False)
+    executor = LocalExecutor(_int(flags["concurrency"]))
+    if single:
+        with err.status("starting…") as status:
+
+            def show(event: RunEvent) -> None:
+                if event.status or event.line:
+                    status.update(event.status or event.line or "")
+
+            result = asyncio.run(_until_interrupted(request, show, executor))
+        return finish_single(err, result, bool(flags["as_json"]), request.spec.timeout_s)
+    with RunDisplay(err) as display:
+        result = asyncio.run(_until_interrupted(request, display, executor))
+    if flags["as_json"]:
+        click.echo(json.dumps(result.summary.model_dump(by_alias=True, mode="json"), indent=2))
+    else:
+        Console(highlight=False).print(summary_table(result.summary))
+    err.print(f"summary written to {result.run.summary}")
+    return exit_code(result)
+
+
+def _int(value: object) -> int:
+    assert isinstance(value, int)
+    return value
+
+
+def _str(value: object) -> str | None:
+    assert value is None or isinstance(value, str)
+    return value
+
+
+def _path(value: object) -> Path | None:
+    assert value is None or isinstance(value, Path)
+    return value
+
+
+def _retention(value: object) -> Retention | None:
+    for choice in get_args(Retention):
+        if value == choice:
+            return choice  # type: ignore[no-any-return]  # a Literal member
+    return None
+
+
+def _strings(value: object) -> tuple[str, ...]:
+    assert isinstance(value, tuple)
+    return tuple(str(v) for v in value)
+
+
+def _parse_options(items: tuple[str, ...]) -> dict[str, str]:
     parsed: dict[str, str] = {}
-    for item in options:
+    for item in items:
         key, sep, value = item.partition("=")
         if not sep or not key:
             raise UsageError(f"--option expects KEY=VALUE, got {item!r}")
         parsed[key] = value
-    request = CollectRequest(
-        run_dir=run_dir,
-        harness=harness,
-        api_base=api_base or DEFAULT_API_BASE,
-        sample_id=sample_id,
-        prompt=turns[0] if turns else None,
-        follow_up_prompts=turns[1:],
-        command=command,
-        harness_version=harness_version,
-        capture_calls=capture_calls,
-        capture_debug=capture_debug,
-        timeout_s=timeout_s,
-        model=model,
-        keep_scratch=keep_scratch,
-        options=parsed,
-    )
-    err = Console(stderr=True, highlight=False)
-    with err.status("starting…") as status:
-        result = asyncio.run(_collect_until_interrupted(request, status.update))
-    launch = result.launch
-    stopped = launch.stopped or any(t.stopped for t in result.turns)
-    ran = [t for t in result.turns if t.launch is not None]
-    output_dir = ran[-1].output_dir if ran else result.attempt.harness_output
-    if len(result.turns) > 1:
-        _print_turns(err, result)
-    if launch.launch_error:
-        err.print(f"[red]the harness could not start:[/] {launch.launch_error}")
-    elif stopped:
-        err.print("[yellow]stopped on request; the capture of what ran so far is below[/]")
-    elif launch.timed_out:
-        err.print(f"[yellow]the harness timed out after {timeout_s:.0f}s and was stopped[/]")
-    elif launch.exit_code != 0:
-        err.print(
-            f"[yellow]the harness exited with status {launch.exit_code}[/] "
-            f"(stderr: {output_dir / 'stderr.txt'})"
+    return parsed
+
+
+def _request(ctx: click.Context, flags: dict[str, object]) -> tuple[RunRequest, bool]:
+    """The run the flags ask for, and whether it is one task (`--prompt` or a command)."""
+    resume_dir = _path(flags["resume_dir"])
+    harness = _str(flags["harness"])
+    given_options = _parse_options(_strings(flags["options"]))
+    command_args = _strings(flags["command"])
+    capture_calls = bool(flags["capture_calls"])
+    timeout = flags["timeout_s"]
+    attempts = flags["attempts"]
+    if resume_dir is not None:
+        base = _resumed(resume_dir, flags)
+        harness = harness or base.harness
+    elif harness is None:
+        raise UsageError("--harness is required (or --resume DIR to continue a run)")
+    for alias, canonical, owner in _aliases():
+        if alias in ctx.meta.get(_ALIASES, []):
+            if harness != owner:
+                raise UsageError(
+                    f"{alias} is the original name of {canonical} for --harness {owner}; "
+                    f"with --harness {harness} use {canonical}"
+                )
+            capture_calls = True
+    api_base = _str(flags["api_base"])
+    if capture_calls and api_base is None and resume_dir is None:
+        raise UsageError("--capture-calls requires an explicit --api-base (URL or mock:SCENARIO)")
+    if resume_dir is not None:
+        spec = replace(
+            base,
+            harness=harness,
+            api_base=api_base or base.api_base,
+            capture_calls=capture_calls or base.capture_calls,
+            single_agent=bool(flags["single_agent"]) or base.single_agent,
+            model=_str(flags["model"]) or base.model,
+            options=given_options or base.options,
+            command=command_args or base.command,
+            harness_version=_str(flags["harness_version"]) or base.harness_version,
+            capture_debug=_retention(flags["capture_debug"]) or base.capture_debug,
+            timeout_s=float(timeout) if isinstance(timeout, float) else base.timeout_s,
+            attempts=attempts if isinstance(attempts, int) else base.attempts,
         )
-    tree = build_tree(read_attempt(result.attempt))
-    if as_json:
-        click.echo(json.dumps(tree, indent=2))
-    else:
-        render_tree(tree, Console(highlight=False))
-    if result.scratch is not None:
-        err.print(f"scratch kept at {result.scratch}")
-    t = result.trajectory
-    err.print(
-        f"main trajectory: {len(t.segments)} segment(s), {t.export_status}"
-        + (f" ({', '.join(t.export_blocked_by)})" if t.export_blocked_by else "")
+        return RunRequest(
+            resume_dir, spec, resume=True, keep_scratch=bool(flags["keep_scratch"])
+        ), False
+    spec = RunSpec(
+        harness=harness,
+        harness_version=_str(flags["harness_version"]),
+        api_base=api_base or DEFAULT_API_BASE,
+        capture_calls=capture_calls,
+        capture_debug=_retention(flags["capture_debug"]) or "on-error",
+        model=_str(flags["model"]),
+        options=given_options,
+        command=command_args,
+        timeout_s=float(timeout) if isinstance(timeout, float) else DEFAULT_TIMEOUT_S,
+        attempts=attempts if isinstance(attempts, int) else 1,
+        single_agent=bool(flags["single_agent"]),
     )
-    m = result.manifest
-    ok = m.execution_status == "completed" and m.capture_status == "complete"
-    sys.stdout.flush()
-    if stopped:
-        return 130
-    return 0 if ok else 1
+    return _new_run(flags, spec)
+
+
+def _resumed(resume_dir: Path, flags: dict[str, object]) -> RunSpec:
+    clashing = [
+        flag
+        for flag, key in (
+            ("--run-dir", "run_dir"),
+            ("--tasks", "tasks_file"),
+            ("--prompt", "prompts"),
+            ("--prompts-file", "prompts_file"),
+            ("--sample-id", "sample_id"),
+        )
+        if flags[key]
+    ]
+    if clashing:
+        raise UsageError(
+            f"--resume {resume_dir} continues the run from its run.json and task snapshot; "
+            f"it takes no {', '.join(clashing)}"
+        )
+    run = RunPaths(resume_dir)
+    if not run.run_json.exists():
+        raise UsageError(f"--resume {resume_dir}: no run.json there, so it is not a run directory")
+    return resumed_spec(read_run_config(run.run_json))
+
+
+def _new_run(flags: dict[str, object], spec: RunSpec) -> tuple[RunRequest, bool]:
+    run_dir = _path(flags["run_dir"])
+    if run_dir is None:
+        raise UsageError("--run-dir is required (the directory the run is collected into)")
+    runs_command = adapter_for(spec.harness).runs_command
+    if runs_command and not spec.command:
+        raise UsageError(f"--harness {spec.harness} needs the command to run after `--`")
+    if not runs_command and spec.command:
+        raise UsageError(
+            f"--harness {spec.harness} runs the harness itself; pass --prompt, not a command"
+        )
+    keep = bool(flags["keep_scratch"])
+    tasks_file = _path(flags["tasks_file"])
+    if tasks_file is not None:
+        given = [f for f, k in (("--prompt", "prompts"), ("--prompts-file", "prompts_file"),
+                                ("--sample-id", "sample_id")) if flags[k]]  # fmt: skip
+        if given:
+            raise UsageError(f"--tasks gives every sample its task; it takes no {', '.join(given)}")
+        return RunRequest(run_dir, spec, tasks_file=tasks_file, keep_scratch=keep), False
+    turns = read_prompts(_strings(flags["prompts"]), _path(flags["prompts_file"]))
+    if not runs_command and not turns:
+        raise UsageError(f"--harness {spec.harness} needs --prompt (or --tasks FILE)")
+    task = Task(_str(flags["sample_id"]) or DEFAULT_SAMPLE_ID, turns)
+    return RunRequest(run_dir, spec, task=task, keep_scratch=keep), True
 
 
 def read_prompts(prompts: tuple[str, ...], prompts_file: Path | None) -> tuple[str, ...]:
@@ -227,28 +387,11 @@ def read_prompts(prompts: tuple[str, ...], prompts_file: Path | None) -> tuple[s
     return prompts
 
 
-def _print_turns(err: Console, result: CollectResult) -> None:
-    by_turn = {t.turn: t for t in result.manifest.turns or []}
-    for turn in result.turns:
-        record = by_turn.get(turn.turn)
-        if record is None:
-            continue
-        line = f"turn {turn.turn}: {record.execution_status}"
-        if record.execution_status != "not_run":
-            line += f", {len(record.call_ids)} call(s)"
-        if record.resumed_root:
-            line += f", resumed {record.resumed_root}"
-        if record.problem:
-            line += f" — {record.problem}"
-        colour = "green" if record.execution_status == "completed" else "yellow"
-        err.print(f"[{colour}]{line}[/]")
-
-
-async def _collect_until_interrupted(
-    request: CollectRequest, progress: Callable[[str], None]
-) -> CollectResult:
-    """The first Ctrl-C (or SIGTERM) stops the harness and still publishes the capture;
-    a second one interrupts roller itself."""
+async def _until_interrupted(
+    request: RunRequest, on_event: Callable[[RunEvent], None], executor: LocalExecutor
+) -> RunResult:
+    """The first Ctrl-C (or SIGTERM) stops the running harnesses and still publishes
+    their captures, and starts no more; a second one interrupts roller itself."""
     loop = asyncio.get_running_loop()
     stop = asyncio.Event()
 
@@ -260,7 +403,7 @@ async def _collect_until_interrupted(
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, first_signal)
     try:
-        return await collect(request, progress=progress, stop=stop)
+        return await collect_run(request, on_event, stop, executor)
     finally:
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.remove_signal_handler(sig)

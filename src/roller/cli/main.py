@@ -24,6 +24,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "finalize": ("roller.cli.finalize", "command", "Rebuild a capture's formal files from raw/."),
     "gateway": ("roller.cli.gateway", "command", "Run the recording gateway; manage its tokens."),
     "harness": ("roller.cli.harness", "command", "Install and list pinned harness binaries."),
+    "reproject": (
+        "roller.cli.reproject",
+        "command",
+        "Re-finalize a sample into a copy and validate it (the original untouched).",
+    ),
     "validate": ("roller.cli.validate", "command", "Check a capture's integrity."),
     "sessions": ("roller.cli.sessions", "command", "Inspect the gateway's session store."),
     "view": ("roller.cli.view", "command", "Show a capture's call tree by agent."),

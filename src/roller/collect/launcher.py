@@ -1,9 +1,13 @@
-"""Running a `LaunchPlan`: config files, a process group, output to files, a timeout.
+"""Running a `LaunchPlan`: config files, a supervised process group, output to files, a
+timeout, and no harness process outliving roller.
 
-The plan is data (built by the adapter); this module only executes it. The harness runs
-in its own session (process group) so a timeout kills it and every child it started;
+The plan is data (built by the adapter); this module only executes it. The harness is
+started by the supervisor (`roller.collect.supervisor`, a stdlib-only script) in its own
+session, so ending it ends every process it started, and the supervisor ends all of them
+when roller dies, even by `kill -9` (it reads EOF on a socket only roller holds).
 stdout/stderr go to files under raw/harness/; `launch.json` records the plan with the
-values of secret environment variables removed.
+values of secret environment variables removed; `process.json` the harness's pid and
+process group (debug material: where to look for it in the process table).
 """
 
 from __future__ import annotations
@@ -11,11 +15,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import os
-import signal
+import socket
+import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from roller.capture.files import atomic_write
 from roller.harnesses.base import LaunchPlan
@@ -45,19 +50,88 @@ def write_plan_record(plan: LaunchPlan, path: Path) -> None:
     atomic_write(path, (json.dumps(record, indent=2) + "\n").encode())
 
 
-def _kill_group(proc: asyncio.subprocess.Process, sig: int) -> None:
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(proc.pid, sig)
+SUPERVISOR = Path(__file__).with_name("supervisor.py")
 
 
-async def _stop_group(proc: asyncio.subprocess.Process) -> None:
-    """SIGTERM the harness's process group, then SIGKILL it after a grace period."""
-    _kill_group(proc, signal.SIGTERM)
+def _message(line: bytes) -> dict[str, object]:
     try:
-        await asyncio.wait_for(proc.wait(), timeout=_KILL_GRACE_S)
-    except TimeoutError:
-        _kill_group(proc, signal.SIGKILL)
+        value = json.loads(line)
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+@dataclass(frozen=True)
+class _Ended:
+    returncode: int | None  # None: the supervisor said nothing (it was killed itself)
+    error: str | None = None
+
+
+async def _supervised(
+    plan: LaunchPlan, output_dir: Path, out: int, err: int, stop: asyncio.Event | None
+) -> tuple[_Ended, bool, bool]:
+    """Start the plan under the supervisor and wait for its end, its timeout or `stop`.
+    Returns how it ended, and whether it timed out / was stopped."""
+    ours, theirs = socket.socketpair()
+    try:
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-I", "-S", str(SUPERVISOR), str(theirs.fileno()),
+            str(_KILL_GRACE_S), "--", *plan.argv,
+            cwd=plan.cwd,
+            env=dict(plan.env),
+            stdin=asyncio.subprocess.PIPE if plan.stdin is not None else asyncio.subprocess.DEVNULL,
+            stdout=out,
+            stderr=err,
+            pass_fds=(theirs.fileno(),),
+            start_new_session=True,
+        )  # fmt: skip
+    except OSError as exc:
+        ours.close()
+        return _Ended(None, f"cannot start the supervisor: {exc.strerror or exc}"), False, False
+    finally:
+        theirs.close()
+    reader, writer = await asyncio.open_unix_connection(sock=ours)
+    waiters: set[asyncio.Future[Any]] = set()
+    try:
+        started = _message(await reader.readline())
+        if started.get("event") != "started":
+            await proc.wait()
+            message = str(started.get("message") or f"cannot start {plan.argv[0]}")
+            return _Ended(None, message), False, False
+        pid = started.get("pid")
+        record = {"supervisor_pid": proc.pid, "pid": pid, "pgid": pid}
+        atomic_write(output_dir / "process.json", (json.dumps(record) + "\n").encode())
+        if plan.stdin is not None and proc.stdin is not None:
+            proc.stdin.write(plan.stdin)
+            with contextlib.suppress(ConnectionError):
+                await proc.stdin.drain()
+            proc.stdin.close()
+        ended = asyncio.ensure_future(reader.readline())
+        waiters.add(ended)
+        if stop is not None:
+            waiters.add(asyncio.ensure_future(stop.wait()))
+        done, pending = await asyncio.wait(
+            waiters, timeout=plan.timeout_s, return_when=asyncio.FIRST_COMPLETED
+        )
+        timed_out, stopped = not done, bool(done) and ended not in done
+        if timed_out or stopped:
+            writer.write(b"stop\n")  # SIGTERM to the group, SIGKILL after the grace
+            with contextlib.suppress(ConnectionError):
+                await writer.drain()
+        for task in pending - {ended}:
+            task.cancel()
+        exited = _message(await ended)
         await proc.wait()
+        code = exited.get("returncode")
+        return _Ended(code if isinstance(code, int) else None), timed_out, stopped
+    finally:
+        for task in waiters:
+            task.cancel()
+        # Closing our end is also how a cancelled collect ends the harness: EOF means
+        # "kill everything now" to the supervisor.
+        writer.close()
+        if proc.returncode is None:
+            await asyncio.shield(proc.wait())
 
 
 async def run_plan(
@@ -73,53 +147,14 @@ async def run_plan(
     write_plan_record(plan, output_dir / "launch.json")
     started = time.time_ns()
     with open(output_dir / "stdout.txt", "wb") as out, open(output_dir / "stderr.txt", "wb") as err:
-        try:
-            proc = await asyncio.create_subprocess_exec(
-                *plan.argv,
-                cwd=plan.cwd,
-                env=dict(plan.env),
-                stdin=asyncio.subprocess.PIPE
-                if plan.stdin is not None
-                else asyncio.subprocess.DEVNULL,
-                stdout=out,
-                stderr=err,
-                start_new_session=True,
-            )
-        except OSError as exc:
-            return LaunchResult(
-                None,
-                False,
-                f"cannot start {plan.argv[0]}: {exc.strerror or exc}",
-                started,
-                time.time_ns(),
-            )
-        if plan.stdin is not None and proc.stdin is not None:
-            proc.stdin.write(plan.stdin)
-            await proc.stdin.drain()
-            proc.stdin.close()
-        timed_out = stopped = False
-        waiters = {asyncio.ensure_future(proc.wait())}
-        if stop is not None:
-            waiters.add(asyncio.ensure_future(stop.wait()))
-        try:
-            done, pending = await asyncio.wait(
-                waiters, timeout=plan.timeout_s, return_when=asyncio.FIRST_COMPLETED
-            )
-            for task in pending:
-                task.cancel()
-            if proc.returncode is None:
-                timed_out = not done
-                stopped = bool(done)
-                await _stop_group(proc)
-        except asyncio.CancelledError:
-            _kill_group(proc, signal.SIGKILL)
-            await proc.wait()
-            raise
-        # Whatever the harness left running in its group (background helpers) goes too.
-        _kill_group(proc, signal.SIGKILL)
-    code = proc.returncode
+        ended, timed_out, stopped = await _supervised(
+            plan, output_dir, out.fileno(), err.fileno(), stop
+        )
+    if ended.error is not None:
+        return LaunchResult(None, False, ended.error, started, time.time_ns())
+    code = ended.returncode
     return LaunchResult(
-        exit_code=None if timed_out or stopped or (code is not None and code < 0) else code,
+        exit_code=None if timed_out or stopped or code is None or code < 0 else code,
         timed_out=timed_out,
         launch_error=None,
         started_ns=started,

@@ -1,19 +1,25 @@
-"""One collection: proxy (and mock) up, harness launched and drained, capture finalized.
+"""The sample runner: one attempt of one task, from nothing to a published capture.
+
+`run_attempt(job)` is a function of (task, attempt directory, run spec) to a finished
+attempt directory; it decides nothing about resume, retries or refusals (the run
+driver, `roller.collect.collection`, and `roller.collect.verdicts` do), so an executor
+may run it anywhere the run directory is (docs/collect.md, "Executors").
 
 Order, and why:
-1. `run.json` / `sample.json` are written or checked first, so a mode mismatch fails
-   before anything runs.
-2. The attempt's `raw/attempt.json` is written before launch (capture scope, harness,
-   start time) and completed after, so a crash still leaves what finalize needs.
-3. The mock model (for `mock:SCENARIO`) and the proxy start in this event loop on
-   127.0.0.1:0; the harness gets the proxy's URLs and nothing else of the network.
-4. After the harness exits, the proxy is drained (exchanges in flight end and are
+1. The attempt's `raw/attempt.json` is written before launch (capture scope, harness,
+   start time) and completed after, so a crash still leaves what finalize needs. The
+   attempt directory is created exclusively: two runners never share one.
+2. Each attempt is isolated: its own scratch HOME/TMPDIR/work dir (the task's files
+   copied into the work dir), its own mock model (for `mock:SCENARIO`) and its own
+   proxy, both on 127.0.0.1:0 in this event loop; the harness gets the proxy's URLs and
+   nothing else of the network, so no call can reach another sample's tape.
+3. After the harness exits, the proxy is drained (exchanges in flight end and are
    recorded) before it stops; then the adapter copies the native logs into raw/native/.
    With follow-up prompts, each later turn resumes the conversation in the same scratch
    dirs and through the same proxy before that (`roller.collect.turns`), so the whole
    conversation is one attempt; the native logs are copied and finalize runs once, after
    the last turn.
-5. Finalize runs on what is on disk, exactly as `roller finalize` would; then the
+4. Finalize runs on what is on disk, exactly as `roller finalize` would; then the
    attempt's main trajectory is derived from the published capture and stored under
    `samples/<id>/trajectory/` (derived data, never one of the capture's formal files).
 """
@@ -21,29 +27,29 @@ Order, and why:
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import secrets
 import shutil
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from roller.capture.files import atomic_write
-from roller.capture.layout import AttemptPaths, RunPaths
-from roller.capture.models import AttemptInputs, HarnessInfo, Manifest, Retention
+from roller.capture.layout import AttemptPaths
+from roller.capture.models import AttemptInputs, HarnessInfo, Manifest
 from roller.capture.reader import dump_json
 from roller.capture.trajectory_record import TrajectoryRecord
 from roller.collect.launcher import LaunchResult
-from roller.collect.runs import RunSpec, now_rfc3339, open_run, open_sample
-from roller.collect.turns import TurnResult, check_turns, run_turns
-from roller.errors import UsageError
+from roller.collect.runs import RunSpec, now_rfc3339
+from roller.collect.tasks import Task
+from roller.collect.turns import TurnResult, run_turns
 from roller.export.trajectory_file import write_trajectory
 from roller.finalize.assemble import rfc3339
 from roller.finalize.attempt import finalize_attempt
 from roller.harnesses import adapter_for
 from roller.harnesses.base import LaunchRequest, ScratchDirs
-from roller.harnesses.install import find_installed, install
 from roller.mock.scenario_files import load_scenario
 from roller.mock.server import MockModel, RunningMock
 from roller.proxy.routing import Upstreams
@@ -62,32 +68,29 @@ MOCK_KEY = "sk-roller-mock-placeholder"
 
 
 @dataclass(frozen=True)
-class CollectRequest:
-    run_dir: Path
-    harness: str
-    api_base: str
-    sample_id: str = "sample-0001"
-    prompt: str | None = None
-    command: tuple[str, ...] = ()
-    harness_version: str | None = None
-    capture_calls: bool = False
-    capture_debug: Retention = "on-error"
-    timeout_s: float = 300.0
-    model: str | None = None
+class AttemptJob:
+    """Everything one attempt needs: the task, where it goes, how the run collects."""
+
+    task: Task
+    attempt: AttemptPaths
+    spec: RunSpec  # harness_version is the version actually run (the pin when not given)
+    install_dir: Path | None
+    files: Path | None = None  # the task's files snapshot, copied into the work dir
     keep_scratch: bool = False
-    options: Mapping[str, str] = field(default_factory=dict)
-    # Later turns: each resumes the conversation `prompt` started (adapters that can).
-    follow_up_prompts: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
-class CollectResult:
+class AttemptDone:
     attempt: AttemptPaths
     manifest: Manifest
     launch: LaunchResult
     scratch: Path | None
     trajectory: TrajectoryRecord
     turns: tuple[TurnResult, ...] = ()  # every turn asked for (one for a single prompt)
+
+
+# What a running attempt is doing, and how many model calls its proxy has seen so far.
+Report = Callable[[str, int], None]
 
 
 def credentials_for(api_base: str, environ: Mapping[str, str]) -> dict[str, str]:
@@ -101,121 +104,127 @@ def base_urls(proxy_url: str) -> dict[str, str]:
     return {"anthropic": proxy_url, "openai": f"{proxy_url}/v1", "gemini": proxy_url}
 
 
-async def collect(
-    request: CollectRequest,
-    progress: Callable[[str], None] = lambda _m: None,
-    stop: asyncio.Event | None = None,
-) -> CollectResult:
-    """Collect one attempt. Setting `stop` ends the harness early; the attempt is still
-    drained, finalized and published (its execution then says `interrupted`)."""
-    adapter = adapter_for(request.harness)
-    if request.capture_calls and not request.api_base:
-        raise UsageError("--capture-calls requires an explicit --api-base")
-    check_turns(adapter, request.follow_up_prompts)
-    # Everything that can be refused is checked before anything is written.
-    scenario = (
-        load_scenario(request.api_base.removeprefix("mock:"))
-        if request.api_base.startswith("mock:")
-        else None
-    )
-    install_dir = None
-    version = request.harness_version or (adapter.pin.version or None)
-    if adapter.pin.registry != "none":
-        found = find_installed(adapter, version)
-        if found is None:
-            progress(f"installing {adapter.name} {version}…")
-            found = install(adapter, version, log=lambda line: progress(f"install: {line[-80:]}"))
-        install_dir = found.root
-
-    run = RunPaths(request.run_dir)
-    open_run(
-        run,
-        RunSpec(
-            harness=adapter.name,
-            harness_version=version,
-            api_base=request.api_base,
-            capture_calls=request.capture_calls,
-            capture_debug=request.capture_debug,
-        ),
-    )
-    sample = run.sample(request.sample_id)
-    open_sample(
-        sample,
-        request.prompt,
-        list(request.command) if request.command else None,
-        list(request.follow_up_prompts),
-    )
-    attempt = sample.next_attempt()
-    attempt.raw.mkdir(parents=True)
-    inputs = AttemptInputs(
+def _inputs(job: AttemptJob, profile: str | None) -> AttemptInputs:
+    return AttemptInputs(
         schema_="roller.attempt/v1",
         capture_scope=secrets.token_hex(6),
-        sample_id=sample.sample_id,
-        attempt=attempt.attempt_number,
-        harness=HarnessInfo(name=adapter.name, version=version, profile=adapter.profile),
-        debug_retention=request.capture_debug,
+        sample_id=job.task.id,
+        attempt=job.attempt.attempt_number,
+        harness=HarnessInfo(
+            name=job.spec.harness, version=job.spec.harness_version, profile=profile
+        ),
+        debug_retention=job.spec.capture_debug,
         started_at=now_rfc3339(),
         ended_at=None,
         exit_code=None,
         timed_out=False,
         launch_error=None,
+        declared_single_agent=True if job.spec.single_agent else None,
     )
-    atomic_write(attempt.attempt_inputs, dump_json(inputs))
 
-    scratch = Path(tempfile.mkdtemp(prefix=f"roller-{adapter.name}-"))
+
+def _scratch(job: AttemptJob) -> tuple[Path, ScratchDirs]:
+    """The attempt's own scratch dirs, recorded under raw/ before anything runs in them."""
+    scratch = Path(tempfile.mkdtemp(prefix=f"roller-{job.spec.harness}-"))
     dirs = ScratchDirs(home=scratch / "home", tmp=scratch / "tmp", work=scratch / "work")
-    for d in (dirs.home, dirs.tmp, dirs.work):
+    write_scratch_record(job.attempt, scratch, dirs)
+    for d in (dirs.home, dirs.tmp):
         d.mkdir()
+    if job.files is not None:
+        shutil.copytree(job.files, dirs.work, symlinks=True)
+    else:
+        dirs.work.mkdir()
+    return scratch, dirs
 
+
+def write_scratch_record(attempt: AttemptPaths, root: Path, dirs: ScratchDirs) -> None:
+    record = {
+        "root": str(root),
+        "home": str(dirs.home),
+        "tmp": str(dirs.tmp),
+        "work": str(dirs.work),
+    }
+    atomic_write(attempt.scratch_record, (json.dumps(record) + "\n").encode())
+
+
+def read_scratch_record(attempt: AttemptPaths) -> tuple[Path, ScratchDirs] | None:
+    """The scratch dirs a crashed attempt ran in, when they are recorded and still there."""
+    try:
+        record = json.loads(attempt.scratch_record.read_text())
+        root = Path(record["root"])
+        dirs = ScratchDirs(
+            home=Path(record["home"]), tmp=Path(record["tmp"]), work=Path(record["work"])
+        )
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return (root, dirs) if root.is_dir() else None
+
+
+def _record_turns(
+    attempt: AttemptPaths, inputs: AttemptInputs, turns: Sequence[TurnResult], multi: bool
+) -> None:
+    """attempt.json with the turns run so far: started by the first, ended by the last."""
+    ran = [t.launch for t in turns if t.launch is not None]
+    last = ran[-1]
+    done = inputs.model_copy(
+        update={
+            "started_at": rfc3339(ran[0].started_ns) or inputs.started_at,
+            "ended_at": rfc3339(last.ended_ns),
+            "exit_code": last.exit_code,
+            "timed_out": last.timed_out,
+            "launch_error": last.launch_error,
+            "turns": [t.inputs() for t in turns] if multi else None,
+        }
+    )
+    atomic_write(attempt.attempt_inputs, dump_json(done))
+
+
+async def run_attempt(
+    job: AttemptJob,
+    report: Report = lambda _m, _n: None,
+    stop: asyncio.Event | None = None,
+) -> AttemptDone:
+    """Collect one attempt. Setting `stop` ends the harness early; the attempt is still
+    drained, finalized and published (its execution then says `interrupted`)."""
+    adapter = adapter_for(job.spec.harness)
+    spec, task, attempt = job.spec, job.task, job.attempt
+    attempt.raw.mkdir(parents=True)  # exclusively: the attempt is this runner's
+    inputs = _inputs(job, adapter.profile)
+    atomic_write(attempt.attempt_inputs, dump_json(inputs))
+    scratch, dirs = _scratch(job)
     mock: RunningMock | None = None
-    if scenario is not None:
-        mock = await MockModel(scenario).serve()
+    if spec.api_base.startswith("mock:"):
+        mock = await MockModel(load_scenario(spec.api_base.removeprefix("mock:"))).serve()
         upstream = mock.url
     else:
-        upstream = request.api_base
+        upstream = spec.api_base
     proxy = ProxyServer(ProxyConfig(tape_dir=attempt.tape, upstreams=Upstreams(default=upstream)))
-    multi_turn = bool(request.follow_up_prompts)
-
-    def record(turns: Sequence[TurnResult]) -> None:
-        """attempt.json with the turns run so far: started by the first, ended by the last."""
-        ran = [t.launch for t in turns if t.launch is not None]
-        last = ran[-1]
-        done = inputs.model_copy(
-            update={
-                "started_at": rfc3339(ran[0].started_ns) or inputs.started_at,
-                "ended_at": rfc3339(last.ended_ns),
-                "exit_code": last.exit_code,
-                "timed_out": last.timed_out,
-                "launch_error": last.launch_error,
-                "turns": [t.inputs() for t in turns] if multi_turn else None,
-            }
-        )
-        atomic_write(attempt.attempt_inputs, dump_json(done))
+    follow_ups = task.prompts[1:]
 
     try:
         proxy_url = await proxy.start()
         first = LaunchRequest(
-            prompt=request.prompt,
-            command=request.command,
+            prompt=task.prompts[0] if task.prompts else None,
+            command=spec.command,
             dirs=dirs,
             base_urls=base_urls(proxy_url),
-            credentials=credentials_for(request.api_base, os.environ),
-            model=request.model,
-            capture_calls=request.capture_calls,
-            timeout_s=request.timeout_s,
-            install_dir=install_dir,
-            options=request.options,
+            credentials=credentials_for(spec.api_base, os.environ),
+            model=task.model or spec.model,
+            capture_calls=spec.capture_calls,
+            timeout_s=spec.timeout_s,
+            install_dir=job.install_dir,
+            options={**spec.options, **task.options},
         )
         turns = await run_turns(
             adapter,
             first,
-            request.follow_up_prompts,
+            follow_ups,
             attempt,
             proxy,
             scratch,
-            progress,
+            lambda text: report(text, proxy.exchanges),
             stop,
-            on_turn=record,
+            on_turn=lambda turns: _record_turns(attempt, inputs, turns, bool(follow_ups)),
         )
     finally:
         await proxy.stop()
@@ -224,16 +233,17 @@ async def collect(
 
     adapter.collect_native(dirs, attempt.native)
     launch = next(t.launch for t in reversed(turns) if t.launch is not None)
-    progress("finalizing the capture…")
+    report("finalizing the capture…", proxy.exchanges)
     manifest = finalize_attempt(attempt)
     trajectory, _ = write_trajectory(attempt)
-    if not request.keep_scratch:
+    if not job.keep_scratch:
         shutil.rmtree(scratch, ignore_errors=True)
-    return CollectResult(
+        attempt.scratch_record.unlink(missing_ok=True)
+    return AttemptDone(
         attempt,
         manifest,
         launch,
-        scratch if request.keep_scratch else None,
+        scratch if job.keep_scratch else None,
         trajectory,
         tuple(turns),
     )

@@ -129,7 +129,12 @@ def _participants(parts: CaptureParts) -> list[ParticipantRecord]:
             + [
                 Evidence(source=f"call:{call_ids[i]}", ref=None, retained=True)
                 for i in d.call_evidence
-            ],
+            ]
+            + (
+                [Evidence(source="declared:single_agent", ref=None, retained=True)]
+                if d.declared
+                else []
+            ),
         )
         for d in parts.attributed.participants
     ]
@@ -156,7 +161,7 @@ def _manifest(
         capture_status="complete" if parts.verdict.complete else "partial",
         capture_errors=parts.errors,
         participants=participants,
-        capabilities=_capabilities(parts.native, parts.coverage),
+        capabilities=_capabilities(parts.native, parts.coverage, parts.attributed),
         coverage=parts.coverage,
         lifecycle=parts.lifecycle,
         debug_retention=inputs.debug_retention,
@@ -201,16 +206,25 @@ def _native_identity(
     return out
 
 
-def _capabilities(native: NativeCapture | None, coverage: Coverage) -> Capabilities:
+def _capabilities(
+    native: NativeCapture | None, coverage: Coverage, attributed: AttributionResult
+) -> Capabilities:
+    notes = (
+        list(native.coverage.notes)
+        + [f"main_trajectory_export_blocked: {b}" for b in native.main_trajectory_blocked_by]
+        if native is not None
+        else []
+    )
+    if attributed.declaration == "overridden":
+        notes.append(
+            "declared_single_agent_overridden: x-roller-* headers declare the participants, "
+            "so they decide and the single-agent declaration does not apply"
+        )
     return Capabilities(
         subtasks=native.subtasks if native is not None else "unknown",
         native_output_coverage=coverage.basis,
-        notes=(
-            list(native.coverage.notes)
-            + [f"main_trajectory_export_blocked: {b}" for b in native.main_trajectory_blocked_by]
-            if native is not None
-            else []
-        ),
+        notes=notes,
+        identity_evidence="declared_single_agent" if attributed.declaration == "applied" else None,
     )
 
 
@@ -285,11 +299,11 @@ def _request_info(call: DecodedCall) -> RequestInfo:
     ex = call.exchange
     meta = ex.request
     return RequestInfo(
-        method=str(meta.get("method", "")),
-        path=str(meta.get("path", "")),
-        query=[(str(k), str(v)) for k, v in meta.get("query") or []],
-        headers=[(str(k), str(v)) for k, v in meta.get("headers") or []],
-        redacted=_redacted_names(meta.get("redacted")),
+        method=meta.method,
+        path=meta.path,
+        query=list(meta.query),
+        headers=list(meta.headers),
+        redacted=[*meta.redacted.headers, *meta.redacted.query],
         received_at=rfc3339(ex.request_time_ns) or "",
     )
 
@@ -300,8 +314,8 @@ def _response_info(call: DecodedCall, call_id: str, retained: bool) -> ResponseI
     first_byte = ex.chunks[0][0] if ex.chunks else None
     has_response = resp is not None
     return ResponseInfo(
-        status=int(resp["status"]) if resp is not None and resp.get("status") is not None else None,
-        headers=[(str(k), str(v)) for k, v in (resp or {}).get("headers") or []],
+        status=None if resp is None else resp.status,
+        headers=[] if resp is None else list(resp.headers),
         streamed=call.streamed,
         outcome=call.outcome,
         raw_path=f"raw/responses/{call_id}.body" if retained and has_response else None,
@@ -349,15 +363,6 @@ def _tool_refs(call: DecodedCall, tool_ids: ToolIds) -> ToolRefs:
             for r in call.results
         ],
     )
-
-
-def _redacted_names(redacted: object) -> list[str]:
-    """Names of removed headers and query parameters (the tape keeps them apart)."""
-    if isinstance(redacted, dict):
-        return [str(x) for key in ("headers", "query") for x in redacted.get(key) or []]
-    if isinstance(redacted, list):
-        return [str(x) for x in redacted]
-    return []
 
 
 def _without_native_sources(relation: RelationRecord) -> RelationRecord:

@@ -18,6 +18,10 @@ Rules kept (`docs/protocol.md`, Boundaries; seed 000 "Identity evidence"):
 - Without native evidence (generic harness), the wire identity alone decides; a call
   with no identity evidence is `unattributed`. Participants exist only where evidence
   names them (a call's own key, or a parent key a child's headers name).
+- The user's declaration that the command is one agent (`--single-agent`) is evidence
+  too: when no call's headers declare a participant, every call belongs to one root
+  (basis `declared:single_agent`); when any does, the headers decide as above and the
+  declaration is reported as overridden, never merged with them.
 - Never from time, text or request order.
 
 The attribute stage of finalize: decoded calls (and the adapter's `NativeCapture`) in,
@@ -72,12 +76,19 @@ class ParticipantDraft:
     state: ParticipantState
     evidence: tuple[NativeEvidence, ...] = ()
     call_evidence: tuple[int, ...] = field(default=())
+    declared: bool = False  # known from the user's single-agent declaration
+
+
+# How the single-agent declaration fared: the calls' owner, or overridden by headers.
+Declaration = Literal["applied", "overridden"]
+DECLARED_ROOT = "declared-single-agent"
 
 
 @dataclass(frozen=True)
 class AttributionResult:
     calls: list[CallAttribution]
     participants: list[ParticipantDraft]
+    declaration: Declaration | None = None
 
     @property
     def owners(self) -> list[str | None]:
@@ -85,10 +96,43 @@ class AttributionResult:
         return [a.participant_key for a in self.calls]
 
 
-def attribute(calls: Sequence[DecodedCall], native: NativeCapture | None) -> AttributionResult:
-    if native is None:
+def attribute(
+    calls: Sequence[DecodedCall], native: NativeCapture | None, single_agent: bool = False
+) -> AttributionResult:
+    if native is not None:
+        return _attribute_by_native(calls, native)
+    if not single_agent:
         return _attribute_by_wire(calls)
-    return _attribute_by_native(calls, native)
+    if any(call.identity.participant_key is not None for call in calls):
+        return replace(_attribute_by_wire(calls), declaration="overridden")
+    return _attribute_declared(calls)
+
+
+def _attribute_declared(calls: Sequence[DecodedCall]) -> AttributionResult:
+    """Every call to the one root the user declared (no header named anyone)."""
+    owned = CallAttribution(
+        DECLARED_ROOT,
+        "attributed",
+        Attribution(
+            basis="declared:single_agent",
+            key=None,
+            wire_participant_key=None,
+            cross_check="not_applicable",
+            note=None,
+        ),
+    )
+    root = ParticipantDraft(
+        key=DECLARED_ROOT,
+        role="root",
+        parent_key=None,
+        depth=0,
+        native_ids={},
+        name=None,
+        state="unknown",
+        call_evidence=tuple(call.sequence for call in calls),
+        declared=True,
+    )
+    return AttributionResult([owned for _ in calls], [root] if calls else [], "applied")
 
 
 def _join_value(call: DecodedCall, native: NativeCapture) -> str | None:

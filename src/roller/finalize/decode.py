@@ -72,7 +72,7 @@ class DecodedCall:
 
     @property
     def outcome(self) -> str:
-        return IN_FLIGHT if self.exchange.end is None else str(self.exchange.end.get("outcome"))
+        return IN_FLIGHT if self.exchange.end is None else str(self.exchange.end.outcome)
 
     def status_inputs(self, identity_status: IdentityStatus, error_count: int) -> StatusInputs:
         """What the capture and export rules (`roller.capture.statuses`) need of this call,
@@ -93,14 +93,13 @@ class DecodedCall:
 
 def exchange_facts(ex: TapeExchange, reading: ResponseReading) -> ExchangeFacts:
     """What the status rules need of a tape exchange, given its response reading."""
-    end = ex.end or {}
-    status = (ex.response or {}).get("status")
+    end = ex.end
     return ExchangeFacts.of(
-        outcome=None if ex.end is None else str(end.get("outcome")),
-        status=None if ex.response is None or status is None else int(status),
+        outcome=None if end is None else str(end.outcome),
+        status=None if ex.response is None else ex.response.status,
         streamed=reading.streamed,
-        client_bytes=end.get("client_bytes"),
-        response_bytes=end.get("response_bytes"),
+        client_bytes=None if end is None else end.client_bytes,
+        response_bytes=None if end is None else end.response_bytes,
         body_bytes=len(ex.body),
         terminal=reading.terminal,
     )
@@ -108,13 +107,12 @@ def exchange_facts(ex: TapeExchange, reading: ResponseReading) -> ExchangeFacts:
 
 def decode_exchange(sequence: int, ex: TapeExchange, harness: str) -> DecodedCall:
     meta = ex.request
-    method = str(meta.get("method", ""))
-    path = str(meta.get("path", ""))
-    headers = meta.get("headers") or []
+    method = meta.method
+    path = meta.path
+    headers = meta.headers
     errors: list[tuple[str, str]] = []
 
-    query = [(str(k), str(v)) for k, v in meta.get("query") or []]
-    endpoint = endpoint_for(method, path, query)
+    endpoint = endpoint_for(method, path, meta.query)
     kind: CallKind = endpoint.record_kind
     protocol = endpoint.output_protocol
     body_bytes = ex.request_body
@@ -127,13 +125,12 @@ def decode_exchange(sequence: int, ex: TapeExchange, harness: str) -> DecodedCal
             context_ok = False
             errors.append(("context_not_json", f"request body is not JSON: {exc}"))
 
-    roller_evidence = meta.get("roller") or {}
-    identity = identify(harness, headers, context, roller_evidence)
+    identity = identify(harness, headers, context, meta.roller)
 
     resp = ex.response
-    status = None if resp is None or resp.get("status") is None else int(resp["status"])
+    status = None if resp is None else resp.status
     codec = codec_for(protocol) if protocol is not None else None
-    reading = read_response(codec, status, (resp or {}).get("headers") or [], ex.body)
+    reading = read_response(codec, status, () if resp is None else resp.headers, ex.body)
     if reading.decode_error:
         errors.append(("response_not_decodable", reading.decode_error))
     reassembly = reading.reassembly

@@ -51,7 +51,7 @@ def capture_parts(
     # decode
     calls = [decode_exchange(n, ex, inputs.harness.name) for n, ex in enumerate(tape.exchanges)]
     # attribute, then number calls and participants
-    attributed = attribute(calls, native)
+    attributed = attribute(calls, native, single_agent=bool(inputs.declared_single_agent))
     ids = capture_ids(inputs.capture_scope, calls, attributed.participants)
     # relate
     related = relate(calls, attributed.owners, ids, native)

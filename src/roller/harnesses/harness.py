@@ -16,7 +16,9 @@ wrappers, the acceptance profiles) is derived from the registry.
   that the provider ignores;
 - `adapter`: how roller launches it and reads its native logs, or None for a harness seen
   only on the wire (through the gateway), which has a profile and nothing else;
-- `acceptance`: how it runs the shared acceptance scenarios, or None.
+- `acceptance`: how it runs the shared acceptance scenarios, or None;
+- `collect_aliases`: older names of `roller collect` flags this harness keeps (alias ->
+  the flag it stands for), accepted only with `--harness` naming this harness.
 A record whose parts name another harness is a programming error (`ValueError`).
 """
 
@@ -42,6 +44,7 @@ class Harness:
     private_fields: Mapping[str, str] = field(default_factory=dict)
     adapter: HarnessAdapter | None = None
     acceptance: AcceptanceProfile | None = None
+    collect_aliases: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         named = {

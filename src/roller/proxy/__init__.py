@@ -2,10 +2,11 @@
 
 `ProxyServer(ProxyConfig(...))` forwards model traffic to an upstream unbuffered and
 appends every exchange to a tape (`roller.capture.tape`). Modules: `server` (config and
-lifecycle), `relay` (the handler and in-flight bookkeeping), `exchange` (one exchange),
-`upstream` (the HTTP client and its failure names), `routing` (which upstream, which
-URL), `headers` (what crosses), `redaction` (what never reaches disk), `policy` (the
-gateway's hooks).
+lifecycle), `relay` (the handler and in-flight bookkeeping), `exchange` (one exchange on
+aiohttp: the sockets), `recorder` (one exchange's frames and outcome: a pure state
+machine), `upstream` (the HTTP client and its failure names), `routing` (which upstream,
+which URL), `headers` (what crosses), `redaction` (what never reaches disk), `policy`
+(the gateway's hooks).
 """
 
 from __future__ import annotations

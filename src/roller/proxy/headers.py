@@ -16,7 +16,7 @@ Rules this module keeps:
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from multidict import CIMultiDict
 
@@ -88,7 +88,7 @@ def _q_is_zero(params: str) -> bool:
 
 
 def upstream_request_headers(
-    headers: list[tuple[str, str]],
+    headers: Sequence[tuple[str, str]],
     *,
     set_headers: Iterable[tuple[str, str]] = (),
     remove_headers: Iterable[str] = (),

@@ -27,7 +27,7 @@ from typing import Any, Protocol
 
 from multidict import CIMultiDictProxy
 
-from roller.capture.tape import Outcome
+from roller.capture.tape import ExchangeError, Outcome
 
 JSONObject = dict[str, Any]
 
@@ -66,15 +66,6 @@ class RequestPolicy(Protocol):
 
 
 @dataclass(frozen=True, slots=True)
-class ExchangeError:
-    code: str
-    message: str
-
-    def as_json(self) -> dict[str, str]:
-        return {"code": self.code, "message": self.message}
-
-
-@dataclass(frozen=True, slots=True)
 class ExchangeEnd:
     """What the end hook receives: the exchange id on the tape and how it ended — the
     facts of its `end` frame, the response headers as recorded (redacted; empty without
@@ -94,3 +85,13 @@ class ExchangeEnd:
 
 
 ExchangeEndHook = Callable[[ExchangeEnd], Awaitable[None]]
+
+__all__ = [
+    "ExchangeEnd",
+    "ExchangeEndHook",
+    "ExchangeError",  # the tape's record of an error (`end.meta.error`), shared by the hook
+    "PolicyDecision",
+    "Rejection",
+    "RequestHead",
+    "RequestPolicy",
+]

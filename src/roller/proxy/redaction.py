@@ -22,7 +22,7 @@ import functools
 import itertools
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+from typing import NamedTuple
 
 ROLLER_HEADER_PREFIX = "x-roller-"
 
@@ -98,51 +98,53 @@ def _recorded_kind(name: str) -> int:
     return _SECRET if is_secret_header(name) else _KEEP
 
 
-@dataclass(frozen=True, slots=True)
-class Redacted:
-    """A header or query list with secrets removed, and the names that were removed."""
+class Redacted(NamedTuple):
+    """A header or query list with secrets removed, and the names that were removed.
 
-    kept: list[list[str]]
-    removed: list[str]
+    Tuples all the way: they go into the tape's typed metas as they are (a NamedTuple,
+    like those metas, because the proxy builds three of these per exchange)."""
+
+    kept: tuple[tuple[str, str], ...]
+    removed: tuple[str, ...]
 
 
 def redact_headers(headers: Iterable[tuple[str, str]]) -> Redacted:
-    """Headers as `[name, value]` pairs in arrival order, secrets and `x-roller-*` removed.
+    """Headers as `(name, value)` pairs in arrival order, secrets and `x-roller-*` removed.
 
     `x-roller-*` headers are dropped here without being listed in `removed`: they are not
     secrets, and their values are recorded separately (`roller_evidence`).
     """
-    kept: list[list[str]] = []
+    kept: list[tuple[str, str]] = []
     removed: list[str] = []
     for name, value in headers:
         kind = _recorded_kind(name)
         if kind == _KEEP:
-            kept.append([name, value])
+            kept.append((name, value))
         elif kind == _SECRET:
             lowered = name.lower()
             if lowered not in removed:
                 removed.append(lowered)
-    return Redacted(kept, removed)
+    return Redacted(tuple(kept), tuple(removed))
 
 
 def redact_query(pairs: Iterable[tuple[str, str]]) -> Redacted:
-    """Query parameters as `[name, value]` pairs, secret ones removed (names kept)."""
-    kept: list[list[str]] = []
+    """Query parameters as `(name, value)` pairs, secret ones removed (names kept)."""
+    kept: list[tuple[str, str]] = []
     removed: list[str] = []
     for name, value in pairs:
         if is_secret_query_param(name):
             if name not in removed:
                 removed.append(name)
             continue
-        kept.append([name, value])
-    return Redacted(kept, removed)
+        kept.append((name, value))
+    return Redacted(tuple(kept), tuple(removed))
 
 
 def roller_evidence(headers: Iterable[tuple[str, str]]) -> dict[str, str]:
     """The `x-roller-*` headers, lower-cased name -> value (repeated ones joined by ", ")."""
     found: dict[str, str] = {}
     for name, value in headers:
-        if is_roller_header(name):
+        if _recorded_kind(name) == _ROLLER:  # cached per name: the hot path's only test
             key = name.lower()
             found[key] = f"{found[key]}, {value}" if key in found else value
     return found

@@ -1,6 +1,7 @@
 """The proxy's request handler: one `Exchange` per request, plus in-flight bookkeeping.
 
-Rules this module keeps:
+Each exchange gets the same frozen `ExchangeServices` (built once here); `exchange` does
+not import this module. Rules this module keeps:
 - `in_flight` counts requests being handled; `wait_idle` also waits for the end hooks
   still running, so a caller that saw the proxy idle sees every hook's effect.
 - End hooks run in their own tasks: a handler cancelled because its client closed the
@@ -16,7 +17,7 @@ from collections.abc import Callable
 from aiohttp import web
 
 from roller.capture.tape import TapeWriter
-from roller.proxy.exchange import Exchange
+from roller.proxy.exchange import Exchange, ExchangeServices
 from roller.proxy.policy import ExchangeEnd, ExchangeEndHook, RequestPolicy
 from roller.proxy.routing import Upstreams
 from roller.proxy.upstream import UpstreamClient
@@ -38,13 +39,16 @@ class Relay:
         max_request_body: int,
         stopping: Callable[[], bool],
     ) -> None:
-        self.tape = tape
-        self.client = client
-        self.upstreams = upstreams
-        self.policy = policy
         self.on_exchange_end = on_exchange_end
-        self.max_request_body = max_request_body
-        self.stopping = stopping
+        self.services = ExchangeServices(
+            tape=tape,
+            client=client,
+            upstreams=upstreams,
+            policy=policy,
+            max_request_body=max_request_body,
+            notify=None if on_exchange_end is None else self._start_hook,
+            stopping=stopping,
+        )
         self.in_flight = 0
         self.exchanges = 0
         self.hook_errors = 0
@@ -57,7 +61,7 @@ class Relay:
         self.exchanges += 1
         self._idle.clear()
         try:
-            return await Exchange(self, request).run()
+            return await Exchange(self.services, request).run()
         finally:
             self.in_flight -= 1
             if self.in_flight == 0:
@@ -79,17 +83,17 @@ class Relay:
             return not pending
         return True
 
-    def notify(self, end: ExchangeEnd) -> asyncio.Task[None] | None:
+    def _start_hook(self, end: ExchangeEnd) -> asyncio.Task[None]:
         """Run the end hook in its own task, so a handler cancelled by its client closing
         the connection never cuts a hook short."""
-        if self.on_exchange_end is None:
-            return None
-        task = asyncio.get_running_loop().create_task(self._run_hook(self.on_exchange_end, end))
+        task = asyncio.get_running_loop().create_task(self._run_hook(end))
         self._hooks.add(task)
         task.add_done_callback(self._hooks.discard)
         return task
 
-    async def _run_hook(self, hook: ExchangeEndHook, end: ExchangeEnd) -> None:
+    async def _run_hook(self, end: ExchangeEnd) -> None:
+        hook = self.on_exchange_end
+        assert hook is not None  # _start_hook is only handed out with a hook
         try:
             await hook(end)
         except Exception:  # the response is complete; a hook bug is logged

@@ -11,6 +11,9 @@ Rules this module keeps:
   the tape stopped (a crash or kill -9 of the writer).
 - When an `end` frame states `response_bytes`, the chunk frames must add up to it;
   otherwise a problem names the exchange (a chunk write was lost).
+- Metas come out typed (`RequestMeta`, `ResponseMeta`, `EndMeta`). A segment of an older
+  tape version is converted frame by frame first (`compat`); a known meta key whose value
+  has the wrong shape is reported and kept, as read, in the record's `extra`.
 """
 
 from __future__ import annotations
@@ -18,14 +21,13 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeVar
 
-from roller.capture.tape.format import (
-    FRAME_KINDS,
-    META_KINDS,
-    TAPE_VERSION,
-    JSONObject,
-    list_segments,
-)
+from roller.capture.tape import compat
+from roller.capture.tape.format import FRAME_KINDS, META_KINDS, JSONObject, list_segments
+from roller.capture.tape.meta import EndMeta, RequestMeta, ResponseMeta, SegmentHeader
+
+_Meta = TypeVar("_Meta", RequestMeta, ResponseMeta, EndMeta)
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,13 +40,13 @@ class TapeExchange:
     """
 
     exchange_id: str
-    request: JSONObject
+    request: RequestMeta
     request_time_ns: int
     request_body: bytes
-    response: JSONObject | None
+    response: ResponseMeta | None
     response_time_ns: int | None
     chunks: tuple[tuple[int, bytes], ...]
-    end: JSONObject | None
+    end: EndMeta | None
     end_time_ns: int | None
 
     @property
@@ -55,10 +57,7 @@ class TapeExchange:
     @property
     def outcome(self) -> str | None:
         """`end.meta.outcome`, or None while in flight."""
-        if self.end is None:
-            return None
-        outcome = self.end.get("outcome")
-        return outcome if isinstance(outcome, str) else None
+        return None if self.end is None else self.end.outcome
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,13 +95,13 @@ def read_tape(directory: Path | str) -> TapeReadResult:
 @dataclass
 class _Builder:
     exchange_id: str
-    request: JSONObject
+    request: RequestMeta
     request_time_ns: int
     body: list[bytes] = field(default_factory=list)
-    response: JSONObject | None = None
+    response: ResponseMeta | None = None
     response_time_ns: int | None = None
     chunks: list[tuple[int, bytes]] = field(default_factory=list)
-    end: JSONObject | None = None
+    end: EndMeta | None = None
     end_time_ns: int | None = None
 
     def freeze(self) -> TapeExchange:
@@ -149,8 +148,8 @@ class _Reader:
     def result(self, segments: tuple[str, ...]) -> TapeReadResult:
         for x in self.order:
             b = self.builders[x]
-            stated = None if b.end is None else b.end.get("response_bytes")
-            if isinstance(stated, int):
+            stated = None if b.end is None else b.end.response_bytes
+            if stated is not None:
                 got = sum(len(d) for _, d in b.chunks)
                 if got != stated:
                     self.problems.append(
@@ -162,7 +161,7 @@ class _Reader:
     def segment(self, name: str, data: bytes) -> None:
         pos = 0
         size = len(data)
-        first = True
+        version: int | None = None  # of this segment's frames, from its `seg` frame
         while pos < size:
             newline = data.find(b"\n", pos)
             if newline < 0:
@@ -183,16 +182,24 @@ class _Reader:
                     f"{name}: corrupt frame at byte {pos} (no terminator after payload)"
                 )
                 return
-            if first:
-                first = False
+            if version is None:
                 if header["k"] != "seg":
                     self.problems.append(f"{name}: does not start with a segment header")
                     return
-                if header.get("v") != TAPE_VERSION:
+                version = SegmentHeader.from_json(header).version
+                if version is None or not compat.readable(version):
                     self.problems.append(f"{name}: unsupported tape version {header.get('v')!r}")
                     return
             else:
-                self._apply(f"{name} byte {pos}", header, data[start:stop])
+                where = f"{name} byte {pos}"
+                try:
+                    header = compat.upgrade(header, version)
+                except (LookupError, TypeError, ValueError) as exc:  # compat's converter contract
+                    self.problems.append(
+                        f"{where}: cannot convert from tape version {version}: {exc}"
+                    )
+                else:
+                    self._apply(where, header, data[start:stop])
             pos = stop + 1
 
     def _apply(self, where: str, header: JSONObject, payload: bytes) -> None:
@@ -217,7 +224,7 @@ class _Reader:
                 self.problems.append(f"{where}: second req frame for exchange {x}")
                 return
             assert isinstance(meta, dict)
-            self.builders[x] = _Builder(x, meta, t)
+            self.builders[x] = _Builder(x, self._typed(where, x, RequestMeta.from_json(meta)), t)
             self.order.append(x)
             return
         builder = self.builders.get(x)
@@ -234,7 +241,14 @@ class _Reader:
                 self.problems.append(f"{where}: second resp frame for exchange {x}")
                 return
             assert isinstance(meta, dict)
-            builder.response, builder.response_time_ns = meta, t
+            builder.response = self._typed(where, x, ResponseMeta.from_json(meta))
+            builder.response_time_ns = t
         else:  # end
             assert isinstance(meta, dict)
-            builder.end, builder.end_time_ns = meta, t
+            builder.end, builder.end_time_ns = self._typed(where, x, EndMeta.from_json(meta)), t
+
+    def _typed(self, where: str, x: str, meta: _Meta) -> _Meta:
+        """`meta`, after reporting the known keys it had to keep as read (wrong shape)."""
+        for key in meta.invalid:
+            self.problems.append(f"{where}: meta of {x}: {key!r} has an unexpected shape (kept)")
+        return meta

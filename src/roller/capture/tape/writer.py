@@ -9,6 +9,8 @@ Rules this module keeps:
   `os.writev` on an `O_APPEND` fd, issued synchronously by the caller. `fsync` (which only
   guards against power loss) runs off the hot path, in a timer thread and at close.
 - The chunk path builds its header from a bytes template: no JSON library, no lock.
+- A meta is a typed record (`RequestMeta`, `ResponseMeta`, `EndMeta`: what the proxy
+  writes) or its JSON form as a mapping (tests, tools): both are written as JSON.
 - Writing never raises for I/O failures: they are kept in `TapeWriter.errors` and the
   writer moves to a fresh segment, so one torn frame never hides the frames after it.
 - Segments rotate at `segment_max_bytes`: a few large files, never a file per exchange
@@ -31,10 +33,12 @@ from roller.capture.tape.format import (
     list_segments,
     segment_name,
 )
+from roller.capture.tape.meta import EndMeta, RequestMeta, ResponseMeta, SegmentHeader, TapeMeta
 from roller.errors import RollerError
 
 DEFAULT_SEGMENT_MAX_BYTES = 64 * 1024 * 1024
 DEFAULT_FSYNC_INTERVAL = 1.0
+_TYPED = (RequestMeta, ResponseMeta, EndMeta)
 
 
 class TapeOpenError(RollerError):
@@ -117,7 +121,7 @@ class TapeWriter:
     def request(
         self,
         exchange_id: str,
-        meta: Mapping[str, Any],
+        meta: RequestMeta | Mapping[str, Any],
         *,
         t: int | None = None,
         body: bytes | None = None,
@@ -136,7 +140,9 @@ class TapeWriter:
     def request_body(self, exchange_id: str, data: bytes, *, t: int | None = None) -> None:
         self._data_frame(self._prefixes(exchange_id)[0], data, t)
 
-    def response(self, exchange_id: str, meta: Mapping[str, Any], *, t: int | None = None) -> None:
+    def response(
+        self, exchange_id: str, meta: ResponseMeta | Mapping[str, Any], *, t: int | None = None
+    ) -> None:
         self._meta_frame("resp", exchange_id, meta, t)
 
     def chunk(self, exchange_id: str, data: bytes) -> None:
@@ -148,7 +154,9 @@ class TapeWriter:
         head = b'%b%d,"n":%d}\n' % (prefix, time.time_ns(), len(data))
         self._append([head, data, b"\n"] if data else [head, b"\n"])
 
-    def end(self, exchange_id: str, meta: Mapping[str, Any], *, t: int | None = None) -> None:
+    def end(
+        self, exchange_id: str, meta: EndMeta | Mapping[str, Any], *, t: int | None = None
+    ) -> None:
         self._meta_frame("end", exchange_id, meta, t)
         del self._open[exchange_id]
 
@@ -192,19 +200,21 @@ class TapeWriter:
             raise ValueError(f"exchange {exchange_id!r} is not open on this tape") from None
 
     def _meta_frame(
-        self, kind: str, exchange_id: str, meta: Mapping[str, Any], t: int | None
+        self, kind: str, exchange_id: str, meta: TapeMeta | Mapping[str, Any], t: int | None
     ) -> None:
         self._prefixes(exchange_id)
         self._append([self._meta_header(kind, exchange_id, meta, t), b"\n"])
 
     @staticmethod
-    def _meta_header(kind: str, exchange_id: str, meta: Mapping[str, Any], t: int | None) -> bytes:
+    def _meta_header(
+        kind: str, exchange_id: str, meta: TapeMeta | Mapping[str, Any], t: int | None
+    ) -> bytes:
         header = {
             "k": kind,
             "x": exchange_id,
             "t": time.time_ns() if t is None else t,
             "n": 0,
-            "meta": meta,
+            "meta": meta.to_json() if isinstance(meta, _TYPED) else meta,
         }
         return dumps_header(header) + b"\n"
 
@@ -244,9 +254,7 @@ class TapeWriter:
             except FileExistsError:
                 continue  # another writer took this number; numbers only grow
             break
-        head = dumps_header(
-            {"k": "seg", "v": TAPE_VERSION, "t": header_time, "n": 0, "pid": os.getpid()}
-        )
+        head = dumps_header(SegmentHeader(TAPE_VERSION, header_time, os.getpid()).to_json())
         os.write(fd, head + b"\n\n")
         with self._lock:
             old, self._fd = self._fd, fd

@@ -163,4 +163,6 @@ HARNESS = Harness(
     injections=INJECTIONS,
     adapter=ClaudeCodeAdapter(),
     acceptance=ACCEPTANCE,
+    # The capture protocol's original name of the option (seed 000, "Enabling").
+    collect_aliases={"--claude-capture-calls": "--capture-calls"},
 )

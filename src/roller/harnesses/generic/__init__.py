@@ -4,7 +4,8 @@ environment variables.
 Launch (`runs_command`): the user's command, in the user's own environment (a generic
 program may need its virtualenv, config and PATH), with the SDK base URLs pointed at the proxy:
 `ANTHROPIC_BASE_URL`, `OPENAI_BASE_URL` (with `/v1`), `GOOGLE_GEMINI_BASE_URL`, and for
-`mock:` placeholder keys so SDK clients start without real credentials.
+`mock:` placeholder keys so SDK clients start without real credentials. A task's prompt
+(a tasks file line, or `--prompt`) is given to the command as `ROLLER_PROMPT`.
 
 Native logs: none. Identity comes from the wire alone: roller's explicit
 `x-roller-session-id` / `x-roller-agent-id` / `x-roller-parent-agent-id` headers, which
@@ -52,6 +53,8 @@ class GenericAdapter:
                 "ROLLER_SCRATCH_DIR": str(request.dirs.work),
             }
         )
+        if request.prompt is not None:
+            env["ROLLER_PROMPT"] = request.prompt
         env.update(request.credentials)
         return LaunchPlan(
             argv=tuple(request.command),

@@ -29,8 +29,11 @@ from pathlib import Path
 from typing import Any
 
 from roller.capture.tape import TapeWriter, read_tape
+from roller.collect.collection import RunRequest, collect_run
 from roller.collect.launcher import run_plan
-from roller.collect.session import CollectRequest, base_urls, collect
+from roller.collect.runs import RunSpec
+from roller.collect.session import base_urls
+from roller.collect.tasks import Task
 from roller.harnesses.base import LaunchRequest, ScratchDirs
 from roller.harnesses.codex import CodexAdapter, confirmed_root_thread
 from roller.harnesses.install import find_installed
@@ -96,34 +99,33 @@ def copy_tape(source: Path, dest: Path) -> None:
     with TapeWriter(dest, fsync_interval=None) as tape:
         for ex in read.exchanges:
             body = compact(trim(json.loads(ex.request_body))).encode()
-            meta = dict(ex.request)
-            meta["headers"] = [
-                [k, str(len(body)) if k.lower() == "content-length" else v]
-                for k, v in meta["headers"]
-            ]
+            headers = tuple(
+                (k, str(len(body)) if k.lower() == "content-length" else v)
+                for k, v in ex.request.headers
+            )
             xid = tape.begin()
-            tape.request(xid, meta, t=ex.request_time_ns)
+            tape.request(xid, ex.request._replace(headers=headers), t=ex.request_time_ns)
             tape.request_body(xid, body)
             assert ex.response is not None and ex.end is not None
             tape.response(xid, ex.response, t=ex.response_time_ns)
             for _t, data in ex.chunks:
                 tape.chunk(xid, data)
-            tape.end(xid, {**ex.end, "request_bytes": len(body)}, t=ex.end_time_ns)
+            tape.end(xid, ex.end._replace(request_bytes=len(body)), t=ex.end_time_ns)
 
 
 async def collected(name: str, scenario: str, options: dict[str, str], work: Path) -> None:
-    result = await collect(
-        CollectRequest(
-            run_dir=work / name,
-            harness="codex",
-            api_base=f"mock:{scenario}",
-            prompt=PROMPT,
-            capture_calls=True,
-            capture_debug="full",
-            model="mock-model",
-            options=options,
-        )
+    spec = RunSpec(
+        harness="codex",
+        harness_version=None,
+        api_base=f"mock:{scenario}",
+        capture_calls=True,
+        capture_debug="full",
+        model="mock-model",
+        options=options,
     )
+    run = await collect_run(RunRequest(work / name, spec, task=Task("sample-0001", (PROMPT,))))
+    result = run.samples[0].last
+    assert result is not None
     raw = result.attempt.raw
     out = HERE / name
     shutil.rmtree(out, ignore_errors=True)

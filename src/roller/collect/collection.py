@@ -1,0 +1,383 @@
+"""A collection run: many samples, concurrently, resumable — the one path `roller collect`
+takes, for one `--prompt` task as for a tasks file or `--resume DIR`.
+
+Order, and why (docs/collect.md):
+1. Everything that can be refused is refused before anything is written or any model is
+   called: flags, the tasks (every bad line, with its number), a run.json or task
+   snapshot that differs from what is asked, a sample that exists with another task,
+   and — after judging what the run directory holds (`roller.collect.verdicts`; an
+   attempt roller was killed in is finalized from its raw/ first) — every sample whose
+   stored main trajectory holds subagent steps.
+2. The harness is installed when missing; run.json, the task snapshot and each
+   sample.json are written.
+3. Each sample that is not finished gets attempts from the executor (at most
+   `--concurrency` at once, `roller.collect.executor`) until one succeeds or its budget
+   (`--attempts`) is used; every attempt is judged like a resumed one, so what this run
+   collects and what a later `--resume` reuses are decided by the same rules. A failing
+   sample never stops the run; Ctrl-C (`stop`) ends the running attempts (published as
+   interrupted) and starts no more.
+4. `summary.json` is written from the judged attempts, whatever happened.
+Progress is reported as events (`RunEvent`): counts, and one plain line per notable
+thing (a sample reused, an attempt judged); the CLI renders them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from roller.capture.files import atomic_write
+from roller.capture.layout import RunPaths
+from roller.capture.reader import dump_json
+from roller.capture.summary_record import RunSummary, SampleStatus, SampleSummary
+from roller.collect.executor import Executor, LocalExecutor
+from roller.collect.runs import RunSpec, check_run, now_rfc3339, open_run, open_sample
+from roller.collect.session import AttemptDone, AttemptJob
+from roller.collect.tasks import (
+    Task,
+    TaskProblem,
+    check_for_harness,
+    read_snapshot,
+    read_tasks_file,
+    refuse,
+    snapshot_file,
+    snapshot_task,
+)
+from roller.collect.turns import check_turns
+from roller.collect.verdicts import AttemptVerdict, SampleVerdict, judge_attempt, judge_sample
+from roller.errors import UsageError
+from roller.harnesses import adapter_for
+from roller.harnesses.install import find_installed, install
+from roller.harnesses.options import resolve_options
+from roller.mock.scenario_files import load_scenario
+
+
+@dataclass(frozen=True)
+class RunRequest:
+    """What to collect: the run's spec and where its tasks come from (exactly one of
+    `tasks_file`, `task`, or `resume` — the run's own snapshot)."""
+
+    run_dir: Path
+    spec: RunSpec
+    tasks_file: Path | None = None
+    task: Task | None = None
+    resume: bool = False
+    keep_scratch: bool = False
+
+
+@dataclass(frozen=True)
+class Progress:
+    total: int
+    reused: int
+    succeeded: int  # finished in this invocation or reused, latest attempt succeeded
+    failed: int  # finished without success (budget used, or stopped)
+    running: int
+    waiting: int
+    calls: int  # model calls captured by this invocation so far
+    elapsed_s: float
+    eta_s: float | None
+
+
+@dataclass(frozen=True)
+class RunEvent:
+    progress: Progress
+    line: str | None = None  # something worth one plain line (a sample's news)
+    sample_id: str | None = None
+    status: str | None = None  # what that sample's running attempt is doing
+
+
+@dataclass(frozen=True)
+class SampleResult:
+    task: Task
+    verdict: SampleVerdict
+    status: SampleStatus
+    reused: bool
+    last: AttemptDone | None  # the last attempt this invocation collected
+
+
+@dataclass(frozen=True)
+class RunResult:
+    run: RunPaths
+    samples: tuple[SampleResult, ...]
+    summary: RunSummary
+    stopped: bool
+
+
+class _Board:
+    """The run's counters while it runs (in flight only; events carry frozen copies)."""
+
+    def __init__(self, total: int) -> None:
+        self.total, self.started = total, time.monotonic()
+        self.reused = self.succeeded = self.failed = self.finished_now = 0
+        self.calls_done = 0
+        self.live: dict[str, int] = {}  # sample id -> calls of its running attempt
+
+    def snapshot(self) -> Progress:
+        elapsed = time.monotonic() - self.started
+        running = len(self.live)
+        waiting = self.total - self.succeeded - self.failed - running
+        eta = elapsed / self.finished_now * (waiting + running) if self.finished_now else None
+        return Progress(
+            self.total, self.reused, self.succeeded, self.failed, running, waiting,
+            self.calls_done + sum(self.live.values()), elapsed, eta,
+        )  # fmt: skip
+
+
+def _describe(verdict: AttemptVerdict) -> str:
+    m = verdict.manifest
+    name = verdict.attempt.root.name
+    if verdict.outcome == "invalid":
+        first = verdict.problems[0] if verdict.problems else "invalid"
+        more = f" (+{len(verdict.problems) - 1} more)" if len(verdict.problems) > 1 else ""
+        return f"{name} invalid: {first}{more}; kept, not reused"
+    assert m is not None
+    text = (
+        f"{name} {verdict.outcome} (execution {m.execution_status}, capture "
+        f"{m.capture_status}, {m.counts.calls} calls, {m.counts.exportable_calls} exportable)"
+    )
+    return ("recovered from raw/: " if verdict.recovered else "") + text
+
+
+@dataclass(frozen=True)
+class _Prepared:
+    run: RunPaths
+    spec: RunSpec  # with the version actually run
+    tasks: tuple[Task, ...]
+    verdicts: tuple[SampleVerdict, ...]
+    install_dir: Path | None
+    tasks_data: bytes | None
+
+
+def _tasks(request: RunRequest, run: RunPaths) -> tuple[list[Task], bytes | None]:
+    adapter = adapter_for(request.spec.harness)
+    data: bytes | None = None
+    if request.task is not None:
+        # One task from flags: refused with the flags' own words, not as a line.
+        task = request.task
+        check_turns(adapter, task.prompts[1:])
+        resolve_options(adapter.name, adapter.options, {**request.spec.options, **task.options})
+        return [task], None
+    problems: list[TaskProblem] = []
+    if request.resume:
+        tasks, where = read_snapshot(run), str(run.tasks_snapshot)
+    elif request.tasks_file is not None:
+        data, tasks, problems = read_tasks_file(request.tasks_file)
+        where = f"--tasks {request.tasks_file}"
+    else:
+        raise UsageError("nothing to collect: give --tasks FILE, --prompt, or --resume DIR")
+    problems += check_for_harness(tasks, adapter, request.spec.options)
+    refuse(where, sorted(problems, key=lambda p: p.line))
+    if data is not None and run.tasks_snapshot.exists() and run.tasks_snapshot.read_bytes() != data:
+        raise UsageError(
+            f"{run.root} was started with other tasks ({run.tasks_snapshot}); continue it "
+            f"with --resume {run.root}, or collect into a new --run-dir"
+        )
+    return tasks, data
+
+
+def _check_sample(run: RunPaths, spec: RunSpec, task: Task, write: bool) -> None:
+    open_sample(
+        run.sample(task.id),
+        task.prompts[0] if task.prompts else None,
+        list(spec.command) or None,
+        list(task.prompts[1:]),
+        model=task.model,
+        options=task.options,
+        files=task.files,
+        write=write,
+    )
+
+
+def prepare(request: RunRequest, log: Callable[[str], None]) -> _Prepared:
+    """Every refusal, then the judgement of what the run holds; writes nothing but the
+    recovery of attempts roller was killed in (their own formal files)."""
+    run, adapter = RunPaths(request.run_dir), adapter_for(request.spec.harness)
+    version = request.spec.harness_version or (adapter.pin.version or None)
+    spec = replace(request.spec, harness_version=version)
+    check_run(run, spec)  # first: a run collected differently says so before anything else
+    if spec.single_agent and not adapter.runs_command:
+        raise UsageError(
+            f"--single-agent declares your command one agent; --harness {spec.harness} "
+            "runs its own agent, whose native logs say who made each call"
+        )
+    if spec.api_base.startswith("mock:"):
+        load_scenario(spec.api_base.removeprefix("mock:"))
+    tasks, data = _tasks(request, run)
+    for task in tasks:
+        _check_sample(run, spec, task, write=False)
+    verdicts = tuple(judge_sample(run.sample(t.id)) for t in tasks)
+    refusals = [v.refusal for v in verdicts if v.refusal is not None]
+    if refusals:
+        raise UsageError("\n".join(refusals))
+    install_dir = None
+    if adapter.pin.registry != "none":
+        found = find_installed(adapter, version)
+        if found is None:
+            log(f"installing {adapter.name} {version}…")
+            found = install(adapter, version, log=lambda line: log(f"install: {line[-80:]}"))
+        install_dir = found.root
+    return _Prepared(run, spec, tuple(tasks), verdicts, install_dir, data)
+
+
+def _write_run(prepared: _Prepared, request: RunRequest) -> None:
+    run = prepared.run
+    open_run(run, prepared.spec)
+    if prepared.tasks_data is not None and request.tasks_file is not None:
+        snapshot_file(run, prepared.tasks_data, prepared.tasks, request.tasks_file)
+    elif request.task is not None:
+        snapshot_task(run, request.task)
+    for task in prepared.tasks:
+        _check_sample(run, prepared.spec, task, write=True)
+
+
+class _Scheduler:
+    """One invocation's samples: reuse the finished, give the others attempts."""
+
+    def __init__(
+        self,
+        prepared: _Prepared,
+        request: RunRequest,
+        on_event: Callable[[RunEvent], None],
+        stop: asyncio.Event | None,
+        executor: Executor,
+    ) -> None:
+        self.prepared, self.request, self.on_event = prepared, request, on_event
+        self.stop, self.executor = stop, executor
+        self.board = _Board(len(prepared.tasks))
+        self.budget = max(1, prepared.spec.attempts)
+
+    @property
+    def stopped(self) -> bool:
+        return self.stop is not None and self.stop.is_set()
+
+    def emit(
+        self, line: str | None = None, sample: str | None = None, status: str | None = None
+    ) -> None:
+        self.on_event(RunEvent(self.board.snapshot(), line, sample, status))
+
+    async def sample(self, task: Task, verdict: SampleVerdict) -> SampleResult:
+        for judged in verdict.attempts:
+            if judged.outcome == "invalid" or judged.recovered:
+                self.emit(f"{task.id}: {_describe(judged)}", task.id)
+        latest = verdict.latest
+        if latest is None or not verdict.finished(self.budget):
+            return await self._collect(task, verdict)
+        ok = latest.outcome == "succeeded"
+        self.board.reused += 1
+        self.board.succeeded += ok
+        self.board.failed += not ok
+        self.emit(f"{task.id}: reused {_describe(latest)}", task.id)
+        return SampleResult(task, verdict, "succeeded" if ok else "failed", True, None)
+
+    def _job(self, task: Task) -> AttemptJob:
+        run = self.prepared.run
+        return AttemptJob(
+            task=task,
+            attempt=run.sample(task.id).next_attempt(),
+            spec=self.prepared.spec,
+            install_dir=self.prepared.install_dir,
+            files=run.task_files(task.id) if task.files is not None else None,
+            keep_scratch=self.request.keep_scratch,
+        )
+
+    async def _attempt(self, task: Task) -> AttemptDone | None:
+        def report(text: str, calls: int) -> None:
+            self.board.live[task.id] = calls
+            self.emit(None, task.id, text)
+
+        done = await self.executor.run(self._job(task), report, self.stop)
+        self.board.calls_done += self.board.live.pop(task.id, 0)
+        return done
+
+    async def _collect(self, task: Task, verdict: SampleVerdict) -> SampleResult:
+        """Attempts until one succeeds or the budget is used (at least one)."""
+        last: AttemptDone | None = None
+        tries = max(self.budget - verdict.used(), 1)
+        for n in range(1, tries + 1):
+            done = None if self.stopped else await self._attempt(task)
+            if done is None:
+                break
+            last = done
+            judged = judge_attempt(done.attempt, collected_now=True)
+            verdict = verdict.with_attempt(judged)
+            if judged.outcome == "succeeded" or n == tries or self.stopped:
+                break
+            self.emit(f"{task.id}: {_describe(judged)}; another attempt ({n + 1}/{tries})", task.id)
+        latest = verdict.latest
+        status: SampleStatus = "not_run" if latest is None else (
+            "succeeded" if latest.outcome == "succeeded" else "failed"
+        )  # fmt: skip
+        self.board.finished_now += last is not None
+        self.board.succeeded += status == "succeeded"
+        self.board.failed += status == "failed"
+        news = f"{task.id}: {_describe(latest)}" if last is not None and latest else None
+        self.emit(news, task.id)
+        return SampleResult(task, verdict, status, False, last)
+
+    async def run(self) -> RunResult:
+        prepared = self.prepared
+        self.emit(f"{len(prepared.tasks)} sample(s), up to {self.budget} attempt(s) each")
+        results = await asyncio.gather(
+            *(self.sample(t, v) for t, v in zip(prepared.tasks, prepared.verdicts, strict=True))
+        )
+        elapsed = self.board.snapshot().elapsed_s
+        summary = summarize(prepared.spec.harness, results, self.stopped, elapsed)
+        atomic_write(prepared.run.summary, dump_json(summary))
+        self.emit()
+        return RunResult(prepared.run, tuple(results), summary, self.stopped)
+
+
+async def collect_run(
+    request: RunRequest,
+    on_event: Callable[[RunEvent], None] = lambda _e: None,
+    stop: asyncio.Event | None = None,
+    executor: Executor | None = None,
+) -> RunResult:
+    """Collect every task of the run that is not finished; see the module docstring."""
+
+    def log(text: str) -> None:
+        on_event(RunEvent(_Board(0).snapshot(), text))
+
+    prepared = prepare(request, log)
+    _write_run(prepared, request)
+    return await _Scheduler(prepared, request, on_event, stop, executor or LocalExecutor(1)).run()
+
+
+def summarize(
+    harness: str, results: Sequence[SampleResult], stopped: bool, elapsed_s: float
+) -> RunSummary:
+    samples = []
+    for r in results:
+        attempts = [a.summary() for a in r.verdict.attempts]
+        latest = attempts[-1] if attempts else None
+        samples.append(
+            SampleSummary(
+                sample_id=r.task.id,
+                status=r.status,
+                reused=r.reused,
+                attempts=attempts,
+                execution_status=latest.execution_status if latest else None,
+                capture_status=latest.capture_status if latest else None,
+                calls=latest.calls if latest else 0,
+                exportable_calls=latest.exportable_calls if latest else 0,
+                wall_s=round(sum(a.wall_s or 0.0 for a in attempts), 3),
+            )
+        )
+    return RunSummary(
+        schema_="roller.summary/v1",
+        written_at=now_rfc3339(),
+        harness=harness,
+        stopped=stopped,
+        elapsed_s=round(elapsed_s, 3),
+        samples_total=len(samples),
+        succeeded=sum(1 for s in samples if s.status == "succeeded"),
+        failed=sum(1 for s in samples if s.status == "failed"),
+        not_run=sum(1 for s in samples if s.status == "not_run"),
+        reused=sum(1 for s in samples if s.reused),
+        calls=sum(s.calls for s in samples),
+        exportable_calls=sum(s.exportable_calls for s in samples),
+        samples=samples,
+    )
