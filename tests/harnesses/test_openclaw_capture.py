@@ -180,6 +180,46 @@ def test_a_corrupted_store_leaves_calls_unattributed_never_wrong(tmp_path: Path)
     assert done.manifest.lifecycle is not None and done.manifest.lifecycle.status == "unknown"
 
 
+STATE_DB = Path("openclaw") / "state" / "openclaw.sqlite"
+
+
+def test_a_child_no_registry_row_names_has_an_unknown_lifecycle(tmp_path: Path) -> None:
+    native = native_copy(H, "direct-single", tmp_path)
+    with sqlite3.connect(native / STATE_DB) as con:
+        con.execute("DELETE FROM subagent_runs")
+        con.execute("DELETE FROM task_runs WHERE runtime = 'subagent'")
+    done = finalize_fixture(H, "direct-single", tmp_path, native_dir=native)
+    manifest = done.manifest
+    assert manifest.lifecycle is not None and manifest.lifecycle.status == "unknown"
+    assert manifest.capture_status == "partial"
+    (key,) = _children(done).values()
+    assert any(f"names child {key}" in e.message for e in manifest.capture_errors)
+    # nobody recorded how the child ended: no completion is claimed
+    assert not _of(done, "child_completed") and not _of(done, "child_failed")
+    # the transcripts still say who made each call
+    assert all(c.identity_status == "attributed" for c in done.calls)
+
+
+def test_a_registry_naming_another_run_than_the_acceptance_is_unknown(tmp_path: Path) -> None:
+    native = native_copy(H, "direct-single", tmp_path)
+    with sqlite3.connect(native / STATE_DB) as con:
+        for run_id, payload in con.execute("SELECT run_id, payload_json FROM subagent_runs"):
+            data = json.loads(payload)
+            data["runId"] = data["taskRunId"] = "some-other-run"
+            con.execute(
+                "UPDATE subagent_runs SET run_id = 'some-other-run', payload_json = ? "
+                "WHERE run_id = ?",
+                (json.dumps(data), run_id),
+            )
+        con.execute("UPDATE task_runs SET run_id = 'some-other-run' WHERE runtime = 'subagent'")
+    done = finalize_fixture(H, "direct-single", tmp_path, native_dir=native)
+    assert done.manifest.lifecycle is not None and done.manifest.lifecycle.status == "unknown"
+    assert done.manifest.capture_status == "partial"
+    assert any("some-other-run" in e.message for e in done.manifest.capture_errors)
+    # a row of another run says nothing about how this child ended
+    assert not _of(done, "child_completed") and not _of(done, "child_failed")
+
+
 def _trajectory(done: FinalizedCapture, tmp_path: Path) -> TrajectoryRecord:
     return build_trajectory(
         Capture(AttemptPaths(tmp_path), done.manifest, done.calls, done.relations)

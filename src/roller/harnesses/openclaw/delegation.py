@@ -39,7 +39,7 @@ from typing import Any
 
 from roller.capture.models import RelationType
 from roller.harnesses.base import NativeEvidence, NativeRelation
-from roller.harnesses.openclaw.store import STATE_DB, Event, Store
+from roller.harnesses.openclaw.store import STATE_DB, Event, Store, SubagentRun, TaskRun
 from roller.harnesses.openclaw.tree import NATIVE_ROOT, Tree
 
 SPAWN_TOOL = "sessions_spawn"
@@ -56,6 +56,7 @@ class Spawn:
     tool_call_id: str
     source_response_id: str | None
     evidence: NativeEvidence
+    run_id: str | None = None  # the child run the acceptance names (`runId`)
 
     @property
     def model_tool_ref(self) -> tuple[str, str] | None:
@@ -67,25 +68,26 @@ def _evidence(e: Event) -> NativeEvidence:
     return NativeEvidence(f"{NATIVE_ROOT}/{e.db}", f"session {e.session_id} event {e.id}")
 
 
-def _accepted(e: Event) -> tuple[str, str] | None:
-    """(tool call id, child key) when `e` records an accepted spawn."""
+def _accepted(e: Event) -> tuple[str, str, str | None] | None:
+    """(tool call id, child key, child run id) when `e` records an accepted spawn."""
 
-    def accepted(details: Any) -> str | None:
+    def accepted(details: Any) -> tuple[str, str | None] | None:
         if isinstance(details, dict) and details.get("status") == "accepted":
-            child = details.get("childSessionKey")
-            return child if isinstance(child, str) else None
+            child, run = details.get("childSessionKey"), details.get("runId")
+            if isinstance(child, str):
+                return child, run if isinstance(run, str) else None
         return None
 
     if e.role == "toolResult" and e.tool_name == SPAWN_TOOL and e.tool_call_id:
-        child = accepted(e.details)
-        return (e.tool_call_id, child) if child else None
+        found = accepted(e.details)
+        return (e.tool_call_id, *found) if found else None
     if e.custom_type == NESTED_TOOL and isinstance(e.details, dict):
         d = e.details
         result = d["result"] if isinstance(d.get("result"), dict) else {}
         outer = d.get("parentToolCallId")
-        child = accepted(result.get("details"))
-        if d.get("toolName") == SPAWN_TOOL and isinstance(outer, str) and child:
-            return outer, child
+        found = accepted(result.get("details"))
+        if d.get("toolName") == SPAWN_TOOL and isinstance(outer, str) and found:
+            return (outer, *found)
     return None
 
 
@@ -101,7 +103,7 @@ def spawns(tree: Tree) -> list[Spawn]:
         found = _accepted(e)
         if found is None:
             continue
-        tool_call_id, child = found
+        tool_call_id, child, run = found
         out.append(
             Spawn(
                 parent_key=tree.key_of[e.session_id],
@@ -109,32 +111,55 @@ def spawns(tree: Tree) -> list[Spawn]:
                 tool_call_id=tool_call_id,
                 source_response_id=emitting.get((e.session_id, tool_call_id)),
                 evidence=_evidence(e),
+                run_id=run,
             )
         )
     return out
 
 
-def _completion(store: Store, child: str) -> tuple[RelationType | None, NativeEvidence | None]:
+def _registered(store: Store, spawn: Spawn) -> tuple[SubagentRun | None, TaskRun | None]:
+    """The child's `subagent_runs` and `subagent` `task_runs` rows, each only when it
+    names the run the acceptance did (a later `…:wake` row names it as `taskRunId`)."""
+
+    def names(*ids: str | None) -> bool:
+        return spawn.run_id is None or spawn.run_id in ids
+
+    run = next(
+        (
+            r
+            for r in store.subagent_runs
+            if r.child_key == spawn.child_key and names(r.run_id, r.task_run_id)
+        ),
+        None,
+    )
+    task = next(
+        (
+            t
+            for t in store.task_runs
+            if t.runtime == "subagent" and t.child_key == spawn.child_key and names(t.run_id)
+        ),
+        None,
+    )
+    return run, task
+
+
+def _completion(store: Store, spawn: Spawn) -> tuple[RelationType | None, NativeEvidence | None]:
     """("child_completed" | "child_failed" | None, evidence) from the state store."""
-    run = next((r for r in store.subagent_runs if r.child_key == child), None)
+    run, task = _registered(store, spawn)
     if run is not None and run.execution == "terminal":
         kind: RelationType = "child_completed" if run.outcome == "ok" else "child_failed"
         return kind, NativeEvidence(f"{NATIVE_ROOT}/{STATE_DB}", f"subagent_runs {run.run_id}")
-    task = next(
-        (t for t in store.task_runs if t.runtime == "subagent" and t.child_key == child), None
-    )
     if task is not None and task.status in _TERMINAL_TASK:
         done: RelationType = "child_completed" if task.status == _COMPLETED_TASK else "child_failed"
         return done, NativeEvidence(f"{NATIVE_ROOT}/{STATE_DB}", f"task_runs {task.run_id}")
     return None, None
 
 
-def result_text(store: Store, child: str) -> str | None:
-    run = next((r for r in store.subagent_runs if r.child_key == child), None)
+def result_text(store: Store, spawn: Spawn) -> str | None:
+    run, task = _registered(store, spawn)
     if run is not None and run.result_text:
         return run.result_text
-    task = next((t for t in store.task_runs if t.child_key == child and t.summary), None)
-    return task.summary if task is not None else None
+    return task.summary if task is not None and task.summary else None
 
 
 def announce_events(tree: Tree, spawn: Spawn) -> list[tuple[Event, str]]:
@@ -189,8 +214,8 @@ def _answering(session: list[Event], injected: Event) -> list[Event]:
 
 def _deliveries(tree: Tree, store: Store, spawn: Spawn) -> Iterator[NativeRelation]:
     events = announce_events(tree, spawn)
-    text = result_text(store, spawn.child_key) or f"session_key: {spawn.child_key}"
-    run = next((r for r in store.subagent_runs if r.child_key == spawn.child_key), None)
+    text = result_text(store, spawn) or f"session_key: {spawn.child_key}"
+    run, _ = _registered(store, spawn)
     if not events:
         if run is not None and run.delivery == "delivered":
             yield NativeRelation(
@@ -235,7 +260,7 @@ def relations(tree: Tree, store: Store, found: list[Spawn]) -> list[NativeRelati
         }
         out.append(NativeRelation(type="spawn", **common))
         out.append(NativeRelation(type="launch_acknowledged", **common))
-        kind, evidence = _completion(store, spawn.child_key)
+        kind, evidence = _completion(store, spawn)
         if kind is not None:
             out.append(
                 NativeRelation(

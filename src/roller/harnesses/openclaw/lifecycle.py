@@ -13,7 +13,11 @@ reader (`native`, over the copies), holds when ALL of these do (2026.9.6, measur
 - no session window is `running` and no session input is pending.
 A child is *pending* when its own row fails the first rule. A delivery that ended badly
 (`failed`, `parent_missing`, a `lost` or `timed_out` task) is over, but is a drain
-failure: the notification will never arrive.
+failure: the notification will never arrive. A spawned child that no registry row names
+(neither `subagent_runs` nor a `subagent` `task_runs` row), or whose rows name another run
+than its acceptance did (`runId`; a `subagent_runs` row may hold a later `…:wake` run with
+the accepted one as its `taskRunId`), has a lifecycle nobody recorded: `unknown`, never
+`complete`.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from roller.harnesses.base import NativeProblemCode
 from roller.harnesses.openclaw.store import SubagentRun, TaskRun
 
 TERMINAL_TASK = frozenset({"succeeded", "failed", "timed_out", "cancelled", "lost"})
@@ -84,3 +89,31 @@ def drain_state(
         if t.delivery in FAILED_DELIVERY
     ]
     return Drain(pending, busy, tuple(failures))
+
+
+def registry_gaps(
+    spawned: Iterable[tuple[str, str | None]],
+    runs: Sequence[SubagentRun],
+    tasks: Sequence[TaskRun],
+) -> list[tuple[NativeProblemCode, str]]:
+    """Why the lifecycle of a spawned child (child key, accepted run id) is unknown."""
+    gaps: list[tuple[NativeProblemCode, str]] = []
+    for child, accepted in dict.fromkeys(spawned):
+        named = {r.run_id for r in runs if r.child_key == child}
+        named |= {r.task_run_id for r in runs if r.child_key == child and r.task_run_id}
+        named |= {
+            t.run_id for t in tasks if t.runtime == "subagent" and t.child_key == child and t.run_id
+        }
+        if not named:
+            gaps.append(
+                ("missing_record", f"no subagent_runs or task_runs row names child {child}")
+            )
+        elif accepted is not None and accepted not in named:
+            gaps.append(
+                (
+                    "disagreement",
+                    f"child {child} was accepted as run {accepted}, but its registry rows "
+                    f"name {sorted(named)}",
+                )
+            )
+    return gaps

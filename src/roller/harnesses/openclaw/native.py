@@ -16,7 +16,8 @@ report (`roller.harnesses.openclaw.gateway`). What is read from them:
 - `replayed_tool_ids`: the ids Chat/Messages requests replay tool calls under (`replay`);
 - lifecycle (`lifecycle`): `complete` when everything drained, `pending` (the children
   still running or whose notification is still owed) otherwise, `unknown` when the
-  stores could not be read;
+  stores could not be read or a spawned child's registry row is missing or names another
+  run (`missing_record`, `disagreement`);
 - main-trajectory bars: an announce run of the root that names no response id.
 Problem codes (besides the store's, tree's and replay's): `missing_file` (a store or the
 launcher's report absent), `unreadable_file` / `not_json` / `not_an_object` (the
@@ -41,7 +42,7 @@ from roller.harnesses.base import (
     read_native_bytes,
 )
 from roller.harnesses.openclaw import delegation
-from roller.harnesses.openclaw.lifecycle import drain_state
+from roller.harnesses.openclaw.lifecycle import drain_state, registry_gaps
 from roller.harnesses.openclaw.replay import replayed_ids
 from roller.harnesses.openclaw.store import STATE_DB, Store, read_store
 from roller.harnesses.openclaw.tree import NATIVE_ROOT, Tree, session_tree
@@ -111,8 +112,15 @@ def _report(native_dir: Path, problems: list[NativeProblem]) -> dict[str, Any]:
 
 
 def _lifecycle(
-    store: Store, report: dict[str, Any], problems: list[NativeProblem]
+    store: Store,
+    found: list[delegation.Spawn],
+    report: dict[str, Any],
+    problems: list[NativeProblem],
 ) -> NativeLifecycle:
+    gaps = registry_gaps(
+        ((s.child_key, s.run_id) for s in found), store.subagent_runs, store.task_runs
+    )
+    problems += [NativeProblem(code, text, f"{NATIVE_ROOT}/{STATE_DB}") for code, text in gaps]
     drain = drain_state(
         store.subagent_runs,
         store.task_runs,
@@ -128,7 +136,7 @@ def _lifecycle(
         problems.append(NativeProblem("not_drained", message, REPORT))
     for failure in drain.failures:
         problems.append(NativeProblem("not_drained", failure, f"{NATIVE_ROOT}/{STATE_DB}"))
-    if not store.agent_dbs or not store.state_read:
+    if not store.agent_dbs or not store.state_read or gaps:
         return NativeLifecycle("unknown", drain.pending_children)
     return NativeLifecycle("complete" if drain.drained else "pending", drain.pending_children)
 
@@ -158,7 +166,7 @@ def read_native(native_dir: Path) -> NativeCapture:
             native_ids[response_id]["notification_id"] = notification
     roots = {s.key for s in tree.sessions.values() if s.parent_key is None}
     replayed = replayed_ids(tree.own_assistant(), problems)
-    lifecycle = _lifecycle(store, _report(native_dir, problems), problems)
+    lifecycle = _lifecycle(store, found, _report(native_dir, problems), problems)
     return NativeCapture(
         participants=_participants(tree),
         identity=identity,
