@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from dataclasses import replace
 from pathlib import Path
 
 from roller.capture.layout import AttemptPaths
@@ -133,6 +134,48 @@ def test_an_announce_whose_run_id_does_not_bind_gives_no_result_in_context(tmp_p
     (delivered,) = _of(done, "result_delivered")
     assert delivered.status == "unknown" and delivered.target_call_id is None
     assert done.manifest.capture_status == "partial"
+
+
+def test_an_announce_text_in_a_later_request_of_another_run_gives_no_result_in_context(
+    tmp_path: Path,
+) -> None:
+    """The settle turn's request is made to carry the first child's announce block (the
+    real request does not: OpenClaw does not replay it): its run is not that child's
+    announce run, so the text binds nothing there."""
+    tape = tape_of(H, "responses-parallel", tmp_path)
+    bodies = [json.loads(ex.request_body) for ex in tape.exchanges]
+    first = finalize_fixture(H, "responses-parallel", tmp_path / "as-run")
+    runs = [c.native_identity.get("run_id", "") for c in first.calls]
+    announce = next(n for n, r in enumerate(runs) if r.startswith("announce:v1:"))
+    settle = next(n for n, r in enumerate(runs) if r.startswith("announce:requester-settle:"))
+    assert settle > announce
+    block = bodies[announce]["input"][-2]  # the announce user message, then OpenClaw's context
+    assert "A background task completed" in json.dumps(block)
+    bodies[settle]["input"].insert(-1, block)
+    exchanges = list(tape.exchanges)
+    exchanges[settle] = replace(exchanges[settle], request_body=json.dumps(bodies[settle]).encode())
+    done = finalize_fixture(
+        H,
+        "responses-parallel",
+        tmp_path / "carried",
+        tape=replace(tape, exchanges=tuple(exchanges)),
+    )
+    assert done.manifest.capture_status == "complete", done.manifest.capture_errors
+    child_key = runs[announce].removeprefix("announce:v1:").rsplit(":", 1)[0]
+    child = next(p for p, k in _children(done).items() if k == child_key)
+    settle_call = done.calls[settle]
+    decoded = decode_exchange(settle, exchanges[settle], H)
+    assert text_in_request(decoded, f"session_key: {child_key}")
+    results = {
+        r.target_call_id
+        for r in done.relations
+        if r.type in ("result_delivered", "result_in_context") and r.child_participant_id == child
+    }
+    assert settle_call.call_id not in results
+    bound = [
+        r.target_call_id for r in _of(done, "result_in_context") if r.child_participant_id == child
+    ]
+    assert bound == [done.calls[announce].call_id]
 
 
 def test_nested_anthropic_reaches_depth_two_with_rewritten_ids(tmp_path: Path) -> None:
