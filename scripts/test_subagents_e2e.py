@@ -20,19 +20,20 @@ import sys
 import tempfile
 from pathlib import Path
 
+from roller.acceptance.profiles import profiles
 from roller.acceptance.runner import Plan, failed, run_acceptance, summary_line
 from roller.acceptance.scenarios import SCENARIO_NAMES
 from roller.errors import RollerError
-from roller.harnesses import registry
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--harness", required=True)
-    own = [
-        s.name for h in registry().harnesses if h.acceptance for s in h.acceptance.extra_scenarios
-    ]
-    parser.add_argument("--scenario", action="append", choices=[*SCENARIO_NAMES, *own], default=[])
+    # the common scenarios, and those only some harness runs (e.g. Hermes's `batched`)
+    extra = sorted({s.name for p in profiles() for s in p.extra_scenarios})
+    parser.add_argument(
+        "--scenario", action="append", choices=[*SCENARIO_NAMES, *extra], default=[]
+    )
     parser.add_argument("--keep", type=Path, help="keep every run under DIR (must not exist)")
     parser.add_argument("--api-base", help="a real provider instead of the mock model")
     parser.add_argument(

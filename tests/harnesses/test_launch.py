@@ -11,6 +11,7 @@ import pytest
 from roller.errors import HarnessError, UsageError
 from roller.harnesses import adapters
 from roller.harnesses.base import HarnessAdapter, LaunchRequest, ScratchDirs
+from roller.harnesses.install import bin_path
 from roller.harnesses.launch import harness_env
 from roller.harnesses.native_files import copy_tree, snapshot_sqlite
 
@@ -38,10 +39,11 @@ def test_every_installed_harness_refuses_the_same_requests(
     adapter: HarnessAdapter, tmp_path: Path
 ) -> None:
     plan = adapter.launch_plan(_request(tmp_path))
-    binary = str(tmp_path / "install" / "node_modules" / ".bin" / adapter.pin.bin)
-    # the pinned binary, run directly or by a roller launcher module (OpenClaw's Gateway)
-    assert plan.argv[0] == binary or (
-        plan.argv[:2] == (sys.executable, "-m") and binary in plan.argv
+    binary = bin_path(adapter.pin, tmp_path / "install")
+    # the pinned binary, (a harness that is an SDK: DeepSeek) its venv's interpreter, or
+    # (OpenClaw's Gateway) a roller launcher module that runs the pinned binary
+    assert plan.argv[0] in (str(binary), str(binary.parent / "python")) or (
+        plan.argv[:2] == (sys.executable, "-m") and str(binary) in plan.argv
     )
     with pytest.raises(HarnessError, match=f"roller harness install {adapter.name}"):
         adapter.launch_plan(_request(tmp_path, install_dir=None))

@@ -92,6 +92,7 @@ def _argv(
         "--harness", plan.harness,
         "--api-base", api_base,
         "--prompt", sc.prompt,
+        *(arg for prompt in sc.follow_up for arg in ("--prompt", prompt)),
         "--run-dir", str(run_dir),
         "--capture-debug", "full",
         "--timeout", str(timeout),
@@ -157,6 +158,14 @@ async def _run_one(
     return Outcome(sc.name, verdict, tuple(reasons), run_dir, time.monotonic() - started)
 
 
+def _named(scenarios: Sequence[Scenario], name: str) -> Scenario:
+    """The scenario called `name`: a common one, or one of the harness's own."""
+    for sc in scenarios:
+        if sc.name == name:
+            return sc
+    return scenario(name)  # raises, naming the common scenarios
+
+
 def ensure_installed(plan: Plan, log: Callable[[str], None]) -> None:
     adapter = adapter_for(plan.harness)
     if adapter.pin.registry == "none":
@@ -170,13 +179,9 @@ def ensure_installed(plan: Plan, log: Callable[[str], None]) -> None:
 async def run_plan_async(
     plan: Plan, on_outcome: Callable[[Outcome], None] = lambda _o: None
 ) -> list[Outcome]:
-    profile = profile_for(plan.harness)
-    own = {s.name: s for s in profile.extra_scenarios}
-    chosen = (
-        [own[n] if n in own else scenario(n) for n in plan.scenarios]
-        if plan.scenarios
-        else [*SCENARIOS, *profile.extra_scenarios]
-    )
+    profile = profile_for(plan.harness).for_options(plan.options)
+    everything = (*SCENARIOS, *profile.extra_scenarios)
+    chosen = [_named(everything, n) for n in plan.scenarios] if plan.scenarios else everything
     env, creds = collect_env(plan, profile)
     gate = asyncio.Semaphore(max(1, plan.jobs))
 

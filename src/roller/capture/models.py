@@ -52,6 +52,7 @@ IdentityDeclaration = Literal["declared_single_agent"]
 OutputCoverage = Literal[
     "per_message_id",
     "per_session_assistant_count",
+    "per_session_count_and_tool_call_ids",
     "token_usage_count",
     "per_response_id",
     "stream_context_count",
@@ -337,6 +338,28 @@ class RelationRecord(_Record):
     note: str | None = Field(description="Why the relation is unknown, when it is.")
 
 
+class InheritedContextRecord(_Record):
+    """The copied prefix of a forked child's requests (`ParticipantRecord.inherited_context`).
+
+    Every request of the child resends it as sent (calls keep their whole context); a
+    consumer of the child's own turns skips the first `items` history items.
+    """
+
+    from_participant_id: str | None = Field(
+        description="The participant whose history was copied (null if not captured)."
+    )
+    items: int = Field(
+        description="Leading history items of each of the child's requests that are the copy."
+    )
+    checked: bool = Field(
+        description="Whether the child's first request starts with exactly those items of "
+        "one of the source participant's requests (same messages, compared as the "
+        "protocol's history items)."
+    )
+    evidence: list[Evidence] = Field(description="Where the copy is known from.")
+    note: str | None = Field(description="Why the check failed, when it did.")
+
+
 class ParticipantRecord(_Record):
     """One native executor: the root agent or one subagent."""
 
@@ -353,6 +376,12 @@ class ParticipantRecord(_Record):
     )
     call_ids: list[str] = Field(description="Calls attributed to this participant, in order.")
     evidence: list[Evidence] = Field(description="Where the participant is known from.")
+    inherited_context: InheritedContextRecord | None = Field(
+        default=None,
+        exclude_if=_absent,
+        description="A child started from a copy of another participant's history (a "
+        "fork): the leading items of its requests that are that copy. Absent otherwise.",
+    )
 
 
 class Capabilities(_Record):

@@ -43,6 +43,7 @@ from roller.capture.models import (
 from roller.finalize.attribute import AttributionResult, CallAttribution
 from roller.finalize.decode import DecodedCall
 from roller.finalize.ids import CaptureIds
+from roller.finalize.inherited import inherited_record
 from roller.finalize.relate import Related
 from roller.finalize.status import CallStatus, Verdict
 from roller.finalize.tool_ids import ToolIds
@@ -135,6 +136,9 @@ def _participants(parts: CaptureParts) -> list[ParticipantRecord]:
                 if d.declared
                 else []
             ),
+            inherited_context=inherited_record(
+                d.inherited, d.key, parts.calls, owners, pids, retained
+            ),
         )
         for d in parts.attributed.participants
     ]
@@ -198,9 +202,12 @@ def _tool_id_map(parts: CaptureParts) -> list[ToolIdMapping]:
 def _native_identity(
     call: DecodedCall, attr: CallAttribution, native: NativeCapture | None
 ) -> dict[str, str]:
-    """The wire's identity evidence, plus what the harness's store records for the
-    output (`call_native_ids`) once the call is attributed by its response id."""
+    """The wire's identity evidence (`run_id` where the wire carries one), plus what the
+    harness's store records for the output (`call_native_ids`) once the call is
+    attributed by its response id."""
     out = {k: str(v) for k, v in call.identity.evidence.items()}
+    if call.identity.run_id is not None:
+        out["run_id"] = call.identity.run_id
     if native is not None and attr.participant_key is not None and call.response_id:
         out.update(native.call_native_ids.get(call.response_id, {}))
     return out

@@ -39,6 +39,7 @@ from typing import Literal
 from roller.capture.models import Attribution, IdentityStatus, ParentCrossCheck
 from roller.finalize.decode import DecodedCall
 from roller.harnesses.base import (
+    InheritedContext,
     NativeCapture,
     NativeEvidence,
     NativeParticipant,
@@ -76,6 +77,7 @@ class ParticipantDraft:
     state: ParticipantState
     evidence: tuple[NativeEvidence, ...] = ()
     call_evidence: tuple[int, ...] = field(default=())
+    inherited: InheritedContext | None = None
     declared: bool = False  # known from the user's single-agent declaration
 
 
@@ -298,6 +300,7 @@ def _draft_from_native(p: NativeParticipant) -> ParticipantDraft:
         name=p.name,
         state=p.state,
         evidence=p.evidence,
+        inherited=p.inherited,
     )
 
 

@@ -12,12 +12,15 @@ Rules kept (`docs/protocol.md`, "Relation"):
 - Responses tool references need BOTH `call_id` and `item_id` to match one output item
   (`model_tool_ref`); one alone leaves the relation `unknown`.
 - A result delivered by notification is bound to the later call with the native
-  response id, and the notification text must be found in that call's actual request.
+  response id (or the harness's own request id, the call's wire `run_id`), and the
+  notification text must be found in that call's actual request.
 - `result_in_context` is derived for every tool call: one relation per later call of the
   same participant whose input carries a result for that tool-call id. When the tool
   call launched a background child, what enters later inputs is the launch
   acknowledgement, so those relations are `launch_ack_in_context` instead; completion
-  comes only from a native `child_completed` / notification.
+  comes only from a native `child_completed` / notification. One tool call that spawned
+  several children (Hermes's batched `delegate_task`) carries all their results: one
+  relation per child and later call.
 - A tool call's id is the one its HTTP output carries, or the harness-assigned one
   (`roller.finalize.tool_ids`).
 """
@@ -59,6 +62,9 @@ class CallIndex:
 
     def by_response_id(self, response_id: str) -> list[int]:
         return [i for i, c in enumerate(self.calls) if c.response_id == response_id]
+
+    def by_run_id(self, run_id: str) -> list[int]:
+        return [i for i, c in enumerate(self.calls) if c.identity.run_id == run_id]
 
 
 def _norm(text: str) -> str:
@@ -156,12 +162,17 @@ def _bind(index: CallIndex, rel: NativeRelation, known_parent: bool, known_child
 
 
 def _bind_target(index: CallIndex, rel: NativeRelation, b: _Binding) -> None:
-    """The later call a result was delivered to: by response id, and the delivered text
-    must be in that call's actual request."""
-    if rel.target_response_id:
-        found = index.by_response_id(rel.target_response_id)
+    """The later call a result was delivered to: by response id (or the harness's own
+    request id), and the delivered text must be in that call's actual request."""
+    if rel.target_response_id or rel.target_run_id:
+        if rel.target_response_id:
+            found, what = index.by_response_id(rel.target_response_id), "response"
+        else:
+            found, what = index.by_run_id(rel.target_run_id or ""), "run"
         if len(found) != 1:
-            b.fail(f"{len(found)} calls carry response id {rel.target_response_id}")
+            b.fail(
+                f"{len(found)} calls carry {what} id {rel.target_response_id or rel.target_run_id}"
+            )
             return
         b.target = found[0]
         if rel.delivered_text is not None and not text_in_request(
@@ -250,24 +261,29 @@ def _entered(
     ]
 
 
-def _tool_call_facts(native: NativeCapture | None) -> tuple[dict[str, str | None], set[str]]:
-    """Per tool-call id, the child it spawned or delivered (None: several or unknown);
-    and the tool calls that launched a background child."""
-    spawned: dict[str, str | None] = {}
+def _tool_call_facts(
+    native: NativeCapture | None,
+) -> tuple[dict[str, tuple[str | None, ...]], set[str]]:
+    """Per tool-call id, the children it spawned (in native order; one relation each) or
+    delivered (one, or None: several or unknown); and the tool calls that launched a
+    background child."""
+    spawned: dict[str, tuple[str | None, ...]] = {}
     background: set[str] = set()
     delivered: dict[str, set[str | None]] = {}
     for rel in native.relations if native is not None else ():
         if rel.tool_call_id is None:
             continue
         if rel.type == "spawn":
-            spawned[rel.tool_call_id] = rel.child_key
+            known = spawned.get(rel.tool_call_id, ())
+            if rel.child_key not in known:
+                spawned[rel.tool_call_id] = (*known, rel.child_key)
         elif rel.type == "launch_acknowledged":
             background.add(rel.tool_call_id)
         elif rel.type == "result_delivered":
             delivered.setdefault(rel.tool_call_id, set()).add(rel.child_key)
     for ref, children in delivered.items():
         # one tool call may deliver several children's results: it names none then
-        spawned.setdefault(ref, next(iter(children)) if len(children) == 1 else None)
+        spawned.setdefault(ref, (next(iter(children)) if len(children) == 1 else None,))
     return spawned, background
 
 
@@ -296,13 +312,13 @@ def derive_in_context(
             if tool_id is None:
                 continue
             ref = tool.ref or tool_id
-            child_key = spawned.get(ref, spawned.get(tool_id))
+            children = spawned.get(ref, spawned.get(tool_id, (None,)))
             kind: RelationType = (
                 "launch_ack_in_context"
                 if (ref in background or tool_id in background)
                 else "result_in_context"
             )
-            for j in later:
+            for j, child_key in ((j, c) for j in later for c in children):
                 if not any(r.id == tool_id for r in index.calls[j].results):
                     continue
                 if (kind, ref, index.call_ids[j]) in done:

@@ -80,6 +80,8 @@ class Scenario:
     `roller/acceptance/scenarios/`. The prompt is plain English so the same scenario
     can run against a real provider (the mock ignores it; it must never contain the
     mock's `ROLLER-SUBTASK` marker, which would make the root look like a child).
+    `follow_up`: later prompts, each run as the next turn of the same conversation
+    (`roller collect --prompt A --prompt B`; a harness that can resume).
     """
 
     name: str
@@ -89,6 +91,7 @@ class Scenario:
     capture_calls: bool = True
     options: Mapping[str, str] = field(default_factory=dict)
     summary: str = ""
+    follow_up: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -99,12 +102,14 @@ class ScenarioOverride:
     prompt: str | None = None
     options: Mapping[str, str] = field(default_factory=dict)
     expect: Mapping[str, Any] = field(default_factory=dict)  # Expect field -> value
+    follow_up: tuple[str, ...] | None = None
 
     def apply(self, scenario: Scenario) -> Scenario:
         return dataclasses.replace(
             scenario,
             mock=self.mock or scenario.mock,
             prompt=self.prompt or scenario.prompt,
+            follow_up=self.follow_up if self.follow_up is not None else scenario.follow_up,
             options={**scenario.options, **self.options},
             expect=dataclasses.replace(scenario.expect, **self.expect),
         )
@@ -132,8 +137,20 @@ class AcceptanceProfile:
     # A harness without any delegation tool: every scenario that expects a child is not
     # applicable, for this reason.
     no_delegation: str | None = None
-    # Scenarios of this harness's own, run after the common ones (OpenClaw `announce`).
+    # Scenarios only this harness runs, after the common ones (a form of delegation
+    # only it has, e.g. one call that starts several children).
     extra_scenarios: tuple[Scenario, ...] = ()
+    # The profile to use instead when a run sets a launch option to a value that changes
+    # what the harness can do: `"KEY=VALUE" -> profile` (DeepSeek `profile=sdk`).
+    variants: Mapping[str, AcceptanceProfile] = field(default_factory=dict)
+
+    def for_options(self, options: Mapping[str, str]) -> AcceptanceProfile:
+        """This profile, or the variant the run's launch options select."""
+        for selector, variant in self.variants.items():
+            key, _, value = selector.partition("=")
+            if options.get(key) == value:
+                return variant
+        return self
 
     def resolve(self, scenario: Scenario) -> Scenario | str:
         """The scenario as this harness runs it, or the reason it is not applicable."""

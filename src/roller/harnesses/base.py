@@ -124,6 +124,22 @@ class NativeEvidence:
 
 
 @dataclass(frozen=True)
+class InheritedContext:
+    """A child that started from a copy of another participant's history (a fork).
+
+    `from_key`: the participant whose conversation was copied; `items`: how many leading
+    items of the child's requests are that copy (its own turns come after them), as the
+    native log counts them (DeepSeek `seedLength` events, folded into wire messages).
+    Finalize records it on the participant and checks it against the child's first
+    request; exports leave the copied items out of the child's own turns.
+    """
+
+    from_key: str
+    items: int
+    evidence: tuple[NativeEvidence, ...] = ()
+
+
+@dataclass(frozen=True)
 class NativeParticipant:
     """One native executor as the harness's own logs describe it.
 
@@ -139,6 +155,7 @@ class NativeParticipant:
     name: str | None = None
     state: ParticipantState = "unknown"
     evidence: tuple[NativeEvidence, ...] = ()
+    inherited: InheritedContext | None = None
 
 
 @dataclass(frozen=True)
@@ -159,6 +176,9 @@ class NativeRelation:
       `delivered_text` (Claude Code). False where the harness binds each call that
       received it by its own native evidence (OpenClaw: the announce run), listed as
       `result_in_context` relations of their own.
+    - `target_run_id`: instead of a response id, the harness's own id of the request that
+      carried the notification (a call's wire `run_id`, e.g. DeepSeek's log position);
+      `delivered_text` must still be in that call's actual request.
     """
 
     type: RelationType
@@ -172,6 +192,7 @@ class NativeRelation:
     delivered_text: str | None = None
     note: str | None = None
     carried_forward: bool = True
+    target_run_id: str | None = None
 
 
 @dataclass(frozen=True)
@@ -190,12 +211,16 @@ class NativeCoverage:
     """Native outputs finalize must find among the captured calls.
 
     Per-id bases list the ids per participant; count bases give counts per participant.
+    `tool_call_ids` (optional, with a count basis): per participant, the tool-call ids its
+    native outputs carry; each must be emitted by one of its captured calls (Hermes
+    `messages.tool_calls`, DeepSeek `assistant/message` tool calls).
     """
 
     basis: OutputCoverage
     ids: Mapping[str, frozenset[str]] = field(default_factory=dict)
     counts: Mapping[str, int] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
+    tool_call_ids: Mapping[str, frozenset[str]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
