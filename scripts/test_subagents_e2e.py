@@ -43,6 +43,13 @@ def main() -> int:
         metavar="NAME",
         help="environment variable holding the provider key (with --api-base)",
     )
+    parser.add_argument(
+        "--mode",
+        action="append",
+        default=[],
+        help="run only this mode of a harness run several ways (e.g. codex: function-tools, "
+        "code-mode); default: every mode",
+    )
     parser.add_argument("--harness-version", help="run this version instead of the pin")
     parser.add_argument("--model", help="model name to ask the harness for")
     parser.add_argument("--jobs", type=int, default=4, help="scenarios run at once")
@@ -72,6 +79,7 @@ def main() -> int:
         model=args.model,
         jobs=args.jobs,
         options=dict(o.split("=", 1) for o in args.option),
+        modes=tuple(args.mode),
     )
     try:
         outcomes = run_acceptance(

@@ -128,7 +128,7 @@ def test_an_announce_whose_run_id_does_not_bind_gives_no_result_in_context(tmp_p
         decode_exchange(n, ex, H)
         for n, ex in enumerate(tape_of(H, "direct-single", tmp_path).exchanges)
     ]
-    assert any(text_in_request(c, f"session_key: {child}") for c in decoded)
+    assert any(text_in_request(c.texts, f"session_key: {child}") for c in decoded)
     # ... but without its announce run bound, it proves nothing
     assert _of(done, "result_in_context") == []
     (delivered,) = _of(done, "result_delivered")
@@ -165,7 +165,7 @@ def test_an_announce_text_in_a_later_request_of_another_run_gives_no_result_in_c
     child = next(p for p, k in _children(done).items() if k == child_key)
     settle_call = done.calls[settle]
     decoded = decode_exchange(settle, exchanges[settle], H)
-    assert text_in_request(decoded, f"session_key: {child_key}")
+    assert text_in_request(decoded.texts, f"session_key: {child_key}")
     results = {
         r.target_call_id
         for r in done.relations

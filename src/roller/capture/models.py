@@ -78,6 +78,10 @@ class _Record(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True, populate_by_name=True)
 
 
+StorageLayout = Literal["compact/v2", "compact/v3"]
+STORAGE_LAYOUTS: tuple[StorageLayout, ...] = ("compact/v2", "compact/v3")
+
+
 def _absent(value: object) -> bool:
     """An optional field added after v1 shipped is left out when unset, so a record that
     does not use it is byte for byte what it was before the field existed."""
@@ -250,7 +254,15 @@ class CallRecord(_Record):
     request: RequestInfo = Field(description="Request line and headers.")
     context: Any = Field(
         description="The complete request body as sent upstream, parsed as JSON; null "
-        "when the body is empty or not JSON (see `errors`)."
+        "when the body is empty or not JSON (see `errors`). In a compact/v3 capture the "
+        "file holds null and `context_ref` instead; readers give the value."
+    )
+    context_ref: str | None = Field(
+        default=None,
+        exclude_if=_absent,
+        description="compact/v3 only: the digest of the request body's root node in "
+        "`contexts.blobs` (docs/protocol.md, compact/v3). Readers rebuild the exact "
+        "body, check it against `context_sha256`, and give `context` from it.",
     )
     context_sha256: str = Field(description="sha256 of the exact request body bytes.")
     context_bytes: int = Field(description="Length of the request body in bytes.")
@@ -485,7 +497,10 @@ class Manifest(_Record):
     """`roller.capture/v1`: one attempt of one sample. Written last, atomically."""
 
     schema_: Literal["roller.capture/v1"] = Field(alias="schema", description="Record schema.")
-    storage_layout: Literal["compact/v2"] = Field(description="Layout of the attempt directory.")
+    storage_layout: StorageLayout = Field(
+        description="Layout of the attempt directory: `compact/v2` (contexts inside "
+        "calls.jsonl) or `compact/v3` (contexts content-addressed in contexts.blobs)."
+    )
     capture_scope: str = Field(description="Random scope of this attempt, part of every id.")
     harness: HarnessInfo = Field(description="What ran.")
     sample_id: str = Field(description="The sample this attempt belongs to.")
@@ -639,4 +654,10 @@ class AttemptInputs(_Record):
         "--harness generic --single-agent`): calls without x-roller-* identity belong to "
         "one root participant, unless some call's headers declare participants. Absent "
         "otherwise.",
+    )
+    storage_layout: StorageLayout | None = Field(
+        default=None,
+        exclude_if=_absent,
+        description="The layout to publish (`roller collect --storage-layout`); absent: "
+        "compact/v2. `roller finalize` re-publishes in it unless told otherwise.",
     )

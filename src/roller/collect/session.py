@@ -133,6 +133,8 @@ def _inputs(job: AttemptJob, profile: str | None) -> AttemptInputs:
         timed_out=False,
         launch_error=None,
         declared_single_agent=True if job.spec.single_agent else None,
+        # absent for the default, so attempt.json stays what it always was
+        storage_layout=None if job.spec.storage_layout == "compact/v2" else job.spec.storage_layout,
     )
 
 

@@ -17,14 +17,14 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from roller.capture.models import Coverage, Lifecycle
-from roller.finalize.decode import DecodedCall
+from roller.finalize.decode import CallFacts
 from roller.harnesses.base import NativeCapture
 
 _PER_ID = frozenset({"per_message_id", "per_response_id"})
 
 
 def check_coverage(
-    calls: Sequence[DecodedCall],
+    calls: Sequence[CallFacts],
     owners: Sequence[str | None],
     native: NativeCapture | None,
 ) -> Coverage:
@@ -78,7 +78,7 @@ def check_coverage(
 
 
 def _id_problems(
-    calls: Sequence[DecodedCall], owners: Sequence[str | None], ids: Mapping[str, frozenset[str]]
+    calls: Sequence[CallFacts], owners: Sequence[str | None], ids: Mapping[str, frozenset[str]]
 ) -> list[str]:
     """A count basis whose native records also name response ids (Codex
     `token_usage_record.response_id`) is cross-checked per id as well: a count can match
@@ -95,7 +95,7 @@ def _id_problems(
 
 
 def _tool_call_problems(
-    calls: Sequence[DecodedCall],
+    calls: Sequence[CallFacts],
     owners: Sequence[str | None],
     tool_call_ids: Mapping[str, frozenset[str]],
 ) -> list[str]:

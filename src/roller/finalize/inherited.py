@@ -15,37 +15,39 @@ why (`checked: false`); the attribution is never touched by it.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from roller.capture.models import Evidence, InheritedContextRecord
-from roller.finalize.decode import DecodedCall
+from roller.finalize.decode import CallFacts, RequestContext
 from roller.harnesses.base import InheritedContext
 from roller.wire import PROTOCOL_NAMES, codec_for
 from roller.wire.types import Key
 
+Requests = Callable[[int], RequestContext]  # call index -> its request, decoded on demand
 
-def _keys(call: DecodedCall) -> list[Key] | None:
-    """The call's history items as comparable keys, or None when unreadable."""
-    name = next((n for n in PROTOCOL_NAMES if n == call.protocol), None)
+
+def _keys(request: RequestContext) -> list[Key] | None:
+    """The request's history items as comparable keys, or None when unreadable."""
+    name = next((n for n in PROTOCOL_NAMES if n == request.protocol), None)
     if name is None:
         return None
     codec = codec_for(name)
-    history = codec.history(call.context)
+    history = codec.history(request.context)
     return None if history is None else [codec.item_key(item) for item in history.items]
 
 
 def _check(
-    inherited: InheritedContext, calls: Sequence[DecodedCall], mine: list[int], theirs: list[int]
+    inherited: InheritedContext, requests: Requests, mine: list[int], theirs: list[int]
 ) -> str | None:
     """Why the child's first request does not start with the copy; None when it does."""
     if not mine:
         return "the child has no captured request to check the copy in"
-    first = _keys(calls[mine[0]])
+    first = _keys(requests(mine[0]))
     if first is None or len(first) <= inherited.items:
         return "the child's first request has no history beyond the copied items"
     prefix = first[: inherited.items]
     for i in theirs:
-        source = _keys(calls[i])
+        source = _keys(requests(i))
         if source is not None and source[: inherited.items] == prefix:
             return None
     return "no request of the source participant starts with the child's copied items"
@@ -54,17 +56,19 @@ def _check(
 def inherited_record(
     inherited: InheritedContext | None,
     key: str,
-    calls: Sequence[DecodedCall],
+    calls: Sequence[CallFacts],
     owners: Sequence[str | None],
+    requests: Requests,
     pids: Mapping[str, str],
     retained: bool,
 ) -> InheritedContextRecord | None:
-    """The participant `key`'s copied prefix as recorded, or None when it has none."""
+    """The participant `key`'s copied prefix as recorded, or None when it has none.
+    Only the requests the check compares are decoded again (`requests`)."""
     if inherited is None:
         return None
     mine = [i for i, owner in enumerate(owners) if owner == key and calls[i].kind == "generation"]
     theirs = [i for i, owner in enumerate(owners) if owner == inherited.from_key]
-    why = _check(inherited, calls, mine, theirs)
+    why = _check(inherited, requests, mine, theirs)
     return InheritedContextRecord(
         from_participant_id=pids.get(inherited.from_key),
         items=inherited.items,

@@ -125,6 +125,9 @@ class AcceptanceProfile:
     pass (`--credential-env`).
     `mock_model`: the model to ask for against the mock when the caller names none (a
     harness whose default model changes its request shape, e.g. Codex's catalog models).
+    `mode` names this way of running the harness when it has several (`other_modes`: the
+    others, each a whole profile with its own mode, model and adjustments; the suite
+    runs every scenario once per mode and reports each).
     """
 
     harness: str
@@ -137,12 +140,19 @@ class AcceptanceProfile:
     # A harness without any delegation tool: every scenario that expects a child is not
     # applicable, for this reason.
     no_delegation: str | None = None
+    mode: str | None = None
+    other_modes: tuple[AcceptanceProfile, ...] = ()
     # Scenarios only this harness runs, after the common ones (a form of delegation
     # only it has, e.g. one call that starts several children).
     extra_scenarios: tuple[Scenario, ...] = ()
     # The profile to use instead when a run sets a launch option to a value that changes
     # what the harness can do: `"KEY=VALUE" -> profile` (DeepSeek `profile=sdk`).
     variants: Mapping[str, AcceptanceProfile] = field(default_factory=dict)
+
+    @property
+    def modes(self) -> tuple[AcceptanceProfile, ...]:
+        """This profile and its other modes, in that order."""
+        return (self, *self.other_modes)
 
     def for_options(self, options: Mapping[str, str]) -> AcceptanceProfile:
         """This profile, or the variant the run's launch options select."""

@@ -394,3 +394,17 @@ class ResumableAdapter(Protocol):
     def resume_plan(self, request: LaunchRequest, root: str) -> LaunchPlan:
         """The launch of `request.prompt` as the next turn of the conversation `root`."""
         ...
+
+
+@runtime_checkable
+class ModelNoticeAdapter(Protocol):
+    """Optional: a harness whose request shape depends on the model it is given.
+
+    `roller collect` against an upstream other than the mock and without `--model`
+    prints this one line before the run, so a user knows which shape of requests the
+    harness will send and why (Codex: its catalog default runs in code mode).
+    """
+
+    def model_notice(self, model: str | None, version: str) -> str | None:
+        """The line for `model` (None: none given) and harness `version`, or None."""
+        ...

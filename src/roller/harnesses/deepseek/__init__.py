@@ -2,7 +2,7 @@
 
 Checked against deepseek-harness **0.2.1rc2** (PyPI `deepseek-harness-sdk` +
 `deepseek-harness-runtime-bin`, the latter a 316 MB single-file Node runtime), on
-2026-12-01, in real runs against `roller mock-model` (/work/wt/notes/deepseek.md).
+2026-12-01, in real runs against `roller mock-model` (docs/harnesses.md, "DeepSeek Harness").
 
 DeepSeek Harness is a Python SDK (JSON-RPC over stdio to its runtime), not a CLI that
 takes a prompt. The launch runs roller's driver (`roller.harnesses.deepseek.driver`,

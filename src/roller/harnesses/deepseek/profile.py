@@ -1,5 +1,5 @@
 """DeepSeek Harness on the wire (0.2.1rc2, probed 2026-11-29 and 2026-12-01;
-/work/shared/harnesses/deepseek.md, /work/wt/notes/deepseek.md).
+/work/shared/harnesses/deepseek.md; docs/harnesses.md).
 
 Identity (rule `deepseek-headers`, kind `BodyLineage`), on every `POST …/v1/messages`:
 - header `x-deepseek-harness-session-id`: the agent that made the call (the SDK's

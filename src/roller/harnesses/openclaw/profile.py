@@ -1,4 +1,4 @@
-"""OpenClaw on the wire (2026.9.6, probed 2026-12-01; /work/wt/notes/openclaw.md).
+"""OpenClaw on the wire (2026.9.6, probed 2026-12-01; docs/harnesses.md, "OpenClaw").
 
 Identity: none read. The only candidate is a W3C `traceparent`, one trace id per
 top-level `openclaw agent` command, inherited by its children and announce turns: per
