@@ -119,7 +119,6 @@ def decide(parts: CaptureParts, i: int, shell: CallRecord) -> CallRecord:
     return shell.model_copy(
         update={
             "participant_id": pids[attr.participant_key] if attr.participant_key else None,
-            "native_identity": _with_store_ids(parts, i, shell.native_identity),
             "response": shell.response.model_copy(update={"raw_path": raw_path}),
             "attribution": attr.attribution,
             "identity_status": attr.status,
@@ -127,6 +126,7 @@ def decide(parts: CaptureParts, i: int, shell: CallRecord) -> CallRecord:
             "export_status": status.export,
             "export_blocked_by": status.blocked,
             "errors": status.errors,
+            **_store_identity(parts, i, shell.native_identity),
         }
     )
 
@@ -230,14 +230,17 @@ def _tool_id_map(parts: CaptureParts) -> list[ToolIdMapping]:
     return out
 
 
-def _with_store_ids(parts: CaptureParts, i: int, wire: Mapping[str, str]) -> dict[str, str]:
-    """Call i's wire identity evidence, plus what the harness's store records for its
-    output (`call_native_ids`, e.g. OpenClaw's run) once it is attributed by response id."""
+def _store_identity(
+    parts: CaptureParts, i: int, wire: Mapping[str, str]
+) -> dict[str, dict[str, str]]:
+    """Call i's `native_identity` update, when the harness's store records facts of its
+    output (`call_native_ids`, e.g. OpenClaw's run) and it is attributed by response id:
+    the wire's evidence plus those; else nothing (most calls)."""
     attr, response_id = parts.attributed.calls[i], parts.calls[i].response_id
-    out = dict(wire)
-    if parts.native is not None and attr.participant_key is not None and response_id:
-        out.update(parts.native.call_native_ids.get(response_id, {}))
-    return out
+    if parts.native is None or attr.participant_key is None or not response_id:
+        return {}
+    facts = parts.native.call_native_ids.get(response_id)
+    return {"native_identity": {**wire, **facts}} if facts else {}
 
 
 def _capabilities(
