@@ -455,6 +455,21 @@ class Counts(_Record):
     participants: int = Field(description="Participants in the manifest.")
 
 
+class ToolIdMapping(_Record):
+    """One tool-call id the harness sent back under another id in later requests."""
+
+    call_id: str = Field(description="The call whose output emitted the tool call.")
+    output_id: str = Field(description="The tool-call id as that output carries it.")
+    context_id: str = Field(
+        description="The id the harness replays it under in later requests (OpenClaw: "
+        "non-alphanumerics removed for Chat Completions and Messages)."
+    )
+    seen: bool = Field(
+        description="Whether a later call of the same participant carries a result under "
+        "`context_id`."
+    )
+
+
 class TurnRecord(_Record):
     """One harness run of a multi-turn sample (`roller collect --prompt A --prompt B`)."""
 
@@ -506,6 +521,13 @@ class Manifest(_Record):
     files: dict[str, FileEntry] = Field(
         description="sha256, size and line count of each formal file "
         "(calls.jsonl, relations.jsonl)."
+    )
+    tool_id_map: list[ToolIdMapping] | None = Field(
+        default=None,
+        exclude_if=_absent,
+        description="The normalization of tool-call ids the harness rewrites between an "
+        "output and the later requests that carry its results, built from the actual "
+        "outputs; absent when no id was rewritten.",
     )
     turns: list[TurnRecord] | None = Field(
         default=None,

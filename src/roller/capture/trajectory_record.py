@@ -37,12 +37,17 @@ TrajectoryBlock = Literal[
     "dynamic_tools",
     "native_bar",
     "coverage_mismatch",
+    "notification_unbound",
 ]
 SegmentStartReason = Literal[
     "first_call", "not_a_continuation", "system_changed", "protocol_changed"
 ]
 InjectionKind = Literal[
-    "task_notification", "system_reminder", "subagent_notification", "agent_message"
+    "task_notification",
+    "system_reminder",
+    "subagent_notification",
+    "agent_message",
+    "subagent_announce",
 ]
 
 
@@ -83,7 +88,8 @@ class Injection(_Record):
     kind: InjectionKind = Field(
         description="`task_notification` (Claude Code background-task notification), "
         "`system_reminder` (Claude Code `<system-reminder>` text), "
-        "`subagent_notification` (Codex v1), `agent_message` (Codex v2 input item)."
+        "`subagent_notification` (Codex v1), `agent_message` (Codex v2 input item), "
+        "`subagent_announce` (OpenClaw's announce turn input)."
     )
     part: int | None = Field(
         description="Index of the content part carrying it; null when it is the whole item."
