@@ -26,7 +26,7 @@ from roller.capture.tape import TapeExchange, TapeReadResult
 from tests.soak.load import BY_NAME, LoadResult, Sent, Target, run_load
 from tests.soak.processes import Served, files_holding, sample_rss
 
-RSS_SLACK_KIB: Final = 48 * 1024
+RSS_SLACK_KIB: Final = 64 * 1024  # what the heap 20 MB bodies leave may add (measured: up to 46)
 RSS_BOUND_KIB: Final = 768 * 1024
 SECONDS: Final = float(os.environ.get("ROLLER_SOAK_SECONDS", "12"))
 CLIENTS: Final = int(os.environ.get("ROLLER_SOAK_CLIENTS", "200"))
