@@ -11,17 +11,19 @@ same bytes. Without the capture a reference is a tape problem, never a guess.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
 from pathlib import Path
 
 import pytest
 
-from roller.capture.body_refs import CaptureBodies
+from roller.capture.body_refs import CaptureBodies, rewrite_tape
 from roller.capture.integrity import validate_attempt
 from roller.capture.layout import AttemptPaths
 from roller.capture.reader import iter_calls
-from roller.capture.tape import read_tape
+from roller.capture.tape import RequestMeta, TapeWriter, read_tape
+from roller.capture.tape.format import BodyRef
 from roller.finalize.attempt import finalize_attempt
 from tests.harnesses.fixture_capture import fixture_dir, unpacked_copy
 
@@ -95,3 +97,24 @@ def test_changing_layout_puts_back_what_the_new_capture_cannot_give(tmp_path: Pa
     with CaptureBodies(paths) as resolve:
         assert not read_tape(paths.tape, resolve).problems
     shutil.rmtree(tmp_path)
+
+
+def test_a_body_that_spans_a_segment_rotation_becomes_one_reference(tmp_path: Path) -> None:
+    """The proxy streams a big body to the tape in parts (tape version 3), so its body
+    frames may lie in two segments: they become one `bref`, never one per segment."""
+    parts = [b"a" * 400, b"b" * 400, b"c" * 400]
+    body = b"".join(parts)
+    tape = tmp_path / "tape"
+    writer = TapeWriter(tape, segment_max_bytes=600, fsync_interval=None)
+    x = writer.begin()
+    writer.request(x, RequestMeta("POST", "/v1/messages"), body=parts[:1])
+    writer.request_body(x, parts[1:2])
+    writer.request_body(x, parts[2:])
+    writer.close()
+    assert len(list(tape.iterdir())) > 1  # the body frames span segments
+    ref = BodyRef("call-1", 0, hashlib.sha256(body).hexdigest(), len(body))
+    rewrite_tape(tape, {x: ref}, {})
+    result = read_tape(tape, lambda r: body if r == ref else None)
+    assert result.problems == ()
+    (exchange,) = result.exchanges
+    assert exchange.request_body == body

@@ -330,3 +330,62 @@ def test_meta_values_orjson_refuses_are_still_recorded(tmp_path: Path) -> None:
     recorded = result.exchanges[0].request
     assert recorded.headers == (("x-odd", odd), ("x-text", "héllo ✓"))
     assert recorded.extra == {"big": 2**70}
+
+
+def test_a_body_in_parts_and_annotations_before_and_after_the_end(tmp_path: Path) -> None:
+    with TapeWriter(tmp_path) as tape:
+        x = tape.begin()
+        tape.request(x, {"method": "POST", "annotations": {"a": 1, "b": 2}}, body=[b"ab", b"cd"])
+        tape.request_body(x, [b"e", b"", b"fg"])
+        tape.annotate(x, {"b": 3, "c": {"d": 4}})
+        tape.end(x, {"outcome": "ok"})
+        tape.annotate(x, {"end_hook_error": {"code": "StoreError", "message": "down"}})
+        head_only = tape.begin()
+        tape.request(head_only, {"method": "POST"}, body=())
+        tape.end(head_only, {"outcome": "rejected"})
+        with pytest.raises(ValueError, match="not begun"):
+            tape.annotate("tape-999999:1", {"x": 1})
+        with pytest.raises(ValueError, match="not begun"):
+            tape.annotate(x.rsplit(":", 1)[0] + ":99", {"x": 1})
+    result = read_tape(tmp_path)
+    assert result.problems == ()
+    ex, refused = result.exchanges
+    assert ex.request_body == b"abcdefg" and refused.request_body == b""
+    assert ex.request.annotations == {
+        "a": 1,
+        "b": 3,
+        "c": {"d": 4},
+        "end_hook_error": {"code": "StoreError", "message": "down"},
+    }
+
+
+def test_an_annotation_for_an_unknown_exchange_is_a_problem(tmp_path: Path) -> None:
+    with TapeWriter(tmp_path) as tape:
+        x = tape.begin()
+        tape.request(x, {"method": "GET"}, body=b"")
+        tape.end(x, {"outcome": "ok"})
+    segment = tmp_path / segment_name(1)
+    segment.write_bytes(
+        segment.read_bytes() + b'{"k":"ann","x":"nope:1","t":1,"n":0,"meta":{}}\n\n'
+    )
+    (problem,) = read_tape(tmp_path).problems
+    assert "ann frame for unknown exchange nope:1" in problem
+
+
+def test_more_body_parts_than_one_write_takes(tmp_path: Path) -> None:
+    parts = [bytes([i % 256]) for i in range(3000)]  # over IOV_MAX buffers
+    with TapeWriter(tmp_path) as tape:
+        x = tape.begin()
+        tape.request(x, {"method": "POST"}, body=parts)
+        tape.end(x, {"outcome": "ok"})
+        assert tape.errors == []
+    assert read_tape(tmp_path).exchanges[0].request_body == b"".join(parts)
+
+
+def test_reading_from_a_segment_on(tmp_path: Path) -> None:
+    for n in range(3):
+        with TapeWriter(tmp_path) as tape:  # each writer opens its own segment
+            x = tape.begin()
+            tape.request(x, {"method": "GET", "path": f"/{n}"}, body=b"")
+            tape.end(x, {"outcome": "ok"})
+    assert [e.request.path for e in read_tape(tmp_path, from_segment=2).exchanges] == ["/1", "/2"]

@@ -1,5 +1,5 @@
-"""Older tapes still read: a version 1 tape as the proxy wrote it, every fixture tape, and
-the converter chain that will carry today's tapes into the next version."""
+"""Older tapes still read: a version 1 tape as the proxy wrote it (through the converter
+to version 2), every fixture tape, and the converter chain."""
 
 from __future__ import annotations
 
@@ -152,13 +152,13 @@ def _v0_tape(directory: Path, version: int = 0) -> None:
 def test_the_chain_converts_an_older_version_before_typing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # v2 added the `bref` frame; a v1 frame is a v2 frame as it is
-    assert TAPE_VERSION == 2 and set(compat.CONVERTERS) == {1}
+    # v2 added the `bref` frame, v3 the `ann` frame; an older frame is a newer one as it is
+    assert TAPE_VERSION == 3 and set(compat.CONVERTERS) == {1, 2}
     _v0_tape(tmp_path / "v0")
     assert read_tape(tmp_path / "v0").problems == (
         f"{segment_name(1)}: unsupported tape version 0",
     )
-    monkeypatch.setattr(compat, "CONVERTERS", {0: _v0_to_v1, 1: compat.CONVERTERS[1]})
+    monkeypatch.setattr(compat, "CONVERTERS", {**compat.CONVERTERS, 0: _v0_to_v1})
     result = read_tape(tmp_path / "v0")
     assert result.problems == ()
     (ex,) = result.exchanges
@@ -173,6 +173,12 @@ def test_a_newer_version_is_reported_not_guessed(tmp_path: Path) -> None:
     assert result.problems == (f"{segment_name(1)}: unsupported tape version {TAPE_VERSION + 1}",)
 
 
+def test_older_frames_are_version_3_frames_as_they_are() -> None:
+    frame = {"k": "body", "x": "a:1", "t": 1, "n": 2}
+    assert compat.readable(1) and compat.readable(2)
+    assert compat.upgrade(dict(frame), 1) == frame == compat.upgrade(dict(frame), 2)
+
+
 def test_a_converter_that_fails_costs_its_frame_only(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -181,10 +187,30 @@ def test_a_converter_that_fails_costs_its_frame_only(
             raise KeyError("nothing to convert")
         return _v0_to_v1(header)
 
-    monkeypatch.setattr(compat, "CONVERTERS", {0: fails_on_end, 1: compat.CONVERTERS[1]})
+    monkeypatch.setattr(compat, "CONVERTERS", {**compat.CONVERTERS, 0: fails_on_end})
     _v0_tape(tmp_path / "v0")
     result = read_tape(tmp_path / "v0")
     (ex,) = result.exchanges
     assert ex.request.method == "GET" and ex.end is None
     (problem,) = result.problems
     assert problem.startswith(f"{segment_name(1)} byte ") and "tape version 0" in problem
+
+
+def _segment(directory: Path, version: int, *frames: dict[str, Any]) -> None:
+    directory.mkdir()
+    seg = {"k": "seg", "v": version, "t": 1, "n": 0, "pid": 1}
+    data = b"".join(json.dumps(f).encode() + b"\n\n" for f in (seg, *frames))
+    (directory / segment_name(1)).write_bytes(data)
+
+
+def test_a_frame_kind_is_read_only_from_the_version_that_added_it(tmp_path: Path) -> None:
+    req = {"k": "req", "x": "a:1", "t": 2, "n": 0, "meta": {"method": "GET"}}
+    end = {"k": "end", "x": "a:1", "t": 3, "n": 0, "meta": {"outcome": "ok"}}
+    ann = {"k": "ann", "x": "a:1", "t": 4, "n": 0, "meta": {"end_hook_error": {"code": "X"}}}
+    _segment(tmp_path / "v2", 2, req, end, ann)  # a version 2 writer wrote no `ann`
+    old = read_tape(tmp_path / "v2")
+    assert old.problems == (f"{segment_name(1)} byte 186: ann frame in a version 2 segment",)
+    assert old.exchanges[0].request.annotations == {}
+    _segment(tmp_path / "v3", 3, req, end, ann)
+    (ex,) = read_tape(tmp_path / "v3").exchanges
+    assert ex.request.annotations == {"end_hook_error": {"code": "X"}} and ex.outcome == "ok"

@@ -120,7 +120,10 @@ CLIENTS = {
     "bob": ("bob", "acme", "claude-code"),
     "eve": ("eve", "globex", "claude-code"),
     "granted": ("gina", "granted-co", "opencode"),
+    "cc_roller": ("alice", "acme", "claude-code"),  # a framework sending x-roller-* itself
 }
+# Clients configured to send roller's own identity headers (`roller_headers = true`).
+ROLLER_HEADER_CLIENTS = frozenset({"cc_roller"})
 
 
 @pytest.fixture
@@ -146,6 +149,7 @@ def start_gateway(bg_loop: BackgroundLoop, db_url: str, tmp_path: Path) -> Itera
                     "principal": principal,
                     "account": account,
                     "harness": harness,
+                    **({"roller_headers": True} if name in ROLLER_HEADER_CLIENTS else {}),
                 }
                 for name, (principal, account, harness) in CLIENTS.items()
             ],

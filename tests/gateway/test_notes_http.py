@@ -118,7 +118,10 @@ def test_routes_need_a_token_and_hide_other_accounts(start_gateway: GatewayFacto
         assert exc.code == 401
     status, body = call(gw, "GET", f"/roller/sessions/{ids['ses_root']}/tree", "eve", {})
     assert status == 404
-    status, body = call(gw, "GET", f"/roller/sessions/{ids['ses_root']}/tree", "oc", {})
+    # The tree of the caller's own session (issue 15 item 2: only what its scope allows).
+    status, body = call(
+        gw, "GET", f"/roller/sessions/{ids['ses_root']}/tree", "oc", as_oc("ses_root")
+    )
     tree = body["tree"]
     assert status == 200 and tree["source_id"] == "ses_root" and tree["calls"] == 1
     assert sorted(c["source_id"] for c in tree["children"]) == ["ses_a", "ses_b"]

@@ -16,7 +16,7 @@ import anthropic
 import openai
 import pytest
 
-from roller.gateway.store.repository import REFUSED_REWRITE
+from roller.gateway.store.lineage import REFUSED_REWRITE
 from tests.gateway.conftest import GatewayFactory, RunningGateway
 
 S = "ebd4605d-7099-4c54-bd01-747f7a720e1b"
@@ -129,11 +129,13 @@ def test_explicit_session_id_wins_and_never_gets_a_derived_parent(
     start_gateway: GatewayFactory,
 ) -> None:
     gw = start_gateway()
-    claude(gw, {"x-roller-session-id": "run-42", CC: S, CC_AGENT: "a1e37403a36fc420c"})
+    # A credential configured to send roller's headers (only those count: issue 15 item 2).
+    lineage = {"x-roller-session-id": "run-42", CC: S, CC_AGENT: "a1e37403a36fc420c"}
+    claude(gw, lineage, token="cc_roller")
     (row,) = gw.rows()
     assert (row.source_type, row.source_id, row.parent_session_id) == ("roller", "run-42", None)
     # A framework may declare its own agents explicitly.
-    claude(gw, {"x-roller-session-id": "run-42", "x-roller-agent-id": "worker1"})
+    claude(gw, {"x-roller-session-id": "run-42", "x-roller-agent-id": "worker1"}, token="cc_roller")
     assert gw.row("run-42:worker1").parent_session_id == row.id
 
 

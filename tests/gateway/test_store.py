@@ -23,8 +23,8 @@ from roller.gateway.config import Client
 from roller.gateway.derivation import SessionPlan, SourceKey
 from roller.gateway.store import MAX_ANCESTORS, CallFacts, SessionStore, open_engine
 from roller.gateway.store.engine import MIGRATIONS_DIR
+from roller.gateway.store.lineage import REFUSED_CYCLE, REFUSED_REWRITE, REFUSED_SELF
 from roller.gateway.store.models import Base
-from roller.gateway.store.repository import REFUSED_CYCLE, REFUSED_REWRITE, REFUSED_SELF
 from tests.gateway.conftest import ALICE_CC, ALICE_GEMINI, ALICE_OC, BOB_CC
 
 T = TypeVar("T")

@@ -19,8 +19,9 @@ from click.testing import CliRunner
 
 from roller.capture.tape import read_tape
 from roller.cli.main import cli, main
-from roller.cli.serving import is_loopback, parse_listen
+from roller.cli.serving import parse_listen
 from roller.errors import UsageError
+from roller.proxy.server import is_loopback
 from tests.support.servers import BackgroundLoop
 
 EVENT = b'data: {"type":"message_start"}\n\n'

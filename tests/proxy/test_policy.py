@@ -1,5 +1,6 @@
-"""The gateway hooks: a request policy that rejects, rewrites, routes and annotates, and
-the end hook that sees every exchange's outcome."""
+"""The gateway hooks: a request policy that admits or refuses on the head, then rejects,
+rewrites, routes and annotates once the body arrived, and the end hook that sees every
+exchange's outcome."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from aiohttp import web
 from yarl import URL
 
 from roller.capture.tape import Redaction
-from roller.proxy import ExchangeEnd, PolicyDecision, Rejection, RequestHead
+from roller.proxy import Admission, ExchangeEnd, PolicyDecision, Rejection, RequestHead
 from tests.proxy.conftest import ProxyFactory
 from tests.support.servers import BackgroundLoop, free_port
 
@@ -23,15 +24,21 @@ class GatewayPolicy:
     def __init__(self, special_upstream: str) -> None:
         self.special_upstream = special_upstream
         self.heads: list[RequestHead] = []
+        self.decided: list[bytes] = []
 
-    async def decide(self, head: RequestHead) -> PolicyDecision:
+    async def admit(self, head: RequestHead) -> Admission:
         self.heads.append(head)
         token = head.headers.get("authorization", "")
         if token != "Bearer gw-token":
-            return PolicyDecision(
+            return Admission(
                 reject=Rejection(401, {"error": {"type": "gateway_auth", "message": "bad token"}}),
                 annotations={"caller": None},
             )
+        return Admission(annotations={"caller": "unknown yet"}, context=token)
+
+    async def decide(self, head: RequestHead, admission: Admission) -> PolicyDecision:
+        assert admission.context == "Bearer gw-token"  # what admit handed itself
+        self.decided.append(head.body)
         if head.headers.get("x-roller-explode"):
             raise RuntimeError("policy bug")
         return PolicyDecision(
@@ -86,8 +93,10 @@ def test_policy_rejects_rewrites_routes_and_annotates(
     status, body = bg_loop.run(call("/v1/messages", "gw-token", **{"x-roller-explode": "1"}))
     assert status == 500 and body["error"]["type"] == "roller_policy_error"  # type: ignore[index]
 
-    # The policy saw the request as received, roller headers and auth included.
-    assert policy.heads[0].headers["x-roller-sample"] == "s1"
+    # The policy saw the request as received, roller headers and auth included; the
+    # refused one only by its head: its body was never read, nor decided on.
+    assert policy.heads[0].headers["x-roller-sample"] == "s1" and policy.heads[0].body == b""
+    assert policy.decided == [b"{}"] * 3
     # The upstreams got the swapped key and never the gateway token.
     for got in seen["default"] + seen["special"]:
         assert got["x-api-key"] == "sk-REAL-upstream-key"
@@ -98,6 +107,8 @@ def test_policy_rejects_rewrites_routes_and_annotates(
     rejected, ok, routed, exploded = proxy.tape().exchanges
     assert rejected.outcome == "rejected" and rejected.end.client_status == 401
     assert rejected.end.client_body["error"]["type"] == "gateway_auth"
+    assert rejected.request_body == b"" and rejected.end.request_bytes == 0
+    assert rejected.request.annotations == {"caller": None}
     assert ok.request.annotations == {"caller": "team-a", "sample": "s1"}
     assert routed.request.upstream == special
     assert exploded.outcome == "proxy_error" and exploded.end.error.code == "policy_error"
@@ -147,7 +158,10 @@ class BodyPolicy:
     def __init__(self) -> None:
         self.bodies: list[bytes] = []
 
-    async def decide(self, head: RequestHead) -> PolicyDecision:
+    async def admit(self, head: RequestHead) -> Admission:
+        return Admission()
+
+    async def decide(self, head: RequestHead, admission: Admission) -> PolicyDecision:
         self.bodies.append(head.body)
         conversation = json.loads(head.body).get("prompt_cache_key")
         return PolicyDecision(remove_query=("KEY",), annotations={"conversation": conversation})
@@ -246,7 +260,10 @@ def test_end_hook_runs_once_even_when_the_client_leaves_while_it_runs(
 class KeepPolicy:
     """Asks for the response body of paths under /keep/ only."""
 
-    async def decide(self, head: RequestHead) -> PolicyDecision:
+    async def admit(self, head: RequestHead) -> Admission:
+        return Admission()
+
+    async def decide(self, head: RequestHead, admission: Admission) -> PolicyDecision:
         return PolicyDecision(keep_response=head.path.startswith("/keep/"))
 
 

@@ -1,9 +1,11 @@
 """The recorder without sockets: each playbook is a sequence of events and the exact
 frames (and answers) it must produce, one per outcome of docs/architecture.md's table and
-per edge case; then the invariants over any sequence of events at all."""
+per edge case — refusals on the head, a body streaming to the tape in parts, a bounded
+kept response — then the invariants over any sequence of events at all."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -14,18 +16,12 @@ from hypothesis import strategies as st
 from yarl import URL
 
 from roller.capture.tape import EndMeta, ExchangeError, Redaction, RequestMeta, ResponseMeta
-from roller.proxy import ExchangeEnd, PolicyDecision, Rejection
-from roller.proxy.recorder import (
-    ABORT,
-    ALLOWED,
-    OWN_ANSWERS,
-    Forward,
-    IllegalTransition,
-    ReceivedHead,
-    Recorder,
-    Reply,
-    State,
-)
+from roller.proxy import Admission, ExchangeEnd, PolicyDecision, Rejection
+from roller.proxy.answers import ABORT, OWN_ANSWERS, Forward, Reply
+from roller.proxy.recorder import ALLOWED, IllegalTransition, Recorder, State
+from roller.proxy.redaction import Redactor
+from roller.proxy.request_record import FLUSH_BYTES, ReceivedHead
+from roller.proxy.routing import UNSAFE_PATH
 from roller.proxy.upstream import classify
 
 X = "tape-000001:1"
@@ -82,8 +78,16 @@ class FrameLog:
 
     frames: list[tuple[Any, ...]] = field(default_factory=list)
 
-    def request(self, exchange_id: str, meta: RequestMeta, *, t: int, body: bytes) -> None:
-        self.frames.append(("req+body", exchange_id, meta, t, body))
+    def request(
+        self, exchange_id: str, meta: RequestMeta, *, t: int, body: Sequence[bytes]
+    ) -> None:
+        self.frames.append(("req", exchange_id, meta, t, tuple(body)))
+
+    def request_body(self, exchange_id: str, data: Sequence[bytes]) -> None:
+        self.frames.append(("body", exchange_id, tuple(data)))
+
+    def annotate(self, exchange_id: str, annotations: Mapping[str, Any], *, t: int) -> None:
+        self.frames.append(("ann", exchange_id, dict(annotations), t))
 
     def response(self, exchange_id: str, meta: ResponseMeta, *, t: int) -> None:
         self.frames.append(("resp", exchange_id, meta, t))
@@ -96,10 +100,18 @@ class FrameLog:
 
 
 def _recorder(
-    *, route: str | None = UPSTREAM, max_body: int = 1 << 20, head: ReceivedHead = HEAD
+    *,
+    route: str | None = UPSTREAM,
+    max_body: int = 1 << 20,
+    head: ReceivedHead = HEAD,
+    admit: bool = True,
+    **options: Any,
 ) -> tuple[Recorder, FrameLog]:
     log = FrameLog()
-    return Recorder(log, X, head, route=lambda path: route, max_body=max_body), log
+    rec = Recorder(log, X, head, route=lambda path: route, max_body=max_body, **options)
+    if admit:
+        assert rec.admitted(None) is None
+    return rec, log
 
 
 def _forwarding(**options: Any) -> tuple[Recorder, FrameLog]:
@@ -131,7 +143,7 @@ def _own(code: str, message: str) -> tuple[Reply, dict[str, Any]]:
     return Reply(answer.status, body), body
 
 
-REQ_FRAME = ("req+body", X, REQ, T0, BODY)
+REQ_FRAME = ("req", X, REQ, T0, (BODY,))
 
 
 # -- one playbook per outcome ----------------------------------------------------------
@@ -161,6 +173,8 @@ def test_ok_stream_frames_in_order_and_the_end_event() -> None:
     assert rec.state is State.ENDED
     assert rec.end_event() == ExchangeEnd(
         X,
+        "POST",
+        "/v1/messages",
         "ok",
         200,
         200,
@@ -185,7 +199,23 @@ def test_the_response_body_goes_to_the_end_hook_when_the_policy_asks() -> None:
     rec.client_gone("reset", 3_000)
     end = rec.end_event()
     assert end.response_body == E1 + E2 and end.outcome == "client_disconnected"
-    assert [f[0] for f in log.frames] == ["req+body", "resp", "chunk", "chunk", "end"]
+    assert not end.response_over_limit
+    assert [f[0] for f in log.frames] == ["req", "resp", "chunk", "chunk", "end"]
+
+
+def test_a_kept_response_is_let_go_past_its_limit() -> None:
+    rec, log = _recorder(max_kept=len(E1) + 1)
+    rec.body_complete()
+    rec.decided(PolicyDecision(keep_response=True))
+    rec.upstream_head(200, "OK", SSE_HEADERS, "1.1", 2_000)
+    for data in (E1, E2):
+        rec.chunk(data)
+        rec.relayed(len(data))
+    rec.response_complete(3_000)
+    end = rec.end_event()
+    assert end.response_body is None and end.response_over_limit
+    # The tape has it all: only the in-memory copy was bounded.
+    assert [f[2] for f in log.frames if f[0] == "chunk"] == [E1, E2]
 
 
 def test_an_upstream_error_status_is_relayed_and_ok() -> None:
@@ -214,21 +244,54 @@ def test_rejected_by_the_policy_with_its_annotations() -> None:
     req = REQ._replace(annotations={"gateway": {"a": 1}})
     error = _error("rejected", '{"error": {"type": "gateway_auth", "message": "no token"}}')
     assert log.frames == [
-        ("req+body", X, req, T0, BODY),
+        ("req", X, req, T0, (BODY,)),
         _end("rejected", 2_000, error=error, client_status=401, client_body=body),
     ]
     assert rec.end_event().annotations == {"gateway": {"a": 1}}
 
 
-def test_rejected_when_the_body_is_over_the_limit() -> None:
+def test_refused_on_its_head_by_the_policy_its_body_never_read() -> None:
+    rec, log = _recorder(admit=False)
+    body = {"error": {"type": "gateway_auth", "message": "no token"}}
+    admission = Admission(reject=Rejection(401, body), annotations={"gateway": {"auth": "no"}})
+    assert rec.admitted(admission) == Reply(401, body)
+    for event in (lambda: rec.body_part(b"x"), rec.body_complete):  # the body is not read
+        with pytest.raises(IllegalTransition):
+            event()
+    rec.replied(2_000)
+    error = _error("rejected", '{"error": {"type": "gateway_auth", "message": "no token"}}')
+    assert log.frames == [
+        ("req", X, REQ._replace(annotations={"gateway": {"auth": "no"}}), T0, ()),
+        _end("rejected", 2_000, error=error, client_status=401, client_body=body, request_bytes=0),
+    ]
+
+
+def test_refused_on_its_head_when_its_content_length_is_over_the_limit() -> None:
+    announced = HEAD._replace(headers=(*HEAD.headers, ("Content-Length", "11")))
+    rec, log = _recorder(max_body=10, head=announced, admit=False)
+    message = "request body announces 11 bytes, over the limit of 10"
+    reply, body = _own("request_too_large", message)
+    assert rec.admitted(None) == reply and reply.status == 413
+    rec.replied(2_000)
+    assert log.frames[0][4] == () and log.frames[1] == _end(
+        "rejected",
+        2_000,
+        error=_error("request_too_large", message),
+        client_status=413,
+        client_body=body,
+        request_bytes=0,
+    )
+
+
+def test_rejected_when_the_body_grows_over_the_limit() -> None:
     rec, log = _recorder(max_body=10)
     assert rec.body_part(b"0123456789") is None
-    message = "request body exceeds 10 bytes"
+    message = "request body exceeds 10 bytes, over the limit of 10"
     reply, body = _own("request_too_large", message)
     assert rec.body_part(b"abc") == reply and reply.status == 413
     rec.replied(2_000)
     assert log.frames == [
-        ("req+body", X, REQ, T0, b"0123456789abc"),  # recorded as far as it arrived
+        ("req", X, REQ, T0, (b"0123456789", b"abc")),  # recorded as far as it was read
         _end(
             "rejected",
             2_000,
@@ -240,15 +303,20 @@ def test_rejected_when_the_body_is_over_the_limit() -> None:
     ]
 
 
-def test_rejected_when_the_target_is_not_a_path() -> None:
-    url = "http://example.com/v1/models"
-    absolute = HEAD._replace(target=url, path=url)
-    rec, log = _recorder(head=absolute)
-    rec.body_complete()
-    message = "the request target must be a path (origin form)"
+@pytest.mark.parametrize(
+    ("target", "message"),
+    [
+        ("http://example.com/v1/models", "the request target must be a path (origin form)"),
+        ("/v1/%2e%2e/secret", UNSAFE_PATH),
+        ("/v1/..%2Fsecret", UNSAFE_PATH),
+    ],
+)
+def test_refused_on_its_head_when_the_target_is_not_a_safe_path(target: str, message: str) -> None:
+    rec, log = _recorder(head=HEAD._replace(target=target, path=target), admit=False)
     reply, body = _own("bad_request_target", message)
-    assert rec.decided(None) == reply and reply.status == 400
+    assert rec.admitted(Admission(annotations={"gateway": 1})) == reply and reply.status == 400
     rec.replied(2_000)
+    assert log.frames[0][4] == ()  # the head only
     assert log.frames[-1] == _end(
         "rejected",
         2_000,
@@ -257,6 +325,56 @@ def test_rejected_when_the_target_is_not_a_path() -> None:
         client_body=body,
         request_bytes=0,
     )
+
+
+def test_the_policy_raising_on_the_head_is_answered_500() -> None:
+    rec, log = _recorder(admit=False)
+    error = _error("policy_error", "KeyError: 'x'")
+    reply, _body = _own("policy_error", error.message)
+    assert rec.admitted(None, error) == reply and reply.status == 500
+    rec.replied(2_000)
+    assert [f[0] for f in log.frames] == ["req", "end"] and log.frames[0][4] == ()
+
+
+def test_a_large_body_streams_to_the_tape_before_the_decision() -> None:
+    rec, log = _recorder(admit=False, max_body=1 << 30)
+    rec.admitted(Admission(annotations={"gateway": {"auth": "ok"}}, upstream="http://u:1"))
+    half = b"x" * (FLUSH_BYTES // 2)
+    for _ in range(5):
+        rec.body_part(half)
+    # Written out at the flush size, the req frame first, with what the head said.
+    assert [(f[0], len(f[4] if f[0] == "req" else f[2])) for f in log.frames] == [
+        ("req", 2),
+        ("body", 2),
+    ]
+    assert log.frames[0][2].upstream == "http://u:1"
+    assert log.frames[0][2].annotations == {"gateway": {"auth": "ok"}}
+    assert rec.body_complete() == half * 5  # the waiting part went out first
+    assert log.frames[-1] == ("body", X, (half,))
+    decision = PolicyDecision(annotations={"gateway": {"auth": "ok", "session_id": "s"}})
+    assert rec.decided(decision) == Forward("http://u:1")
+    # The decision's annotations come after the req frame, in an ann frame.
+    assert log.frames[-1] == ("ann", X, {"gateway": {"auth": "ok", "session_id": "s"}}, T0)
+    assert sum(
+        len(p)
+        for f in log.frames
+        for p in (f[4] if f[0] == "req" else f[2] if f[0] == "body" else ())
+    ) == 5 * len(half)
+    rec.client_gone("gone", 3_000)
+    assert rec.end_event().annotations == {"gateway": {"auth": "ok", "session_id": "s"}}
+
+
+def test_configured_names_are_redacted_from_the_request_and_the_response() -> None:
+    head = HEAD._replace(
+        headers=(*HEAD.headers, ("X-Key", "secret-h")), query=(*HEAD.query, ("k", "secret-q"))
+    )
+    rec, log = _recorder(head=head, redactor=Redactor(["x-key"], ["K"]))
+    rec.body_complete()
+    rec.decided(None)
+    rec.upstream_head(200, "OK", (("x-key", "echo"),), "1.1", 2_000)
+    req, resp = log.frames[0][2], log.frames[1][2]
+    assert req.redacted == Redaction(headers=("x-api-key", "x-key"), query=("key", "k"))
+    assert "secret" not in repr(req) and resp.redacted_headers == ("x-key",)
 
 
 def test_no_upstream_for_the_endpoint() -> None:
@@ -268,7 +386,7 @@ def test_no_upstream_for_the_endpoint() -> None:
     assert rec.decided(None) == reply and reply.status == 502
     rec.replied(2_000)
     assert log.frames == [
-        ("req+body", X, REQ._replace(upstream=None), T0, BODY),
+        ("req", X, REQ._replace(upstream=None), T0, (BODY,)),
         _end(
             "no_upstream",
             2_000,
@@ -340,7 +458,7 @@ def test_client_gone_mid_body_records_the_head_and_what_arrived() -> None:
     rec.body_part(b'{"mod')
     rec.body_failed("Connection reset by peer", 2_000)
     assert log.frames == [
-        ("req+body", X, REQ, T0, b'{"mod'),
+        ("req", X, REQ, T0, (b'{"mod',)),
         _end(
             "client_disconnected",
             2_000,
@@ -413,6 +531,12 @@ def test_client_gone_during_roller_s_own_answer() -> None:
     )
 
 
+def test_client_gone_before_the_head_was_judged_records_the_head() -> None:
+    rec, log = _recorder(admit=False)
+    rec.client_gone("reset", 2_000)
+    assert [f[0] for f in log.frames] == ["req", "end"] and log.frames[0][4] == ()
+
+
 @pytest.mark.parametrize("setup", ["receiving", "forwarding", "relaying"])
 def test_shutdown_in_flight(setup: str) -> None:
     if setup == "receiving":
@@ -455,7 +579,7 @@ def test_a_bug_before_any_response_is_answered_502(setup: str) -> None:
     reply, body = _own("proxy_error", error.message)
     assert rec.failed(error, 2_000) == reply and reply.status == 502
     rec.replied(3_000)
-    assert [f[0] for f in log.frames] == ["req+body", "end"]
+    assert [f[0] for f in log.frames] == ["req", "end"]
     assert log.frames[-1][2].outcome == "proxy_error"
     assert log.frames[-1][2].client_body == body
 
@@ -475,6 +599,7 @@ def test_a_bug_mid_response_aborts_the_client() -> None:
 def test_events_out_of_their_state_are_refused_and_write_nothing() -> None:
     rec, log = _recorder()
     for event in (
+        lambda: rec.admitted(None),
         lambda: rec.decided(None),
         lambda: rec.upstream_head(200, "OK", (), "1.1", 1),
         lambda: rec.chunk(b"x"),
@@ -496,12 +621,14 @@ def test_events_out_of_their_state_are_refused_and_write_nothing() -> None:
     ):
         with pytest.raises(IllegalTransition):
             event()
-    assert [f[0] for f in log.frames] == ["req+body", "end"]  # exactly one end frame
+    assert [f[0] for f in log.frames] == ["req", "end"]  # exactly one end frame
 
 
 # -- invariants over any sequence of events -----------------------------------------------
 
 EVENTS = {
+    "admitted": lambda r: r.admitted(None),
+    "admitted_reject": lambda r: r.admitted(Admission(reject=Rejection(401, {}))),
     "body_part": lambda r: r.body_part(b"ab"),
     "body_complete": lambda r: r.body_complete(),
     "body_failed": lambda r: r.body_failed("reset", 5),
@@ -523,16 +650,18 @@ EVENTS = {
 }
 # The recorder's table entry each of those events is checked against.
 TABLE_KEY = {name: name for name in EVENTS} | {
+    "admitted_reject": "admitted",
     "decided_reject": "decided",
     "policy_error": "decided",
 }
 # A way into each state.
 INTO = {
-    State.RECEIVING_BODY: [],
-    State.DECIDING: ["body_complete"],
-    State.FORWARDING: ["body_complete", "decided"],
-    State.RELAYING: ["body_complete", "decided", "upstream_head"],
-    State.REPLYING: ["body_complete", "decided_reject"],
+    State.ADMITTING: [],
+    State.RECEIVING_BODY: ["admitted"],
+    State.DECIDING: ["admitted", "body_complete"],
+    State.FORWARDING: ["admitted", "body_complete", "decided"],
+    State.RELAYING: ["admitted", "body_complete", "decided", "upstream_head"],
+    State.REPLYING: ["admitted_reject"],
     State.ENDED: ["client_gone"],
 }
 
@@ -551,7 +680,7 @@ def test_the_table_names_every_event_the_recorder_has() -> None:
 def test_each_event_is_accepted_exactly_in_the_states_of_the_table(
     state: State, event: str
 ) -> None:
-    rec, log = _recorder()
+    rec, log = _recorder(admit=False)
     for step in INTO[state]:
         EVENTS[step](rec)
     assert rec.state is state
@@ -571,7 +700,7 @@ def test_each_event_is_accepted_exactly_in_the_states_of_the_table(
     routed=st.booleans(),
 )
 def test_any_sequence_keeps_the_rules(events: list[str], max_body: int, routed: bool) -> None:
-    rec, log = _recorder(max_body=max_body, route=UPSTREAM if routed else None)
+    rec, log = _recorder(max_body=max_body, route=UPSTREAM if routed else None, admit=False)
     for name in events:
         before = len(log.frames)
         try:
@@ -579,11 +708,17 @@ def test_any_sequence_keeps_the_rules(events: list[str], max_body: int, routed: 
         except IllegalTransition:
             assert len(log.frames) == before  # a refused event writes nothing
         kinds = [f[0] for f in log.frames]
-        # Record first: the req frame opens the exchange, exactly when it should exist.
-        assert (kinds[:1] == ["req+body"]) == (
-            rec.state not in (State.RECEIVING_BODY, State.DECIDING)
-        )
-        assert kinds.count("req+body") <= 1 and kinds.count("resp") <= 1
+        # Record first: the req frame opens the exchange; it exists past DECIDING, never
+        # while the head is being judged; body and ann frames only ever follow it.
+        if rec.state in (State.FORWARDING, State.RELAYING, State.REPLYING, State.ENDED):
+            assert kinds[:1] == ["req"]
+        if rec.state is State.ADMITTING:
+            assert kinds == []
+        assert kinds.count("req") <= 1 and kinds.count("resp") <= 1
+        assert all(k == "req" for k in kinds[:1])
+        if rec.state in (State.FORWARDING, State.RELAYING):  # every byte read is taped
+            taped = sum(len(p) for f in log.frames if f[0] in ("req", "body") for p in f[-1])
+            assert taped == rec.request_bytes
         # Exactly one end frame once ended, none before, nothing after it.
         assert kinds.count("end") == (1 if rec.ended else 0)
         assert "end" not in kinds[:-1]

@@ -86,9 +86,10 @@ def rewrite_tape(tape: Path, refs: Mapping[str, BodyRef], bodies: Mapping[str, b
     the `bref` frames of exchanges not in `refs` (their bodies in `bodies`). Returns the
     bytes saved. Segments that do not read whole are left as they are."""
     saved = 0
+    done: set[str] = set()  # across segments: a body may span a segment rotation
     for _, path in list_segments(tape):
         data = path.read_bytes()
-        rewritten = _segment(data, refs, bodies)
+        rewritten = _segment(data, refs, bodies, done)
         if rewritten is None or rewritten == data:
             continue
         tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
@@ -102,9 +103,10 @@ def rewrite_tape(tape: Path, refs: Mapping[str, BodyRef], bodies: Mapping[str, b
     return saved
 
 
-def _segment(data: bytes, refs: Mapping[str, BodyRef], bodies: Mapping[str, bytes]) -> bytes | None:
+def _segment(
+    data: bytes, refs: Mapping[str, BodyRef], bodies: Mapping[str, bytes], done: set[str]
+) -> bytes | None:
     out: list[bytes] = []
-    done: set[str] = set()
     pos = 0
     while pos < len(data):
         newline = data.find(b"\n", pos)

@@ -2,7 +2,9 @@
 
 Rules kept (docs/protocol.md, "Calls"):
 - `context` is the request body parsed as JSON (`parse_context`): None for an empty
-  body, and None with a `context_not_json` error for one that does not parse;
+  body, and None with a `context_not_json` error for one that does not parse (also one
+  Python's reader refuses: an integer past 4,300 digits, nesting past its recursion
+  limit — a body never aborts a reader);
   `context_sha256` hashes the exact bytes. Finalize decodes with this function and every
   reader of a compact/v3 capture rebuilds `context` from the stored bytes with it, so
   the two can never disagree.
@@ -37,8 +39,10 @@ def parse_context(body: bytes) -> ParsedContext:
         return ParsedContext(None, None)
     try:
         return ParsedContext(json.loads(body), None)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except (UnicodeDecodeError, ValueError) as exc:  # also an integer past 4300 digits
         return ParsedContext(None, f"request body is not JSON: {exc}")
+    except RecursionError:  # JSON nested deeper than Python's reader goes
+        return ParsedContext(None, "request body is JSON nested too deeply to read")
 
 
 def context_json(value: Any) -> bytes:

@@ -116,12 +116,15 @@ def calls(
 
 def _export_gateway(db: str, account: str | None, out: Path | None, include_blocked: bool) -> None:
     from roller.gateway.config import resolve_db
-    from roller.gateway.export import gateway_records
+    from roller.gateway.export import Skipped, gateway_records
     from roller.gateway.store import SessionStore, open_engine
 
     store = SessionStore(open_engine(resolve_db(db, Path.cwd())))
+    skipped: list[Skipped] = []
     try:
-        records = gateway_records(store, account=account, include_blocked=include_blocked)
+        records = gateway_records(
+            store, account=account, include_blocked=include_blocked, skipped=skipped
+        )
         if out is None:
             n = write_jsonl(records, sys.stdout)
         else:
@@ -130,6 +133,12 @@ def _export_gateway(db: str, account: str | None, out: Path | None, include_bloc
     finally:
         store.engine.dispose()
     click.echo(f"exported {n} call(s)", err=True)
+    if skipped:
+        click.echo(f"skipped {len(skipped)} call(s) whose record could not be built:", err=True)
+        for skip in skipped:
+            click.echo(
+                f"  call {skip.call_id} (exchange {skip.exchange_id}): {skip.reason}", err=True
+            )
 
 
 def _valid_attempts(path: Path) -> list[AttemptPaths]:

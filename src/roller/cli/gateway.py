@@ -5,7 +5,10 @@ Rules this command keeps:
   listens, which database and which tape (stdout, flushed: scripts read the first line to
   learn a port chosen with `:0`). CLI flags win over the file's `[gateway]` table.
 - SIGINT/SIGTERM stop it cleanly: exchanges in flight get a grace period and their
-  `call` rows are written before the store closes.
+  `call` rows are written before the store closes. Tape write errors or call rows that
+  could not be written make the exit code 1.
+- A non-loopback `--listen` needs `--tls-cert` and `--tls-key` (HTTPS) or
+  `--allow-insecure-remote` (roller.gateway.server.check_exposure).
 - `token add` prints the new token once, on stdout, and stores only its SHA-256.
 """
 
@@ -37,6 +40,21 @@ _CONFIG = click.Path(dir_okay=False, path_type=Path)
     type=click.Path(file_okay=False, path_type=Path),
     help="Tape directory (default from config, else 'tape' beside it).",
 )
+@click.option(
+    "--tls-cert",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="PEM certificate chain: serve HTTPS.",
+)
+@click.option(
+    "--tls-key",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="PEM private key of --tls-cert.",
+)
+@click.option(
+    "--allow-insecure-remote",
+    is_flag=True,
+    help="Allow a non-loopback --listen address without TLS (tokens then cross in clear).",
+)
 @click.option("--shutdown-grace", type=float, default=5.0, show_default=True)
 @click.pass_context
 def command(
@@ -45,6 +63,9 @@ def command(
     listen: str | None,
     db: str | None,
     tape_dir: Path | None,
+    tls_cert: Path | None,
+    tls_key: Path | None,
+    allow_insecure_remote: bool,
     shutdown_grace: float,
 ) -> int | None:
     """Run the recording gateway: many harnesses, one proxy core, sessions in a database.
@@ -58,32 +79,52 @@ def command(
         return None
     if config_path is None:
         raise UsageError("roller gateway needs --config gateway.toml")
+    if (tls_cert is None) != (tls_key is None):
+        raise UsageError("--tls-cert and --tls-key go together")
     config = load_config(config_path)
     base = config_path.parent
     host, port = parse_listen(listen or config.listen)
     db_url = resolve_db(db, Path.cwd()) if db else config.db or f"sqlite:///{base / 'gateway.db'}"
     tape = tape_dir or config.tape or base / "tape"
-    gateway = Gateway(config, db_url=db_url, tape_dir=tape, host=host, port=port)
+    gateway = Gateway(
+        config,
+        db_url=db_url,
+        tape_dir=tape,
+        host=host,
+        port=port,
+        tls=None if tls_cert is None or tls_key is None else (tls_cert, tls_key),
+        allow_insecure_remote=allow_insecure_remote,
+    )
     return asyncio.run(_serve(gateway, shutdown_grace))
 
 
 async def _serve(gateway: Gateway, grace: float) -> int:
     url = await gateway.start()
-    try:
-        await announce_and_wait(
-            [
-                f"roller gateway: listening on {url}",
-                f"roller gateway: db {safe_url(gateway.db_url)}",
-                f"roller gateway: tape {gateway.tape_dir.resolve()}",
-            ]
+    lines = [
+        f"roller gateway: listening on {url}",
+        f"roller gateway: db {safe_url(gateway.db_url)}",
+        f"roller gateway: tape {gateway.tape_dir.resolve()}",
+    ]
+    if gateway.recovery.crashed:
+        lines.append(
+            "roller gateway: the previous run did not stop cleanly; "
+            f"{gateway.recovery.rows_written} exchange(s) without a call row recovered"
         )
+    try:
+        await announce_and_wait(lines)
     finally:
         await gateway.stop(grace=grace)
     errors = gateway.tape_errors
     click.echo("roller gateway: stopped; tape closed")
     for error in errors:
         click.echo(f"roller gateway: tape error: {error}", err=True)
-    return 1 if errors else 0
+    if gateway.store_errors:
+        click.echo(
+            f"roller gateway: {gateway.store_errors} call row(s) could not be written; "
+            "each exchange says so on the tape (end_hook_error)",
+            err=True,
+        )
+    return 1 if errors or gateway.store_errors else 0
 
 
 @command.group("token")

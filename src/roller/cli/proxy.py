@@ -18,9 +18,10 @@ from pathlib import Path
 
 import click
 
-from roller.cli.serving import announce_and_wait, is_loopback, parse_listen
+from roller.cli.serving import announce_and_wait, parse_listen
 from roller.errors import UsageError
-from roller.proxy import ProxyConfig, ProxyServer, Upstreams
+from roller.proxy import ProxyConfig, ProxyServer, Redactor, Upstreams
+from roller.proxy.server import DEFAULT_MAX_REQUEST_BODY, is_loopback
 
 
 @click.command("proxy")
@@ -61,6 +62,27 @@ from roller.proxy import ProxyConfig, ProxyServer, Upstreams
     help="Allow a non-loopback --listen address (the proxy is then an open relay).",
 )
 @click.option(
+    "--redact-header",
+    "redact_headers",
+    multiple=True,
+    metavar="NAME",
+    help="Also keep this header off the tape (repeatable), e.g. a key in x-key.",
+)
+@click.option(
+    "--redact-query",
+    "redact_query",
+    multiple=True,
+    metavar="NAME",
+    help="Also keep this query parameter off the tape (repeatable), e.g. k.",
+)
+@click.option(
+    "--max-request-body-mib",
+    type=click.FloatRange(min=0, min_open=True),
+    default=DEFAULT_MAX_REQUEST_BODY / (1 << 20),
+    show_default=True,
+    help="A request body over this is refused (413), never held whole.",
+)
+@click.option(
     "--connect-timeout", type=float, default=10.0, show_default=True, help="Seconds to connect."
 )
 @click.option(
@@ -87,6 +109,9 @@ def proxy(
     tape_dir: Path,
     ca_bundle: Path | None,
     allow_remote: bool,
+    redact_headers: tuple[str, ...],
+    redact_query: tuple[str, ...],
+    max_request_body_mib: float,
     connect_timeout: float,
     read_timeout: float,
     shutdown_grace: float,
@@ -96,8 +121,9 @@ def proxy(
     Every request is forwarded byte for byte and its response streamed back as it
     arrives; each exchange (request head and body, response head, body chunks with
     arrival times, outcome) is appended to the tape. Authentication headers, cookies and
-    key-like query parameters never reach the tape; x-roller-* headers are removed
-    before forwarding and recorded as identity evidence. The outgoing accept-encoding is
+    key-like query parameters never reach the tape (add more names with --redact-header
+    and --redact-query; request bodies are recorded as sent); x-roller-* headers are
+    removed before forwarding and recorded as identity evidence. The outgoing accept-encoding is
     narrowed to gzip/deflate so every recording stays decodable.
 
     The upstream is chosen by endpoint: a per-protocol upstream if given, else
@@ -122,6 +148,8 @@ def proxy(
         ca_bundle=ca_bundle,
         connect_timeout=connect_timeout,
         read_timeout=read_timeout or None,
+        max_request_body=int(max_request_body_mib * (1 << 20)),
+        redactor=Redactor(redact_headers, redact_query),
     )
     return asyncio.run(_serve(config, shutdown_grace))
 

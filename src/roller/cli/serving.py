@@ -11,7 +11,6 @@ Not a command: the listen address they parse, and how they wait to be stopped. R
 from __future__ import annotations
 
 import asyncio
-import ipaddress
 import signal
 from collections.abc import Sequence
 
@@ -33,15 +32,6 @@ def parse_listen(value: str) -> tuple[str, int]:
             f"(e.g. 127.0.0.1:8080), got {value!r}"
         )
     return host, int(port)
-
-
-def is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 async def announce_and_wait(lines: Sequence[str]) -> None:

@@ -5,9 +5,16 @@ The plan is data (built by the adapter); this module only executes it. The harne
 started by the supervisor (`roller.collect.supervisor`, a stdlib-only script) in its own
 session, so ending it ends every process it started, and the supervisor ends all of them
 when roller dies, even by `kill -9` (it reads EOF on a socket only roller holds).
-stdout/stderr go to files under raw/harness/; `launch.json` records the plan with the
-values of secret environment variables removed; `process.json` the harness's pid and
-process group (debug material: where to look for it in the process table).
+stdout/stderr go to files under raw/harness/; `launch.json` records the plan;
+`process.json` the harness's pid and process group (debug material: where to look for it
+in the process table).
+
+What of the environment reaches disk is decided in one place, `recorded_environment`:
+the values of what roller itself set (a variable it added or changed: base URLs, scratch
+HOME, its own flags; a secret it passed, such as an API key, as `<secret>`) and only the
+names of what the harness inherited unchanged from the user's environment — any of
+those may be a secret (`MY_SERVICE_TOKEN`, `AWS_SECRET_ACCESS_KEY`), and no list of
+known key names can tell which.
 """
 
 from __future__ import annotations
@@ -15,9 +22,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import os
 import socket
 import sys
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -38,13 +47,34 @@ class LaunchResult:
     stopped: bool = False  # ended early on request (the user's Ctrl-C)
 
 
-def write_plan_record(plan: LaunchPlan, path: Path) -> None:
-    env = {k: ("<secret>" if k in plan.secret_env else v) for k, v in sorted(plan.env.items())}
+def recorded_environment(
+    plan: LaunchPlan, inherited: Mapping[str, str]
+) -> tuple[dict[str, str], list[str]]:
+    """What `launch.json` keeps of `plan.env`: roller's own variables with their values
+    (secrets masked), and the sorted names of those inherited unchanged."""
+    env: dict[str, str] = {}
+    names: list[str] = []
+    for name, value in sorted(plan.env.items()):
+        if name in plan.secret_env:
+            env[name] = "<secret>"
+        elif inherited.get(name) == value:
+            names.append(name)
+        else:
+            env[name] = value
+    return env, names
+
+
+def write_plan_record(
+    plan: LaunchPlan, path: Path, inherited: Mapping[str, str] | None = None
+) -> None:
+    """`launch.json` for `plan`; `inherited` is the environment roller started with."""
+    env, names = recorded_environment(plan, os.environ if inherited is None else inherited)
     record = {
         "argv": list(plan.argv),
         "cwd": str(plan.cwd),
         "timeout_s": plan.timeout_s,
         "env": env,
+        "inherited_env": names,
         "files": [str(f.path) for f in plan.files],
     }
     atomic_write(path, (json.dumps(record, indent=2) + "\n").encode())

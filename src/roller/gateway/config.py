@@ -6,6 +6,9 @@ listen = "127.0.0.1:8787"
 db = "gateway.db"                           # a path (SQLite) or a URL (postgresql://...)
 tape = "tape"
 inactivity_minutes = 30                     # source-keyed sessions close after this
+max_request_body_mib = 32                   # a bigger body is refused (413), never held
+redact_headers = ["x-key"]                  # also kept off the tape (and not forwarded)
+redact_query = ["k"]
 
 [upstreams]                                 # per protocol family
 anthropic = { url = "https://api.anthropic.com", key_env = "ANTHROPIC_API_KEY" }
@@ -16,6 +19,8 @@ principal = "alice"
 account = "acme"
 harness = "claude-code"
 token_sha256 = "<64 hex>"                   # the token itself is never stored
+roller_headers = false                      # trust its x-roller-* identity (default:
+                                            # only for harness = "generic")
 
 [[grants]]                                  # off by default: widen the note scope
 account = "acme"
@@ -33,6 +38,12 @@ Rules this module keeps:
 - Relative paths are relative to the configuration file, not the working directory.
 - `key_env` names an environment variable; the key itself never appears in the file and
   is read at start (`resolve_upstream_keys`), failing early when it is missing.
+- A client's `x-roller-*` identity headers count only when it is configured to send
+  them (`roller_headers`; the default is its harness's `WireProfile.roller_headers`,
+  true for a harness that has no identity of its own): any other credential could
+  otherwise forge a subagent and its parent.
+- Model request bodies are refused past `max_request_body_mib` (default 32 MiB, the
+  providers' own limit); the proxy never holds or tapes more of one.
 """
 
 from __future__ import annotations
@@ -45,15 +56,17 @@ from pathlib import Path
 from typing import Any, Final, Literal
 
 from roller.errors import ConfigError, UsageError
-from roller.harnesses import harness_names
+from roller.harnesses import harness_names, registry
 from roller.proxy.routing import check_upstream_url
 from roller.wire.endpoints import FAMILIES, Family
 
 NAME_PATTERN: Final = re.compile(r"[A-Za-z0-9_.@\-]{1,100}")
 _SHA256: Final = re.compile(r"[0-9a-f]{64}")
 _ENV_NAME: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_HEADER_NAME: Final = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]{1,100}")  # an HTTP token
 MOCK_PREFIX: Final = "mock:"
 DEFAULT_INACTIVITY_MINUTES: Final = 30.0
+DEFAULT_MAX_REQUEST_BODY_MIB: Final = 32.0
 
 GrantScope = Literal["account"]
 GRANT_SCOPES: Final[tuple[GrantScope, ...]] = ("account",)
@@ -78,6 +91,7 @@ class Client:
     principal: str
     account: str
     harness: str
+    roller_headers: bool = False  # its x-roller-* identity headers are believed
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,6 +104,9 @@ class GatewayConfig:
     db: str | None = None
     tape: Path | None = None
     inactivity_seconds: float = DEFAULT_INACTIVITY_MINUTES * 60
+    max_request_body: int = int(DEFAULT_MAX_REQUEST_BODY_MIB * 1024 * 1024)
+    redact_headers: tuple[str, ...] = ()
+    redact_query: tuple[str, ...] = ()
 
 
 def check_name(what: str, value: object) -> str:
@@ -127,13 +144,20 @@ def parse_config(raw: dict[str, Any], *, base: Path, path: Path | None = None) -
     if unknown:
         raise ConfigError(f"unknown top-level keys: {', '.join(sorted(unknown))}")
     settings = _table(raw.get("gateway", {}), "[gateway]")
-    allowed = {"listen", "db", "tape", "inactivity_minutes"}
+    allowed = {
+        "listen",
+        "db",
+        "tape",
+        "inactivity_minutes",
+        "max_request_body_mib",
+        "redact_headers",
+        "redact_query",
+    }
     if set(settings) - allowed:
         extra = ", ".join(sorted(set(settings) - allowed))
         raise ConfigError(f"[gateway]: unknown keys: {extra}")
-    minutes = settings.get("inactivity_minutes", DEFAULT_INACTIVITY_MINUTES)
-    if not isinstance(minutes, int | float) or isinstance(minutes, bool) or minutes <= 0:
-        raise ConfigError("[gateway] inactivity_minutes must be a positive number")
+    minutes = _positive(settings, "inactivity_minutes", DEFAULT_INACTIVITY_MINUTES)
+    body_mib = _positive(settings, "max_request_body_mib", DEFAULT_MAX_REQUEST_BODY_MIB)
     db = settings.get("db")
     if db is not None and not isinstance(db, str):
         raise ConfigError("[gateway] db must be a string")
@@ -152,7 +176,26 @@ def parse_config(raw: dict[str, Any], *, base: Path, path: Path | None = None) -
         db=None if db is None else resolve_db(db, base),
         tape=None if tape is None else base / tape,
         inactivity_seconds=float(minutes) * 60,
+        max_request_body=int(body_mib * 1024 * 1024),
+        redact_headers=_names(settings, "redact_headers"),
+        redact_query=_names(settings, "redact_query"),
     )
+
+
+def _positive(settings: dict[str, Any], key: str, default: float) -> float:
+    value = settings.get(key, default)
+    if not isinstance(value, int | float) or isinstance(value, bool) or value <= 0:
+        raise ConfigError(f"[gateway] {key} must be a positive number")
+    return float(value)
+
+
+def _names(settings: dict[str, Any], key: str) -> tuple[str, ...]:
+    value = settings.get(key, [])
+    if not isinstance(value, list) or not all(
+        isinstance(v, str) and _HEADER_NAME.fullmatch(v) for v in value
+    ):
+        raise ConfigError(f"[gateway] {key} must be a list of header or parameter names")
+    return tuple(value)
 
 
 def resolve_db(value: str, base: Path) -> str:
@@ -215,8 +258,11 @@ def _clients(value: object) -> tuple[Client, ...]:
     for i, spec in enumerate(value, 1):
         entry = _table(spec, f"[[clients]] #{i}")
         required = {"token_sha256", "principal", "account", "harness"}
-        if set(entry) != required:
-            raise ConfigError(f"[[clients]] #{i}: needs exactly {', '.join(sorted(required))}")
+        if not required <= set(entry) <= required | {"roller_headers"}:
+            raise ConfigError(
+                f"[[clients]] #{i}: needs exactly {', '.join(sorted(required))}"
+                " (and optionally roller_headers)"
+            )
         digest = entry["token_sha256"]
         if not isinstance(digest, str) or _SHA256.fullmatch(digest) is None:
             raise ConfigError(f"[[clients]] #{i}: token_sha256 must be 64 lower-case hex digits")
@@ -224,12 +270,18 @@ def _clients(value: object) -> tuple[Client, ...]:
             raise ConfigError(f"[[clients]] #{i}: the same token is listed twice")
         seen.add(digest)
         try:
+            harness = check_harness(entry["harness"])
+            # By default, only a harness that declares itself with them (WireProfile).
+            trusted = entry.get("roller_headers", registry().wire(harness).roller_headers)
+            if not isinstance(trusted, bool):
+                raise ConfigError("roller_headers must be true or false")
             clients.append(
                 Client(
                     token_sha256=digest,
                     principal=check_name("principal", entry["principal"]),
                     account=check_name("account", entry["account"]),
-                    harness=check_harness(entry["harness"]),
+                    harness=harness,
+                    roller_headers=trusted,
                 )
             )
         except ConfigError as exc:

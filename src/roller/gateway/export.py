@@ -8,12 +8,15 @@ means one thing everywhere). The participant of a gateway call is its session ro
 
 Rules kept: a call whose tape exchange is missing, or whose participant is unknown
 (source-keyed, or its own id was rejected), is never exportable; blocked calls leave only
-when asked for, each saying why.
+when asked for, each saying why. One bad call never aborts an export: a body the decoder
+cannot read is a blocked record saying why (lossless: the bytes stay on the tape), and a
+record that cannot be built at all is skipped and counted with its reason (`Skipped`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
 from roller.capture.models import IdentityStatus
@@ -37,9 +40,24 @@ def _participant(row: RuntimeSession | None) -> dict[str, Any] | None:
     }
 
 
+@dataclass(frozen=True, slots=True)
+class Skipped:
+    """A call whose record could not be built: its id and why."""
+
+    call_id: str
+    exchange_id: str
+    reason: str
+
+
 def gateway_records(
-    store: SessionStore, *, account: str | None = None, include_blocked: bool = False
+    store: SessionStore,
+    *,
+    account: str | None = None,
+    include_blocked: bool = False,
+    skipped: list[Skipped] | None = None,
 ) -> Iterator[dict[str, Any]]:
+    """Each call's record, oldest first; one that cannot be built is appended to
+    `skipped` (when given) instead of ending the export."""
     sessions = {row.id: row for row in store.sessions(account)}
     tapes: dict[str, dict[str, TapeExchange]] = {}
     for sequence, call in enumerate(store.calls()):
@@ -47,7 +65,14 @@ def gateway_records(
             continue
         if call.tape_dir not in tapes:
             tapes[call.tape_dir] = read_tape(call.tape_dir).by_id()
-        record = _record(sequence, call, sessions.get(call.session_id or ""), tapes[call.tape_dir])
+        row = sessions.get(call.session_id or "")
+        try:
+            record = _record(sequence, call, row, tapes[call.tape_dir])
+        except Exception as exc:  # noqa: BLE001 - a decoder bug costs this record, not the export
+            reason = f"{type(exc).__name__}: {exc}"[:500]
+            if skipped is not None:
+                skipped.append(Skipped(call.id, call.exchange_id, reason))
+            continue
         if record["export_status"] == "exportable" or include_blocked:
             yield record
 
@@ -116,4 +141,6 @@ def _record(
         export_blocked_by=list(blocked),
     )
     record["execution_status"] = decoded.execution_status
+    # Why a call is blocked when its bytes could not be read (the bytes stay on the tape).
+    record["errors"] = [{"code": code, "message": message} for code, message in decoded.errors]
     return record

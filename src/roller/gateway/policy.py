@@ -1,26 +1,35 @@
 """The gateway's request policy and end hook, plugged into the proxy core.
 
-`GatewayPolicy.decide(head)` runs once per model request, with the whole body, before
-anything is recorded or forwarded:
-1. authenticate the roller token (`roller.gateway.tokens`); an unknown, missing or
-   ambiguous token gets a 401, recorded on the tape (the proxy never writes credentials)
-   and as a `call` row that belongs to no one;
-2. pick the upstream for the request's protocol family and swap the roller token for the
-   real upstream key (outgoing headers are never recorded; `?key=` is dropped);
-3. derive the session: `roller.harnesses.identify` under the credential's declared harness
-   (explicit roller headers, gated native headers, body conversation id), mapped onto
-   rows by `roller.gateway.derivation`, else source keying on the principal;
-4. find or create the rows and link the parent (`roller.gateway.store`), in a worker
-   thread so the event loop never waits on the database;
-5. annotate the tape's `req` frame with who and which session (`annotations["gateway"]`).
+`GatewayPolicy.admit(head)` runs on the request head, before a byte of the body is read:
+1. a path in the gateway's own namespace (`roller.gateway.paths`) is never forwarded (404);
+2. authenticate the roller token (`roller.gateway.tokens`); an unknown, missing,
+   ambiguous or non-UTF-8 token gets a 401 at once, recorded on the tape by its head and
+   outcome only (the body is never read: an unauthenticated request costs no body) and
+   as a `call` row that belongs to no one;
+3. name the upstream for the request's protocol family.
+`GatewayPolicy.decide(head, admission)` runs once the body arrived, before forwarding:
+4. derive the session: `roller.harnesses.identify` under the credential's declared harness
+   (roller's own headers only when the credential is configured to send them, gated
+   native headers, body conversation id), mapped onto rows by `roller.gateway.derivation`,
+   else source keying on the principal;
+5. find or create the rows and link the parent (`roller.gateway.store`, with the tape
+   exchange for the lineage audit), in a worker thread so the event loop never waits on
+   the database; a store failure fails the request (500, recorded by the proxy as
+   `policy_error`): a call the gateway cannot account for is not forwarded;
+6. swap the roller token for the real upstream key, and strip every other credential the
+   gateway does not own (every header the redaction rules or the configured names call
+   secret, every secret query parameter): outgoing changes are never recorded;
+7. annotate the tape's request with who and which session (`annotations["gateway"]`).
 
-`on_exchange_end` writes the `call` row pointing at the tape exchange, with the status
-rulebook's execution and response-capture statuses (`roller.capture.statuses`, the same
-functions finalize uses): for a model call the decision asks the proxy for the response
-body (`keep_response`), and the hook reads it with `roller.wire.response.read_response`
-after the client has its response, so no decoding happens on the request path. A store
-failure during `decide` fails the request (500, recorded by the proxy as `policy_error`):
-a call the gateway cannot account for is not forwarded.
+`on_exchange_end` writes the exchange's one `call` row pointing at the tape exchange —
+for every exchange the proxy recorded, refused ones included — with the status rulebook's
+execution and response-capture statuses (`roller.capture.statuses`, the same functions
+finalize uses): for a model call the decision asks the proxy for the response body
+(`keep_response`), and the hook reads it with `roller.wire.response.read_response` after
+the client has its response, so no decoding happens on the request path. A response the
+proxy let go (over its `max_kept_response`) is judged without its body and flagged. A
+failing write is retried (`ROW_ATTEMPTS`), then raised: the proxy counts it and writes it
+on the exchange's tape record (`end_hook_error`).
 """
 
 from __future__ import annotations
@@ -30,6 +39,7 @@ import json
 import logging
 import time
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Final
@@ -38,16 +48,19 @@ from roller.capture.models import ExecutionStatus, ResponseCaptureStatus
 from roller.capture.statuses import ExchangeFacts, execution_status, response_capture_status
 from roller.gateway.config import Client, GatewayConfig
 from roller.gateway.derivation import SessionPlan, plan_session
-from roller.gateway.store import CallFacts, Resolution, SessionStore
-from roller.gateway.tokens import (
-    CREDENTIAL_HEADERS,
-    CREDENTIAL_QUERY,
-    presented_token,
-    token_sha256,
-)
+from roller.gateway.paths import own_route
+from roller.gateway.store import CallFacts, RequestRef, Resolution, SessionStore, StoreError
+from roller.gateway.tokens import CREDENTIAL_QUERY, presented_token, token_sha256
 from roller.harnesses import identify
 from roller.identity import WireIdentity
-from roller.proxy import ExchangeEnd, PolicyDecision, Rejection, RequestHead
+from roller.proxy import (
+    Admission,
+    ExchangeEnd,
+    PolicyDecision,
+    Redactor,
+    Rejection,
+    RequestHead,
+)
 from roller.wire import codec_for
 from roller.wire.endpoints import Endpoint, Family, endpoint_for
 from roller.wire.response import read_response
@@ -55,7 +68,9 @@ from roller.wire.types import ProtocolName
 
 log = logging.getLogger("roller.gateway")
 
-ROUTE_PREFIX: Final = "/roller/"
+ROW_ATTEMPTS: Final = 3  # writes of a call row before its failure is raised
+_ROW_BACKOFF_S: Final = (0.05, 0.25)
+MAX_MODEL_ANNOTATION: Final = 1000  # characters of a requested model kept on the tape
 _FAMILY_BY_SOURCE: Final[Mapping[str, Family]] = {
     "x-api-key": "anthropic",
     "authorization": "openai",
@@ -75,22 +90,24 @@ def unauthorized(message: str) -> dict[str, Any]:
 
 
 def parse_json_body(body: bytes) -> object:
-    """The parsed request body, or None when it is empty or not JSON (the identity rules
-    then see no body; the bytes stay on the tape either way)."""
+    """The parsed request body, or None when it is empty or not JSON Python can read
+    (nested too deeply, an integer past the digit limit): the identity rules then see no
+    body; the bytes stay on the tape either way."""
     if not body or body[:1] not in (b"{", b"["):
         return None
     try:
         return json.loads(body)
-    except (UnicodeDecodeError, ValueError):
+    except (UnicodeDecodeError, ValueError, RecursionError):
         return None
 
 
 def requested_model(body: object, endpoint: Endpoint) -> str | None:
     """The model the request names: the body's `model`, else the one its path names
-    (Gemini's `models/<m>:method`, a model-info request)."""
+    (Gemini's `models/<m>:method`, a model-info request). Cut for the tape's annotation;
+    the call row's column cuts and flags it further (`roller.gateway.store.values`)."""
     if isinstance(body, dict) and isinstance(body.get("model"), str):
-        return str(body["model"])[:200]
-    return None if endpoint.model is None else endpoint.model[:200] or None
+        return str(body["model"])[:MAX_MODEL_ANNOTATION]
+    return None if endpoint.model is None else endpoint.model[:MAX_MODEL_ANNOTATION] or None
 
 
 def call_statuses(
@@ -127,6 +144,17 @@ def identity_summary(identity: WireIdentity, plan: SessionPlan) -> dict[str, Any
     }
 
 
+@dataclass(frozen=True, slots=True)
+class Admitted:
+    """What `admit` hands `decide` (the proxy's `Admission.context`)."""
+
+    client: Client
+    family: Family | None
+    endpoint: Endpoint
+    annotation: dict[str, Any]
+    received: datetime
+
+
 class GatewayPolicy:
     def __init__(
         self,
@@ -145,6 +173,7 @@ class GatewayPolicy:
         self.tape_dir = tape_dir.resolve()
         self.clock = clock
         self.clients = {client.token_sha256: client for client in config.clients}
+        self.redactor = Redactor(config.redact_headers, config.redact_query)
 
     def authenticate(self, head: RequestHead) -> tuple[Client | None, str, tuple[str, ...]]:
         presented = presented_token(head.headers, head.query)
@@ -155,34 +184,28 @@ class GatewayPolicy:
             return None, "unknown roller token", presented.sources
         return client, "ok", presented.sources
 
-    async def decide(self, head: RequestHead) -> PolicyDecision:
+    async def admit(self, head: RequestHead) -> Admission:
         received = self.clock()
         base: dict[str, Any] = {
             "method": head.method,
             "path": head.path,
             "received_ns": time.time_ns(),
         }
-        if head.path.startswith(ROUTE_PREFIX):
+        if own_route(head.path) is not None:
             # Gateway routes are served by the gateway itself, never forwarded.
             missing = {"error": {"type": "roller_not_found", "message": "no such gateway route"}}
-            return PolicyDecision(reject=Rejection(404, missing), annotations={"gateway": base})
+            return Admission(reject=Rejection(404, missing), annotations={"gateway": base})
         client, problem, sources = self.authenticate(head)
         if client is None:
             annotation = {**base, "auth": "rejected", "reason": problem, "sources": list(sources)}
-            return PolicyDecision(
-                reject=Rejection(
-                    401, unauthorized(f"{problem}: use a token from roller gateway token add")
-                ),
-                annotations={"gateway": annotation},
+            message = f"{problem}: use a token from roller gateway token add"
+            return Admission(
+                reject=Rejection(401, unauthorized(message)), annotations={"gateway": annotation}
             )
         endpoint = endpoint_for(head.method, head.path, head.query)
         family = endpoint.family or next(
             (_FAMILY_BY_SOURCE[s] for s in sources if s in _FAMILY_BY_SOURCE), None
         )
-        body = parse_json_body(head.body)
-        identity = identify(client.harness, head.headers, body)
-        plan = plan_session(client, identity)
-        resolution = await self.store.run(self.store.resolve, plan, received)
         annotation = {
             **base,
             "auth": "ok",
@@ -190,6 +213,24 @@ class GatewayPolicy:
             "account": client.account,
             "harness": client.harness,
             "family": family,
+        }
+        return Admission(
+            annotations={"gateway": annotation},
+            upstream=None if family is None else self.upstreams.get(family),
+            context=Admitted(client, family, endpoint, annotation, received),
+        )
+
+    async def decide(self, head: RequestHead, admission: Admission) -> PolicyDecision:
+        admitted = admission.context
+        assert isinstance(admitted, Admitted)  # admit let the request through
+        client, family, endpoint = admitted.client, admitted.family, admitted.endpoint
+        body = parse_json_body(head.body)
+        identity = identify(client.harness, head.headers, body, trust_roller=client.roller_headers)
+        plan = plan_session(client, identity)
+        request = RequestRef(str(self.tape_dir), head.exchange_id)
+        resolution = await self.store.run(self.store.resolve, plan, admitted.received, request)
+        annotation = {
+            **admitted.annotation,
             "model": requested_model(body, endpoint),
             **_session_fields(resolution, plan),
             "identity": identity_summary(identity, plan),
@@ -200,45 +241,63 @@ class GatewayPolicy:
             set_headers = _key_headers(family, key)
         return PolicyDecision(
             set_headers=set_headers,
-            remove_headers=CREDENTIAL_HEADERS,
-            remove_query=CREDENTIAL_QUERY,
+            remove_headers=self._credentials(head),
+            remove_query=(
+                *CREDENTIAL_QUERY,
+                *(n for n, _ in head.query if self.redactor.secret_query(n)),
+            ),
             upstream=None if family is None else self.upstreams.get(family),
             annotations={"gateway": annotation},
             # A model call's row needs to know whether its response ended normally.
             keep_response=endpoint.output_protocol is not None,
         )
 
+    def _credentials(self, head: RequestHead) -> tuple[str, ...]:
+        """Every credential-bearing header of the request: the gateway owns none of them
+        (it sets the upstream's key itself), so none is forwarded."""
+        secret = self.redactor.secret_header
+        return tuple(dict.fromkeys(name.lower() for name in head.headers if secret(name)))
+
     async def on_exchange_end(self, end: ExchangeEnd) -> None:
+        facts = await self._call_facts(end)
+        failure: StoreError | None = None
+        for attempt in range(ROW_ATTEMPTS):
+            try:
+                await self.store.run(self.store.record_call, facts)
+                return
+            except StoreError as exc:
+                failure = exc
+                if attempt + 1 < ROW_ATTEMPTS:
+                    await asyncio.sleep(_ROW_BACKOFF_S[attempt])
+        raise StoreError(f"call row not recorded after {ROW_ATTEMPTS} attempts: {failure}")
+
+    async def _call_facts(self, end: ExchangeEnd) -> CallFacts:
         gateway = end.annotations.get("gateway")
-        if not isinstance(gateway, dict):
-            return  # the policy itself failed; the tape has the exchange and its error
+        gateway = gateway if isinstance(gateway, dict) else {}  # the policy itself failed
         received_ns = gateway.get("received_ns")
         started = (
             datetime.fromtimestamp(received_ns / 1e9, UTC)
             if isinstance(received_ns, int)
             else self.clock()
         )
-        method, path = str(gateway.get("method", "")), str(gateway.get("path", ""))
-        protocol = endpoint_for(method, path).output_protocol
-        if end.response_body is None:
-            execution, response_capture = call_statuses(end, protocol)
-        else:
-            # Reassembly costs ~0.1 ms per KiB: in a thread, so a long stream's decode never
-            # holds up the streams the event loop is still relaying.
-            execution, response_capture = await asyncio.to_thread(call_statuses, end, protocol)
-        facts = CallFacts(
+        protocol = endpoint_for(end.method, end.path).output_protocol
+        try:
+            if end.response_body is None:
+                execution, response_capture = call_statuses(end, protocol)
+            else:
+                # Reassembly costs ~0.1 ms per KiB: in a thread, so a long stream's decode
+                # never holds up the streams the event loop is still relaying.
+                execution, response_capture = await asyncio.to_thread(call_statuses, end, protocol)
+        except Exception:  # a decoder bug must not cost the row: judge it without the body
+            log.exception("reading the response of exchange %s failed", end.exchange_id)
+            execution, response_capture = call_statuses(end, None)
+        return CallFacts(
             tape_dir=str(self.tape_dir),
             exchange_id=end.exchange_id,
-            session_id=gateway.get("session_id"),
-            account=gateway.get("account"),
-            principal=gateway.get("principal"),
-            method=method,
-            path=path,
-            family=gateway.get("family"),
+            method=end.method,
+            path=end.path,
             protocol=protocol,
-            model=gateway.get("model"),
-            participant_unknown=bool(gateway.get("participant_unknown", False)),
-            identity=gateway.get("identity"),
+            **annotated_fields(gateway),
             outcome=end.outcome,
             client_status=end.client_status,
             upstream_status=end.upstream_status,
@@ -247,8 +306,22 @@ class GatewayPolicy:
             error_code=None if end.error is None else end.error.code,
             started_at=started,
             ended_at=self.clock(),
+            flags=("response_over_limit",) if end.response_over_limit else (),
         )
-        await self.store.run(self.store.record_call, facts)
+
+
+def annotated_fields(gateway: Mapping[str, Any]) -> dict[str, Any]:
+    """The call row's fields the request's `gateway` annotation holds (the end hook's
+    and crash recovery's one reading of it)."""
+    return {
+        "session_id": gateway.get("session_id"),
+        "account": gateway.get("account"),
+        "principal": gateway.get("principal"),
+        "family": gateway.get("family"),
+        "model": gateway.get("model"),
+        "participant_unknown": bool(gateway.get("participant_unknown", False)),
+        "identity": gateway.get("identity"),
+    }
 
 
 def _session_fields(resolution: Resolution, plan: SessionPlan) -> dict[str, Any]:

@@ -1,4 +1,4 @@
-"""Who may leave a note for whom: the scope check, a pure function.
+"""Who may leave a note for whom, and who may see which tree: the scope checks, pure.
 
 `note_allowed(author, target, grant, lineage)`:
 - `author`, `target`: the two sessions (id and account);
@@ -15,6 +15,11 @@ Rules kept (seed 001, "Fallback when the parent cannot be derived"):
   widens the scope; it is treated exactly as an unrelated session.
 - A wider scope comes only from an explicit per-account grant (`scope = "account"`: any
   session of the same account), off by default.
+
+`tree_visible(caller, target, grant, lineage)`: a caller (None when its own session is
+unknown: it made no model request) sees the tree of its own session and of its
+descendants, or any tree of its account with an account grant; never another
+principal's by default, never across accounts. Seeing is the note scope plus oneself.
 """
 
 from __future__ import annotations
@@ -25,7 +30,7 @@ from typing import Literal
 
 from roller.gateway.config import GrantScope
 
-Verdict = Literal["descendant", "grant:account", "denied"]
+Verdict = Literal["self", "descendant", "grant:account", "denied"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,3 +65,18 @@ def note_allowed(
             "the target's lineage is unknown, so it is outside the author's subtree",
         )
     return ScopeDecision(False, "denied", "the target is not the author's descendant")
+
+
+def tree_visible(
+    caller: SessionRef | None,
+    target: SessionRef,
+    grant: GrantScope | None,
+    lineage: Sequence[str] | None,
+) -> ScopeDecision:
+    if caller is not None and caller.account == target.account and caller.id == target.id:
+        return ScopeDecision(True, "self", "the caller's own session")
+    if caller is None:
+        if grant == "account":
+            return ScopeDecision(True, "grant:account", "the account grants every tree")
+        return ScopeDecision(False, "denied", "the calling session is unknown")
+    return note_allowed(caller, target, grant, lineage)

@@ -9,7 +9,10 @@ SDK puts that key where it always does. Rules this module keeps:
   When several are present they must carry the same token: two different credentials on
   one request are ambiguous and refused, never resolved by picking one.
 - Every one of those places is stripped before forwarding (`CREDENTIAL_HEADERS`,
-  `CREDENTIAL_QUERY`): the roller token never reaches an upstream.
+  `CREDENTIAL_QUERY`): the roller token never reaches an upstream; the policy strips
+  every other credential-bearing header and secret query parameter too.
+- A token whose bytes were not UTF-8 (aiohttp hands them on as lone surrogates) is no
+  token: it is refused as such (401), never hashed.
 """
 
 from __future__ import annotations
@@ -67,12 +70,22 @@ def presented_token(
                 values.append((name, value.strip()))
     values.extend((f"?{name}", value) for name, value in query if name.lower() in CREDENTIAL_QUERY)
     sources = tuple(dict.fromkeys(source for source, _ in values))
+    if not all(_is_utf8(value) for _, value in values):
+        return PresentedToken(None, sources, "the token is not valid UTF-8")
     distinct = {value for _, value in values}
     if not distinct:
         return PresentedToken(None, (), "no token")
     if len(distinct) > 1:
         return PresentedToken(None, sources, "different credentials on one request")
     return PresentedToken(distinct.pop(), sources)
+
+
+def _is_utf8(value: str) -> bool:
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def toml_string(value: str) -> str:

@@ -151,10 +151,15 @@ def identify(
     headers: HeaderInput | None,
     body: object = None,
     roller: Mapping[str, str] | None = None,
+    *,
+    trust_roller: bool = True,
 ) -> WireIdentity:
-    """`roller.identity.derive` under the declared `harness`, gated over every harness."""
+    """`roller.identity.derive` under the declared `harness`, gated over every harness
+    (`trust_roller`: whether roller's own `x-roller-*` headers may decide)."""
     current = registry()
-    return _derive(current.wire(harness), headers, body, roller, gate=current.gate)
+    return _derive(
+        current.wire(harness), headers, body, roller, gate=current.gate, trust_roller=trust_roller
+    )
 
 
 def body_conversation(harness: str, body: object) -> BodyConversation | None:

@@ -3,7 +3,9 @@
 Precedence, highest first (docs/identity.md has the full table):
 1. Roller's explicit headers `x-roller-session-id`, `x-roller-agent-id`,
    `x-roller-parent-agent-id`, which any agent framework may send to declare its
-   participants. When any is present they decide alone (rule `roller-headers`).
+   participants. When any is present they decide alone (rule `roller-headers`) — when
+   the caller trusts them (`trust_roller`; a gateway trusts them only for credentials
+   configured to send them): untrusted, each one present is rejected, unread.
 2. The declared harness's native header rule (`WireProfile.rule`), its headers read only
    when the declared harness is the one that sends them (`roller.identity.gating.Gate`);
    other harnesses' headers are rejected, never read.
@@ -25,7 +27,7 @@ from typing import Final
 
 from roller.identity.body import read_body_conversation
 from roller.identity.evidence import Evidence, HeaderInput, HeaderView
-from roller.identity.gating import Gate
+from roller.identity.gating import REASON_ROLLER_UNTRUSTED, ROLLER_HEADERS, Gate
 from roller.identity.keys import Keys
 from roller.identity.profile import WireProfile
 from roller.identity.rules import roller_rule
@@ -41,6 +43,7 @@ def derive(
     roller: Mapping[str, str] | None = None,
     *,
     gate: Gate | None = None,
+    trust_roller: bool = True,
 ) -> WireIdentity:
     """The wire identity of one request made under the harness `profile` describes.
 
@@ -52,13 +55,18 @@ def derive(
     `gate`: the trust table of every registered harness (`roller.harnesses.registry`
     passes its own), so other harnesses' headers are rejected by name; without it only
     this profile is known.
+    `trust_roller`: whether roller's own headers may decide (False: rejected, unread).
     """
     gate = gate if gate is not None else Gate.of((profile,))
     ev = Evidence(HeaderView(headers, roller))
     gate.check(profile.harness, ev)
     native = profile.rule.read(ev, body) if profile.rule is not None else None
     conversation = read_body_conversation(profile, body, ev)
-    explicit = roller_rule(ev)
+    if trust_roller:
+        explicit = roller_rule(ev)
+    else:
+        explicit = None
+        _untrusted_roller(ev)
     if native is not None and conversation is not None:
         _cross_check(native, conversation, ev)
     keys = explicit or native or _from_body(conversation) or Keys(rule="none")
@@ -78,6 +86,12 @@ def derive(
         evidence=dict(ev.values),
         rejected=tuple(ev.rejected),
     )
+
+
+def _untrusted_roller(ev: Evidence) -> None:
+    for name in ROLLER_HEADERS:
+        if name in ev.view:
+            ev.reject(name, REASON_ROLLER_UNTRUSTED)
 
 
 def _cross_check(native: Keys, conversation: BodyConversation, ev: Evidence) -> None:

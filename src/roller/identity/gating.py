@@ -33,6 +33,7 @@ ROLLER_HEADERS: Final = (ROLLER_SESSION, ROLLER_AGENT, ROLLER_PARENT_AGENT)
 REASON_INSTALL_SCOPED: Final = "install-scoped id, never a session key"
 REASON_ACCOUNT_SCOPED: Final = "account-scoped id, never a session key"
 REASON_UNKNOWN_HARNESS: Final = "unknown harness name; only roller headers are read"
+REASON_ROLLER_UNTRUSTED: Final = "roller header, not trusted for this credential"
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,7 +13,11 @@ reads requests through it and never names a harness itself. A profile says:
   None;
 - `install_scoped`: headers carrying an install-scoped id (one value per installation,
   shared by every conversation on the machine): never read, never in evidence, rejected
-  under whichever harness is declared.
+  under whichever harness is declared;
+- `roller_headers`: the harness has no identity of its own and declares its participants
+  with roller's `x-roller-*` headers (an agent framework run as `generic`). A gateway
+  trusts those headers by default only from credentials of such a harness: from any
+  other they could forge a subagent and its parent.
 """
 
 from __future__ import annotations
@@ -57,6 +61,7 @@ class WireProfile:
     rule: HeaderRule | None = None
     body: BodyRule | None = None
     install_scoped: tuple[str, ...] = ()
+    roller_headers: bool = False
 
     def headers(self) -> tuple[str, ...]:
         """The native headers this harness is trusted to send."""

@@ -185,7 +185,7 @@ class MockModel:
     def _read(self, protocol: ProtocolName, endpoint: Endpoint, raw: bytes) -> RequestView:
         try:
             body = json.loads(raw)
-        except (ValueError, UnicodeDecodeError) as exc:
+        except (ValueError, UnicodeDecodeError, RecursionError) as exc:
             raise BadRequest(f"request body is not valid JSON: {exc}") from exc
         if not isinstance(body, dict):
             raise BadRequest("request body must be a JSON object")

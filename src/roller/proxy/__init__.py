@@ -5,13 +5,15 @@ appends every exchange to a tape (`roller.capture.tape`). Modules: `server` (con
 lifecycle), `relay` (the handler and in-flight bookkeeping), `exchange` (one exchange on
 aiohttp: the sockets), `recorder` (one exchange's frames and outcome: a pure state
 machine), `upstream` (the HTTP client and its failure names), `routing` (which upstream,
-which URL), `headers` (what crosses), `redaction` (what never reaches disk), `policy`
-(the gateway's hooks).
+which URL, which targets are refused), `headers` (what crosses), `redaction` (what never
+reaches disk), `server_log` (what the server's loggers may print), `policy` (the
+gateway's hooks).
 """
 
 from __future__ import annotations
 
 from roller.proxy.policy import (
+    Admission,
     ExchangeEnd,
     ExchangeEndHook,
     ExchangeError,
@@ -20,16 +22,19 @@ from roller.proxy.policy import (
     RequestHead,
     RequestPolicy,
 )
+from roller.proxy.redaction import Redactor
 from roller.proxy.routing import Upstreams
 from roller.proxy.server import ProxyConfig, ProxyServer
 
 __all__ = [
+    "Admission",
     "ExchangeEnd",
     "ExchangeEndHook",
     "ExchangeError",
     "PolicyDecision",
     "ProxyConfig",
     "ProxyServer",
+    "Redactor",
     "Rejection",
     "RequestHead",
     "RequestPolicy",

@@ -6,9 +6,14 @@ the client, and reports each of those steps to it as an event. Rules this glue k
 - Unbuffered: each piece of the upstream body is recorded and written to the client as
   soon as it arrives (`readany`), never gathered. The request body is read whole before
   forwarding (model requests are small next to their answer; it lets the upstream get an
-  exact `content-length`), and forwarded byte for byte.
-- The request policy decides once the body is whole (a gateway keys sessions on
-  body-level conversation ids too), before anything is forwarded.
+  exact `content-length`), up to the body limit, streaming to the tape as it is read, and
+  forwarded byte for byte.
+- The request policy judges the head first (`admit`), before a byte of the body is read:
+  a refused request costs no body. `Expect: 100-continue` is answered only once the head
+  is admitted (the route's expect handler defers it), so a client that waits for it never
+  sends the body of a refused request. The policy decides again once the body is whole
+  (a gateway keys sessions on body-level conversation ids too), before anything is
+  forwarded.
 - When the exchange ends other than `ok`, the upstream connection is closed (that is
   what cancels the request upstream); when the recorder says `ABORT`, so is the
   client's, so a truncated response is visible as such.
@@ -22,6 +27,7 @@ the client, and reports each of those steps to it as an event. Rules this glue k
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import logging
 import time
@@ -29,21 +35,24 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import aiohttp
-from aiohttp import web
+from aiohttp import hdrs, web
+from aiohttp.http import HttpVersion11
 from aiohttp.http_exceptions import HttpProcessingError
 from yarl import URL
 
 from roller.capture.tape import ExchangeError, TapeWriter
+from roller.proxy.answers import Abort, Reply
 from roller.proxy.headers import client_response_headers, upstream_request_headers
-from roller.proxy.policy import ExchangeEnd, PolicyDecision, RequestHead, RequestPolicy
-from roller.proxy.recorder import (
-    NO_DECISION,
-    Abort,
-    IllegalTransition,
-    ReceivedHead,
-    Recorder,
-    Reply,
+from roller.proxy.policy import (
+    Admission,
+    ExchangeEnd,
+    PolicyDecision,
+    RequestHead,
+    RequestPolicy,
 )
+from roller.proxy.recorder import NO_DECISION, IllegalTransition, Recorder
+from roller.proxy.redaction import Redactor
+from roller.proxy.request_record import ReceivedHead
 from roller.proxy.routing import Upstreams, upstream_url, without_query_params
 from roller.proxy.upstream import UpstreamClient, UpstreamFailure, classify
 
@@ -65,8 +74,21 @@ class ExchangeServices:
     upstreams: Upstreams
     policy: RequestPolicy | None
     max_request_body: int
+    max_kept_response: int
+    redactor: Redactor
     notify: Callable[[ExchangeEnd], asyncio.Task[None]] | None
     stopping: Callable[[], bool]
+
+
+_CONTINUE = b"HTTP/1.1 100 Continue\r\n\r\n"
+
+
+async def defer_continue(request: web.Request) -> None:
+    """The route's expect handler: `100-continue` waits for the head's admission (the
+    exchange answers it); any other expectation gets aiohttp's 417, as before."""
+    expect = request.headers.get(hdrs.EXPECT, "")
+    if request.version == HttpVersion11 and expect.lower() != "100-continue":
+        raise web.HTTPExpectationFailed(text=f"Unknown Expect: {expect}")
 
 
 class Exchange:
@@ -96,6 +118,8 @@ class Exchange:
             head,
             route=services.upstreams.for_path,
             max_body=services.max_request_body,
+            max_kept=services.max_kept_response,
+            redactor=services.redactor,
         )
 
     async def run(self) -> web.StreamResponse:
@@ -129,6 +153,21 @@ class Exchange:
 
     async def _run(self) -> web.StreamResponse:
         recorder, request = self.recorder, self.request
+        head = recorder.head
+        policy_head = RequestHead(
+            method=head.method,
+            path=head.path,
+            query=tuple(head.query),
+            headers=request.headers,
+            client=head.client,
+            exchange_id=recorder.exchange_id,
+        )
+        admission, refusal = await self._admit(policy_head)
+        if refusal is not None:
+            return await self._reply(refusal)
+        if request.headers.get(hdrs.EXPECT, "").lower() == "100-continue":
+            await request.writer.write(_CONTINUE)
+            request.writer.output_size = 0  # the 100 is not part of the response
         content = request.content
         too_large: Reply | None = None
         try:
@@ -140,20 +179,13 @@ class Exchange:
         if too_large is not None:
             return await self._reply(too_large)
         body = recorder.body_complete()
-        head = recorder.head
         decision: PolicyDecision | None = None
         policy_error: ExchangeError | None = None
         if self.services.policy is not None:
-            policy_head = RequestHead(
-                method=head.method,
-                path=head.path,
-                query=tuple(head.query),
-                headers=request.headers,
-                client=head.client,
-                body=body,
-            )
             try:
-                decision = await self.services.policy.decide(policy_head)
+                decision = await self.services.policy.decide(
+                    dataclasses.replace(policy_head, body=body), admission or Admission()
+                )
             except Exception as exc:  # a failing policy is recorded, not raised
                 log.exception("request policy failed in exchange %s", recorder.exchange_id)
                 policy_error = ExchangeError("policy_error", f"{type(exc).__name__}: {exc}")
@@ -181,6 +213,19 @@ class Exchange:
             return await self._reply(answer)
         self.upstream_response = upstream
         return await self._relay(upstream, url)
+
+    async def _admit(self, head: RequestHead) -> tuple[Admission | None, Reply | None]:
+        """The policy's admission of the head (None without a policy), and the recorder's
+        refusal, if it refuses the request on its head."""
+        admission: Admission | None = None
+        policy_error: ExchangeError | None = None
+        if self.services.policy is not None:
+            try:
+                admission = await self.services.policy.admit(head)
+            except Exception as exc:  # a failing policy is recorded, not raised
+                log.exception("request policy failed in exchange %s", head.exchange_id)
+                policy_error = ExchangeError("policy_error", f"{type(exc).__name__}: {exc}")
+        return admission, self.recorder.admitted(admission, policy_error)
 
     async def _relay(self, upstream: aiohttp.ClientResponse, url: URL) -> web.StreamResponse:
         recorder = self.recorder

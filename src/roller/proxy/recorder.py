@@ -8,54 +8,69 @@ frames are stamped by the sink as it writes them, which is when their bytes arri
 
 States and the events that move between them (any other event is `IllegalTransition`):
 
-    RECEIVING_BODY ─body_complete→ DECIDING ─decided→ FORWARDING ─upstream_head→ RELAYING
-       │ body_part: over the limit     │ decided: answer   │ upstream_failed          │
-       └──────────────→ REPLYING ←─────┴───────────────────┘                          │
-                           │ replied               response_complete, upstream_failed │
-                           ▼                                                          │
-                         ENDED ←──────────────────────────────────────────────────────┘
-                           ▲ body_failed, client_gone, shutdown, failed: from any other state
+    ADMITTING ─admitted→ RECEIVING_BODY ─body_complete→ DECIDING ─decided→ FORWARDING
+      │ admitted: refuse      │ body_part: over the limit   │ decided: answer   │  │
+      └──────────────→ REPLYING ←───────────────────────────┴─────── upstream_failed │
+                          │ replied                                  upstream_head │
+                          ▼                                                        ▼
+                        ENDED ←──── response_complete, upstream_failed ──── RELAYING
+                          ▲ body_failed, client_gone, shutdown, failed: from any other state
 
 Rules this module keeps (docs/architecture.md, "roller.capture.tape" and "roller.proxy"):
-- Record first. The `req` frame (redacted here, before it is built) goes to the tape with
-  the `body` frame, in one write, when the policy has decided, or when the exchange ends
-  or is answered before it could; so the `req` frame is on the tape exactly when the
-  state is neither RECEIVING_BODY nor DECIDING. The `resp` frame is written before the
-  response is relayed, and each `chunk` frame before its bytes go to the client (the
-  glue calls `chunk` before it writes).
+- Refuse on the head when the head suffices, before a byte of the body is read: a target
+  that is not a safe path (`routing.target_problem`), a policy's admission refusal, a
+  `content-length` over the limit. Such a request is recorded by its head and outcome
+  only: a `req` frame without a `body` frame, and its `end` frame.
+- Record first. The `req` frame (redacted, `request_record`) goes to the tape once the
+  request is admitted and either the policy decided, enough of the body is waiting to be
+  written (then the body streams in parts), or the exchange ends or is answered; so the
+  `req` frame is on the tape whenever the state is past DECIDING, and never before the
+  request was admitted or refused. Every byte read of an admitted body reaches the tape
+  before the request is forwarded. The `resp` frame is written before the response is
+  relayed, and each `chunk` frame before its bytes go to the client (the glue calls
+  `chunk` before it writes).
 - Exactly one `end` frame: every ending event writes it and enters ENDED; nothing is
   accepted after. The end hook's `ExchangeEnd` comes from `end_event()`.
 - The outcome table: roller's own answers are `OWN_ANSWERS` (by error code), a policy's
   rejection carries its own status and body, upstream failures arrive already named
   (`upstream.classify`). The `end` frame of an answered exchange is written once the
   answer is out (`replied`), so it can say whether the client got it.
+- A response body kept for the end hook (`PolicyDecision.keep_response`) is kept up to
+  `max_kept` bytes; past that it is let go and the end event says so.
 """
 
 from __future__ import annotations
 
 import enum
 import json
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any, Final, NamedTuple, Protocol
+from collections.abc import Callable, Mapping
+from typing import Any, Final
 
-from roller.capture.tape import (
-    EndMeta,
-    ExchangeError,
-    Outcome,
-    Redaction,
-    RequestMeta,
-    ResponseMeta,
+from roller.capture.tape import EndMeta, ExchangeError, Outcome, ResponseMeta
+from roller.proxy.answers import (
+    ABORT,
+    OWN_ANSWERS,
+    Abort,
+    Forward,
+    JSONObject,
+    Reply,
+    error_body,
 )
-from roller.proxy.policy import ExchangeEnd, PolicyDecision
-from roller.proxy.redaction import redact_headers, redact_query, roller_evidence
-
-JSONObject = dict[str, Any]
-Pairs = Sequence[tuple[str, str]]
+from roller.proxy.policy import Admission, ExchangeEnd, PolicyDecision
+from roller.proxy.redaction import DEFAULT_REDACTOR, Redactor, roller_evidence
+from roller.proxy.request_record import (
+    FrameSink,
+    Pairs,
+    ReceivedHead,
+    RequestRecord,
+    content_length,
+)
+from roller.proxy.routing import target_problem
 
 
 class State(enum.Enum):
-    RECEIVING_BODY = "receiving_body"  # the head arrived; nothing is on the tape yet
+    ADMITTING = "admitting"  # the head arrived; the policy judges it; nothing is on the tape
+    RECEIVING_BODY = "receiving_body"  # admitted; the body is read (and streams to the tape)
     DECIDING = "deciding"  # the body is whole; the request policy is deciding
     FORWARDING = "forwarding"  # req+body recorded, sent upstream, no response head yet
     RELAYING = "relaying"  # resp recorded; the response is being relayed chunk by chunk
@@ -67,69 +82,10 @@ class IllegalTransition(RuntimeError):
     """An event the exchange's state does not allow: a bug in the glue, not an I/O state."""
 
 
-class FrameSink(Protocol):
-    """Where frames go: `TapeWriter` satisfies it."""
-
-    def request(self, exchange_id: str, meta: RequestMeta, *, t: int, body: bytes) -> None: ...
-    def response(self, exchange_id: str, meta: ResponseMeta, *, t: int) -> None: ...
-    def chunk(self, exchange_id: str, data: bytes) -> None: ...
-    def end(self, exchange_id: str, meta: EndMeta, *, t: int) -> None: ...
-
-
-class ReceivedHead(NamedTuple):
-    """A request head as received, secrets included: held in memory, never recorded as is.
-
-    Like the tape metas, a NamedTuple: immutable and cheap to build once per request."""
-
-    t: int  # when it arrived (wall-clock ns): the `req` frame's time
-    method: str
-    target: str  # path and query exactly as sent
-    path: str  # `target` without the query
-    headers: Pairs
-    query: Pairs  # decoded
-    client: str | None  # peer host:port
-    http_version: str
-
-
-class Reply(NamedTuple):
-    """Answer the client with roller's own JSON response, then report `replied`."""
-
-    status: int
-    body: JSONObject
-
-
-class Forward(NamedTuple):
-    """Send the request to `upstream`, then report `upstream_head` or `upstream_failed`."""
-
-    upstream: str
-
-
-class Abort:
-    """Close the client's connection: a response started that cannot be finished (a chunked
-    body then lacks its terminating chunk, a sized one is short, so the client can tell)."""
-
-
-ABORT: Final = Abort()
-
-
-@dataclass(frozen=True, slots=True)
-class OwnAnswer:
-    outcome: Outcome
-    status: int
-    error_type: str  # `error.type` in the JSON body
-
-
-# Roller's own answers, by error code (upstream failures: roller.proxy.upstream.classify).
-OWN_ANSWERS: Mapping[str, OwnAnswer] = {
-    "request_too_large": OwnAnswer("rejected", 413, "roller_request_too_large"),
-    "bad_request_target": OwnAnswer("rejected", 400, "roller_bad_request"),
-    "no_upstream": OwnAnswer("no_upstream", 502, "roller_no_upstream"),
-    "policy_error": OwnAnswer("proxy_error", 500, "roller_policy_error"),
-    "proxy_error": OwnAnswer("proxy_error", 502, "roller_proxy_error"),
-}
 NO_DECISION: Final = PolicyDecision()  # what is decided without a policy (built once)
-_BEFORE_REQ_FRAME: Final = (State.RECEIVING_BODY, State.DECIDING)
+NO_ADMISSION: Final = Admission()  # what is admitted without a policy (built once)
 _LIVE: Final = tuple(state for state in State if state is not State.ENDED)
+_ADMITTING: Final = State.ADMITTING
 _RECEIVING: Final = State.RECEIVING_BODY
 _DECIDING: Final = State.DECIDING
 _FORWARDING: Final = State.FORWARDING
@@ -142,6 +98,7 @@ _ENDED: Final = State.ENDED
 # (`is _RELAYING`, ...): a call saved per event, measured; a test checks every event in
 # every state against this table.
 ALLOWED: Mapping[str, tuple[State, ...]] = {
+    "admitted": (State.ADMITTING,),
     "body_part": (State.RECEIVING_BODY,),
     "body_complete": (State.RECEIVING_BODY,),
     "body_failed": (State.RECEIVING_BODY,),
@@ -159,30 +116,30 @@ ALLOWED: Mapping[str, tuple[State, ...]] = {
 }
 
 
-def error_body(error_type: str, message: str) -> JSONObject:
-    return {"error": {"type": error_type, "message": message}}
-
-
 class Recorder:
     """One exchange, from its head to its `end` frame (see the module docstring)."""
 
     __slots__ = (
         "_answer",
-        "_body",
         "_end",
         "_kept",
+        "_kept_bytes",
+        "_kept_over",
         "_max_body",
+        "_max_kept",
         "_outcome",
+        "_redactor",
+        "_request",
         "_response_headers",
         "_route",
         "_sink",
+        "_upstream",
         "_write_chunk",
         "annotations",
         "client_bytes",
         "client_status",
         "exchange_id",
         "head",
-        "request_bytes",
         "response_bytes",
         "roller",
         "state",
@@ -197,55 +154,87 @@ class Recorder:
         *,
         route: Callable[[str], str | None],
         max_body: int,
+        max_kept: int = 1 << 62,
+        redactor: Redactor = DEFAULT_REDACTOR,
     ) -> None:
         self.exchange_id = exchange_id
         self.head = head
-        self.state = State.RECEIVING_BODY
+        self.state = State.ADMITTING
         self.roller = roller_evidence(head.headers)
-        self.annotations: JSONObject = {}
+        self.annotations: Mapping[str, Any] = {}
         self.client_status: int | None = None
         self.upstream_status: int | None = None
-        self.request_bytes = 0
         self.response_bytes = 0
         self.client_bytes = 0
         self._sink = sink
         self._write_chunk = sink.chunk
         self._route = route
+        self._upstream = route(head.path)  # as known before the decision
         self._max_body = max_body
-        self._body: list[bytes] = []
+        self._max_kept = max_kept
+        self._redactor = redactor
+        self._request = RequestRecord(sink, exchange_id, head, redactor, self.roller)
         self._answer: tuple[Outcome, ExchangeError, JSONObject] | None = None
         self._end: EndMeta | None = None
         self._outcome: Outcome = "proxy_error"  # set when the exchange ends
         self._kept: list[bytes] | None = None  # the response body, when the policy asked
+        self._kept_bytes = 0
+        self._kept_over = False  # it was kept, until it passed max_kept
         self._response_headers: tuple[tuple[str, str], ...] = ()  # as recorded
 
     @property
     def ended(self) -> bool:
         return self.state is State.ENDED
 
+    @property
+    def request_bytes(self) -> int:
+        """Request body bytes read so far."""
+        return self._request.size
+
     # -- the request ----------------------------------------------------------------------
+
+    def admitted(
+        self, admission: Admission | None, policy_error: ExchangeError | None = None
+    ) -> Reply | None:
+        """The policy's judgement of the head (None without a policy, or when it raised
+        `policy_error`): a `Reply` refuses the request before its body is read; None lets
+        the body be read."""
+        if self.state is not _ADMITTING:
+            raise self._illegal("admitted")
+        admission = admission or NO_ADMISSION
+        head = self.head
+        self.annotations = admission.annotations
+        self._upstream = admission.upstream or self._upstream
+        if policy_error is not None:
+            return self._refused(self._own_answer(policy_error))
+        problem = target_problem(head.target)
+        if problem is not None:
+            return self._refused(self._own_answer(ExchangeError("bad_request_target", problem)))
+        if admission.reject is not None:
+            return self._refused(self._rejection(admission.reject.status, admission.reject.body))
+        announced = content_length(head.headers)
+        if announced is not None and announced > self._max_body:
+            return self._refused(self._too_large(f"announces {announced}"))
+        self.state = State.RECEIVING_BODY
+        return None
 
     def body_part(self, data: bytes) -> Reply | None:
         """A piece of the request body; a `Reply` (413) once the body is over the limit."""
         if self.state is not _RECEIVING:
             raise self._illegal("body_part")
-        self._body.append(data)
-        self.request_bytes += len(data)
-        if self.request_bytes <= self._max_body:
+        request = self._request
+        request.add(data, self._upstream, self.annotations)
+        if request.size <= self._max_body:
             return None
-        self._record_request(self._route(self.head.path))
-        return self._own_answer(
-            ExchangeError("request_too_large", f"request body exceeds {self._max_body} bytes")
-        )
+        request.write(self._upstream, self.annotations)
+        return self._too_large(f"exceeds {self._max_body}")
 
     def body_complete(self) -> bytes:
         """The body arrived whole; returns it (the policy reads it, the upstream gets it)."""
         if self.state is not _RECEIVING:
             raise self._illegal("body_complete")
-        body = b"".join(self._body)
-        self._body = [body]
         self.state = State.DECIDING
-        return body
+        return self._request.body(self._upstream, self.annotations)
 
     def body_failed(self, message: str, t: int) -> None:
         """Reading the body failed (the client went away, or sent a broken body)."""
@@ -260,20 +249,17 @@ class Recorder:
         if self.state is not _DECIDING:
             raise self._illegal("decided")
         decision = decision or NO_DECISION
-        upstream = decision.upstream or self._route(self.head.path)
-        self.annotations = dict(decision.annotations)
+        upstream = decision.upstream or self._upstream
+        later = decision.annotations
+        if later:
+            self.annotations = {**self.annotations, **later} if self.annotations else later
         if decision.keep_response:
             self._kept = []
-        self._record_request(upstream)
+        self._request.write(upstream, self.annotations, later)
         if policy_error is not None:
             return self._own_answer(policy_error)
         if decision.reject is not None:
-            status, body = decision.reject.status, decision.reject.body
-            error = ExchangeError("rejected", json.dumps(body)[:500])
-            return self._reply("rejected", error, status, body)
-        if not self.head.target.startswith("/"):
-            message = "the request target must be a path (origin form)"
-            return self._own_answer(ExchangeError("bad_request_target", message))
+            return self._rejection(decision.reject.status, decision.reject.body)
         if upstream is None:
             message = f"no upstream is configured for {self.head.method} {self.head.path}"
             return self._own_answer(ExchangeError("no_upstream", message))
@@ -288,7 +274,7 @@ class Recorder:
         """The upstream's response head arrived: recorded before it is relayed."""
         if self.state is not _FORWARDING:
             raise self._illegal("upstream_head")
-        kept = redact_headers(headers)
+        kept = self._redactor.headers(headers)
         # Positional (the field order of ResponseMeta): ~40% cheaper than keywords.
         meta = ResponseMeta(status, reason, kept.kept, kept.removed, http_version)
         self._sink.response(self.exchange_id, meta, t=t)
@@ -303,7 +289,7 @@ class Recorder:
         self._write_chunk(self.exchange_id, data)
         self.response_bytes += len(data)
         if self._kept is not None:  # references to the chunks, no copy
-            self._kept.append(data)
+            self._keep(data)
 
     def relayed(self, size: int) -> None:
         """`size` bytes of the response were handed to the client."""
@@ -353,8 +339,7 @@ class Recorder:
         if self.state in (State.RELAYING, State.REPLYING):
             self._finish("proxy_error", error, t)
             return ABORT
-        if self.state in _BEFORE_REQ_FRAME:
-            self._record_request(self._route(self.head.path))
+        self._record_request()
         return self._own_answer(error)
 
     def end_event(self) -> ExchangeEnd:
@@ -364,16 +349,19 @@ class Recorder:
         assert self._end is not None
         return ExchangeEnd(
             exchange_id=self.exchange_id,
+            method=self.head.method,
+            path=self.head.path,
             outcome=self._outcome,
             client_status=self.client_status,
             upstream_status=self.upstream_status,
             error=self._end.error,
             roller=self.roller,
-            annotations=self.annotations,
+            annotations=dict(self.annotations),
             response_headers=self._response_headers,
             response_bytes=self.response_bytes,
             client_bytes=self.client_bytes,
             response_body=None if self._kept is None else b"".join(self._kept),
+            response_over_limit=self._kept_over,
         )
 
     # -- internals ------------------------------------------------------------------------
@@ -385,31 +373,36 @@ class Recorder:
     def _illegal(self, event: str) -> IllegalTransition:
         return IllegalTransition(f"{event} in state {self.state.value}")
 
-    def _record_request(self, upstream: str | None) -> None:
-        """The `req` and `body` frames, in one write (the body as far as it arrived)."""
-        head = self.head
-        headers = redact_headers(head.headers)
-        query = redact_query(head.query)
-        # Positional, in RequestMeta's field order: ~40% cheaper than keywords (measured).
-        meta = RequestMeta(
-            head.method,
-            head.path,
-            query.kept,
-            headers.kept,
-            Redaction(headers.removed, query.removed),
-            self.roller,
-            upstream,
-            head.client,
-            head.http_version,
-            self.annotations,
-        )
-        body = self._body[0] if len(self._body) == 1 else b"".join(self._body)
-        self._sink.request(self.exchange_id, meta, t=head.t, body=body)
+    def _record_request(self) -> None:
+        """Whatever of the request is not on the tape yet (the `req` frame first)."""
+        self._request.write(self._upstream, self.annotations)
+
+    def _refused(self, reply: Reply) -> Reply:
+        """A refusal on the head: the `req` frame alone goes to the tape."""
+        self._record_request()
+        return reply
+
+    def _keep(self, data: bytes) -> None:
+        assert self._kept is not None
+        self._kept_bytes += len(data)
+        if self._kept_bytes <= self._max_kept:
+            self._kept.append(data)
+        else:  # let it go: a gateway judges such a response without its body
+            self._kept = None
+            self._kept_over = True
+
+    def _too_large(self, detail: str) -> Reply:
+        message = f"request body {detail} bytes, over the limit of {self._max_body}"
+        return self._own_answer(ExchangeError("request_too_large", message))
 
     def _own_answer(self, error: ExchangeError) -> Reply:
         answer = OWN_ANSWERS[error.code]
         body = error_body(answer.error_type, error.message)
         return self._reply(answer.outcome, error, answer.status, body)
+
+    def _rejection(self, status: int, body: JSONObject) -> Reply:
+        error = ExchangeError("rejected", json.dumps(body)[:500])
+        return self._reply("rejected", error, status, body)
 
     def _reply(
         self, outcome: Outcome, error: ExchangeError, status: int, body: JSONObject
@@ -427,8 +420,7 @@ class Recorder:
         *,
         client_body: JSONObject | None = None,
     ) -> None:
-        if self.state in _BEFORE_REQ_FRAME:
-            self._record_request(self._route(self.head.path))
+        self._record_request()
         # ENDED before the write: should the sink fail, no second end frame is attempted.
         self.state = State.ENDED
         self._outcome = outcome
@@ -438,7 +430,7 @@ class Recorder:
             error,
             self.client_status,
             self.upstream_status,
-            self.request_bytes,
+            self._request.size,
             self.response_bytes,
             self.client_bytes,
             client_body,

@@ -14,6 +14,10 @@ Rules this module keeps (docs/architecture.md, "Redaction"):
   one of `SECRET_QUERY_NAMES` (`key`, `sig`, `signature`, ...), case-insensitively.
 - Only the *names* of what was removed are recorded, never values.
 - Response `set-cookie` (and any response header the header rule marks) is removed too.
+- A `Redactor` adds names an operator configured (`--redact-header`, `--redact-query`,
+  the gateway's `redact_headers`/`redact_query`: keys in places no rule knows, such as
+  `x-key` or `?k=`), matched case-insensitively, to those rules; it never removes one.
+  Request bodies are recorded as sent: a key inside a body is not redacted.
 """
 
 from __future__ import annotations
@@ -108,36 +112,82 @@ class Redacted(NamedTuple):
     removed: tuple[str, ...]
 
 
-def redact_headers(headers: Iterable[tuple[str, str]]) -> Redacted:
-    """Headers as `(name, value)` pairs in arrival order, secrets and `x-roller-*` removed.
+class Redactor:
+    """The redaction rules plus the header and query names an operator added.
 
-    `x-roller-*` headers are dropped here without being listed in `removed`: they are not
-    secrets, and their values are recorded separately (`roller_evidence`).
-    """
-    kept: list[tuple[str, str]] = []
-    removed: list[str] = []
-    for name, value in headers:
-        kind = _recorded_kind(name)
-        if kind == _KEEP:
+    Immutable; every decision is cached per name (names repeat on every request)."""
+
+    __slots__ = ("_header_kind", "_query_secret", "extra_headers", "extra_query")
+
+    def __init__(self, extra_headers: Iterable[str] = (), extra_query: Iterable[str] = ()):
+        self.extra_headers = frozenset(name.lower() for name in extra_headers)
+        self.extra_query = frozenset(name.lower() for name in extra_query)
+        self._header_kind: dict[str, int] = {}
+        self._query_secret: dict[str, bool] = {}
+
+    def _kind(self, name: str) -> int:
+        kind = self._header_kind.get(name)
+        if kind is None:
+            kind = _recorded_kind(name)
+            if kind == _KEEP and name.lower() in self.extra_headers:
+                kind = _SECRET
+            if len(self._header_kind) < 4096:  # bounded: names come from clients
+                self._header_kind[name] = kind
+        return kind
+
+    def secret_header(self, name: str) -> bool:
+        """Whether `name` carries a credential (never recorded; a gateway strips it)."""
+        return self._kind(name) == _SECRET
+
+    def secret_query(self, name: str) -> bool:
+        secret = self._query_secret.get(name)
+        if secret is None:
+            secret = is_secret_query_param(name) or name.lower() in self.extra_query
+            if len(self._query_secret) < 1024:
+                self._query_secret[name] = secret
+        return secret
+
+    def headers(self, headers: Iterable[tuple[str, str]]) -> Redacted:
+        """Headers as `(name, value)` pairs in arrival order, secrets and `x-roller-*`
+        removed. `x-roller-*` headers are dropped without being listed in `removed`: they
+        are not secrets, and their values are recorded separately (`roller_evidence`)."""
+        kept: list[tuple[str, str]] = []
+        removed: list[str] = []
+        kind_of = self._kind
+        for name, value in headers:
+            kind = kind_of(name)
+            if kind == _KEEP:
+                kept.append((name, value))
+            elif kind == _SECRET:
+                lowered = name.lower()
+                if lowered not in removed:
+                    removed.append(lowered)
+        return Redacted(tuple(kept), tuple(removed))
+
+    def query(self, pairs: Iterable[tuple[str, str]]) -> Redacted:
+        """Query parameters as `(name, value)` pairs, secret ones removed (names kept)."""
+        kept: list[tuple[str, str]] = []
+        removed: list[str] = []
+        for name, value in pairs:
+            if self.secret_query(name):
+                if name not in removed:
+                    removed.append(name)
+                continue
             kept.append((name, value))
-        elif kind == _SECRET:
-            lowered = name.lower()
-            if lowered not in removed:
-                removed.append(lowered)
-    return Redacted(tuple(kept), tuple(removed))
+        return Redacted(tuple(kept), tuple(removed))
+
+
+DEFAULT_REDACTOR = Redactor()
+
+
+def redact_headers(headers: Iterable[tuple[str, str]]) -> Redacted:
+    """`DEFAULT_REDACTOR.headers`: the rules without operator-added names."""
+    return DEFAULT_REDACTOR.headers(headers)
 
 
 def redact_query(pairs: Iterable[tuple[str, str]]) -> Redacted:
-    """Query parameters as `(name, value)` pairs, secret ones removed (names kept)."""
-    kept: list[tuple[str, str]] = []
-    removed: list[str] = []
-    for name, value in pairs:
-        if is_secret_query_param(name):
-            if name not in removed:
-                removed.append(name)
-            continue
-        kept.append((name, value))
-    return Redacted(tuple(kept), tuple(removed))
+    """`DEFAULT_REDACTOR.query`: the rules without operator-added names."""
+    return DEFAULT_REDACTOR.query(pairs)
 
 
 def roller_evidence(headers: Iterable[tuple[str, str]]) -> dict[str, str]:

@@ -6,6 +6,9 @@ not import this module. Rules this module keeps:
   still running, so a caller that saw the proxy idle sees every hook's effect.
 - End hooks run in their own tasks: a handler cancelled because its client closed the
   connection never cuts a hook (a gateway's database write) short.
+- A hook that fails is counted, logged (without its message: `server_log`) and written on
+  its exchange's tape record as the annotation `end_hook_error` (an `ann` frame after the
+  `end`), so the failure is part of the exchange's record, not only a log line.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from aiohttp import web
 from roller.capture.tape import TapeWriter
 from roller.proxy.exchange import Exchange, ExchangeServices
 from roller.proxy.policy import ExchangeEnd, ExchangeEndHook, RequestPolicy
+from roller.proxy.redaction import Redactor
 from roller.proxy.routing import Upstreams
 from roller.proxy.upstream import UpstreamClient
 
@@ -37,15 +41,20 @@ class Relay:
         policy: RequestPolicy | None,
         on_exchange_end: ExchangeEndHook | None,
         max_request_body: int,
+        max_kept_response: int,
+        redactor: Redactor,
         stopping: Callable[[], bool],
     ) -> None:
         self.on_exchange_end = on_exchange_end
+        self.tape = tape
         self.services = ExchangeServices(
             tape=tape,
             client=client,
             upstreams=upstreams,
             policy=policy,
             max_request_body=max_request_body,
+            max_kept_response=max_kept_response,
+            redactor=redactor,
             notify=None if on_exchange_end is None else self._start_hook,
             stopping=stopping,
         )
@@ -96,6 +105,11 @@ class Relay:
         assert hook is not None  # _start_hook is only handed out with a hook
         try:
             await hook(end)
-        except Exception:  # the response is complete; a hook bug is logged
+        except Exception as exc:  # the response is complete: recorded, counted, logged
             self.hook_errors += 1
             log.exception("on_exchange_end hook failed for exchange %s", end.exchange_id)
+            error = {"code": type(exc).__name__, "message": str(exc)[:2000]}
+            try:
+                self.tape.annotate(end.exchange_id, {"end_hook_error": error})
+            except ValueError:  # the tape was closed under a hook that outlived it
+                log.error("could not note the hook failure on exchange %s", end.exchange_id)

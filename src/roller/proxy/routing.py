@@ -14,12 +14,18 @@ Rules this module keeps:
   untouched): a prefix the harness put in its base URL (DeepSeek's `/anthropic`) is kept.
 - Upstream URLs may not carry credentials, a query or a fragment (UsageError): secrets go
   in headers, where redaction keeps them off disk.
+- A request target that could leave the upstream's base path is refused, never
+  normalised (`target_problem`): it must be a path (origin form), and no segment of its
+  path may decode to `.` or `..` or hold a `/`, `\\` or NUL once decoded (`..%2f`,
+  `%2e%2e`, `..\\x`): an upstream that resolves those would serve something outside the
+  base path the key is meant for. Model APIs use none of them.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from urllib.parse import unquote_plus
+from typing import Final
+from urllib.parse import unquote, unquote_plus
 
 from yarl import URL
 
@@ -67,6 +73,28 @@ class Upstreams:
         family = family_for(path)
         override = None if family is None else getattr(self, family)
         return override if override is not None else self.default
+
+
+NOT_A_PATH: Final = "the request target must be a path (origin form)"
+UNSAFE_PATH: Final = (
+    "the request path has a dot segment, an encoded slash or backslash, or a NUL; it is "
+    "refused so that it cannot leave the upstream's base path"
+)
+_UNSAFE_CHARACTERS: Final = ("/", "\\", "\x00")
+
+
+def target_problem(target: str) -> str | None:
+    """Why a request target (path and query, as received) must not be forwarded, or None."""
+    if not target.startswith("/"):
+        return NOT_A_PATH
+    path = target.split("?", 1)[0]
+    if "%" not in path and "/." not in path and "\\" not in path:
+        return None  # the hot path: nothing that could decode to a problem
+    for segment in path.split("/"):
+        decoded = unquote(segment, errors="surrogateescape")
+        if decoded in (".", "..") or any(c in decoded for c in _UNSAFE_CHARACTERS):
+            return UNSAFE_PATH
+    return None
 
 
 def upstream_url(base: str, target: str) -> URL:

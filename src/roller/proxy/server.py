@@ -14,10 +14,13 @@ Rules this module keeps:
   upstream request is cancelled.
 - `stop(grace)` stops accepting, lets exchanges in flight finish for `grace` seconds,
   then cancels the rest (outcome `proxy_shutdown`) and closes the tape with an fsync.
+- No log line it or aiohttp writes while serving carries a header value (`server_log`).
+- With `server_ssl` it serves HTTPS (the gateway's `--tls-cert/--tls-key`).
 """
 
 from __future__ import annotations
 
+import ipaddress
 import ssl
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -27,12 +30,17 @@ from aiohttp import web
 
 from roller.capture.tape import DEFAULT_FSYNC_INTERVAL, DEFAULT_SEGMENT_MAX_BYTES, TapeWriter
 from roller.errors import UsageError
+from roller.proxy import server_log
+from roller.proxy.exchange import defer_continue
 from roller.proxy.policy import ExchangeEndHook, RequestPolicy
+from roller.proxy.redaction import DEFAULT_REDACTOR, Redactor
 from roller.proxy.relay import Relay
 from roller.proxy.routing import Upstreams
 from roller.proxy.upstream import MAX_FIELD_SIZE, MAX_LINE_SIZE, UpstreamClient, make_ssl_context
 
 _RELAY_KEY = web.AppKey("roller_relay", Relay)
+DEFAULT_MAX_REQUEST_BODY = 256 * 1024 * 1024
+DEFAULT_MAX_KEPT_RESPONSE = 16 * 1024 * 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,7 +56,11 @@ class ProxyConfig:
     ssl_context: ssl.SSLContext | None = None  # wins over ca_bundle (tests, embedders)
     connect_timeout: float | None = 10.0
     read_timeout: float | None = 600.0  # idle time between two reads, not the total
-    max_request_body: int = 256 * 1024 * 1024
+    max_request_body: int = DEFAULT_MAX_REQUEST_BODY
+    # A response body kept for the end hook (`PolicyDecision.keep_response`) up to this.
+    max_kept_response: int = DEFAULT_MAX_KEPT_RESPONSE
+    redactor: Redactor = DEFAULT_REDACTOR
+    server_ssl: ssl.SSLContext | None = None  # serve HTTPS with this context
     segment_max_bytes: int = DEFAULT_SEGMENT_MAX_BYTES
     fsync_interval: float | None = DEFAULT_FSYNC_INTERVAL
     policy: RequestPolicy | None = None
@@ -74,6 +86,7 @@ class ProxyServer:
     def app(self) -> web.Application:
         """The proxy as an aiohttp application (built once; run it on one runner only)."""
         if self._app is None:
+            server_log.install()
             # handler_args reach the server whichever runner runs the app (an embedder's too).
             app = web.Application(
                 handler_args={
@@ -84,7 +97,7 @@ class ProxyServer:
             )
             app.cleanup_ctx.append(self._lifecycle)
             app.on_shutdown.append(self._on_shutdown)
-            app.router.add_route("*", "/{tail:.*}", self._handle)
+            app.router.add_route("*", "/{tail:.*}", self._handle, expect_handler=defer_continue)
             self._app = app
         return self._app
 
@@ -108,6 +121,8 @@ class ProxyServer:
             policy=config.policy,
             on_exchange_end=config.on_exchange_end,
             max_request_body=config.max_request_body,
+            max_kept_response=config.max_kept_response,
+            redactor=config.redactor,
             stopping=lambda: self._stopping,
         )
         try:
@@ -137,6 +152,12 @@ class ProxyServer:
         return 0 if relay is None else relay.in_flight
 
     @property
+    def hook_errors(self) -> int:
+        """End hooks that failed since the proxy started (each noted on its exchange)."""
+        relay = self.relay
+        return 0 if relay is None else relay.hook_errors
+
+    @property
     def exchanges(self) -> int:
         """Exchanges started since the proxy started."""
         relay = self.relay
@@ -160,7 +181,9 @@ class ProxyServer:
             shutdown_timeout=0.1,  # stop() already gave the grace period
         )
         await runner.setup()
-        site = web.TCPSite(runner, self.config.host, self.config.port)
+        site = web.TCPSite(
+            runner, self.config.host, self.config.port, ssl_context=self.config.server_ssl
+        )
         try:
             await site.start()
         except OSError as exc:
@@ -171,7 +194,8 @@ class ProxyServer:
         port = runner.addresses[0][1]  # the bound port, when 0 asked for any
         host = self.config.host
         shown = f"[{host}]" if ":" in host else host
-        self.url = f"http://{shown}:{port}"
+        scheme = "http" if self.config.server_ssl is None else "https"
+        self.url = f"{scheme}://{shown}:{port}"
         return self.url
 
     async def stop(self, grace: float = 5.0) -> None:
@@ -185,3 +209,13 @@ class ProxyServer:
             await site.stop()
         await self.wait_idle(grace)
         await runner.cleanup()
+
+
+def is_loopback(host: str) -> bool:
+    """Whether a listen address is reachable from this machine only."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False

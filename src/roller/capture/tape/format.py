@@ -2,6 +2,14 @@
 
 Shared by the writer and the reader so neither can drift from the other. The frame layout
 itself is specified in docs/architecture.md ("roller.capture.tape").
+
+Versions (each converter in `compat` is the identity: every change so far only added):
+- 2 added the `bref` frame (a request body stored in the capture, `BodyRef`);
+- 3 (this one) added the `ann` frame, which may add annotations to an exchange also
+  after its `end` (a request policy's decision made after the `req` frame was written,
+  an end hook's failure), and lets the proxy write a request body in several `body`
+  frames as it reads it, or none when it never read it (a request refused on its head).
+`FIRST_VERSION` says from which version each frame kind may appear in a segment.
 """
 
 from __future__ import annotations
@@ -17,10 +25,11 @@ from typing import Any, Literal, get_args
 import orjson
 
 # Version 2 added the `bref` frame (a request body stored once, in the capture: `BodyRef`),
-# which only publication writes (`roller.capture.body_refs`); version 1 frames are
-# version 2 frames unchanged (`compat`), and a version 1 segment holds no `bref`.
-TAPE_VERSION = 2
+# which only publication writes (`roller.capture.body_refs`); version 3 the `ann` frame.
+# Older frames are newer frames unchanged (`compat`); a segment holds no newer kind.
+TAPE_VERSION = 3
 REF_VERSION = 2
+ANN_VERSION = 3
 SEGMENT_PREFIX = "tape-"
 SEGMENT_SUFFIX = ".rtape"
 
@@ -39,8 +48,12 @@ Outcome = Literal[
 ]
 OUTCOMES: tuple[Outcome, ...] = get_args(Outcome)
 
-FRAME_KINDS = frozenset({"seg", "req", "body", "resp", "chunk", "end", "bref"})
-META_KINDS = frozenset({"req", "resp", "end", "bref"})
+FRAME_KINDS = frozenset({"seg", "req", "body", "resp", "chunk", "end", "bref", "ann"})
+META_KINDS = frozenset({"req", "resp", "end", "bref", "ann"})
+# The first tape version a frame kind may appear in (absent: every version).
+FIRST_VERSION: Mapping[str, int] = {"bref": REF_VERSION, "ann": ANN_VERSION}
+# Frames an exchange may still receive after its `end` frame.
+AFTER_END_KINDS = frozenset({"ann"})
 
 
 @dataclass(frozen=True, slots=True)

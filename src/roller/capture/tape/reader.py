@@ -17,6 +17,12 @@ Rules this module keeps:
 - A `bref` frame (tape version 2) is a request body stored in the capture: resolved when
   loaded, through the resolver the caller gives, and accepted only when its length and
   sha256 match (`roller.capture.body_refs`).
+- A request body is the concatenation of its `body` (and `bref`) frames: several when it
+  was written as it was read, none when it was never read (a request refused on its
+  head). An `ann` frame (tape version 3) adds annotations to an exchange, also after its
+  `end` frame: its keys replace the request's annotations of the same name, in tape
+  order, so `TapeExchange.request` holds them as the exchange's last `ann` frame left
+  them. A frame kind newer than its segment's version (`FIRST_VERSION`) is a problem.
 """
 
 from __future__ import annotations
@@ -30,9 +36,10 @@ from typing import TypeVar
 
 from roller.capture.tape import compat
 from roller.capture.tape.format import (
+    AFTER_END_KINDS,
+    FIRST_VERSION,
     FRAME_KINDS,
     META_KINDS,
-    REF_VERSION,
     BodyRef,
     JSONObject,
     Resolver,
@@ -83,13 +90,17 @@ class TapeReadResult:
         return {ex.exchange_id: ex for ex in self.exchanges}
 
 
-def read_tape(directory: Path | str, resolve: Resolver | None = None) -> TapeReadResult:
-    """Read every segment of a tape directory, oldest first, into memory.
+def read_tape(
+    directory: Path | str, resolve: Resolver | None = None, *, from_segment: int = 0
+) -> TapeReadResult:
+    """Read every segment of a tape directory, oldest first, into memory (with
+    `from_segment`, only the segments numbered from it on: one writer's, whose exchanges
+    never span another's).
 
     A missing directory reads as an empty tape with one problem. Exchanges are ordered by
     their `req` frame (segment order, then position in the segment).
     """
-    with index_tape(directory, keep_data=True, resolve=resolve) as index:
+    with index_tape(directory, keep_data=True, resolve=resolve, from_segment=from_segment) as index:
         exchanges = tuple(index.load(ref) for ref in index.exchanges)
         return TapeReadResult(exchanges, index.problems, index.segments)
 
@@ -201,6 +212,8 @@ class TapeIndex:
             elif code == _CHUNK:
                 header = self._header(f, i)
                 b.chunks.append((header["t"], self._read(seg, f[i + 4], f[i + 5])))
+            elif code == _ANN:
+                b.annotated = {**(b.annotated or {}), **self._header(f, i)["meta"]}
             else:
                 header = self._header(f, i)
                 if code == _RESP:
@@ -218,7 +231,11 @@ class TapeIndex:
 
 
 def index_tape(
-    directory: Path | str, *, keep_data: bool = False, resolve: Resolver | None = None
+    directory: Path | str,
+    *,
+    keep_data: bool = False,
+    resolve: Resolver | None = None,
+    from_segment: int = 0,
 ) -> TapeIndex:
     """Index every segment of a tape directory, oldest first (see `TapeIndex`).
 
@@ -233,7 +250,9 @@ def index_tape(
     names: list[str] = []
     paths: list[Path] = []
     kept: dict[int, bytes] | None = {} if keep_data else None
-    for _, path in list_segments(root):
+    for number, path in list_segments(root):
+        if number < from_segment:
+            continue
         names.append(path.name)
         paths.append(path)
         try:
@@ -250,7 +269,7 @@ def index_tape(
 
 # An indexed frame: kind code, segment, header start/stop, payload start/stop.
 _FIELDS = 6
-_REQ, _BODY, _RESP, _CHUNK, _END, _BREF = range(6)
+_REQ, _BODY, _RESP, _CHUNK, _END, _BREF, _ANN = range(7)
 _KIND_CODES = {
     "req": _REQ,
     "body": _BODY,
@@ -258,6 +277,7 @@ _KIND_CODES = {
     "chunk": _CHUNK,
     "end": _END,
     "bref": _BREF,
+    "ann": _ANN,
 }
 
 
@@ -272,11 +292,15 @@ class _Builder:
     chunks: list[tuple[int, bytes]] = field(default_factory=list)
     end: EndMeta | None = None
     end_time_ns: int | None = None
+    annotated: dict[str, object] | None = None  # what `ann` frames added, in order
 
     def freeze(self) -> TapeExchange:
+        request = self.request
+        if self.annotated is not None:
+            request = request._replace(annotations={**request.annotations, **self.annotated})
         return TapeExchange(
             exchange_id=self.exchange_id,
-            request=self.request,
+            request=request,
             request_time_ns=self.request_time_ns,
             request_body=b"".join(self.body),
             response=self.response,
@@ -375,9 +399,9 @@ class _Reader:
                     self.problems.append(f"{name}: unsupported tape version {header.get('v')!r}")
                     return
                 self.versions[number] = version
-            elif header["k"] == "bref" and version < REF_VERSION:
+            elif version < FIRST_VERSION.get(header["k"], version):
                 self.problems.append(
-                    f"{name} byte {pos}: bref frame in a version {version} segment"
+                    f"{name} byte {pos}: {header['k']} frame in a version {version} segment"
                 )
             else:
                 where = f"{name} byte {pos}"
@@ -421,7 +445,7 @@ class _Reader:
         spans = self.spans.get(x)
         if spans is None:
             self.problems.append(f"{where}: {kind} frame for unknown exchange {x}")
-        elif spans.ended:
+        elif spans.ended and kind not in AFTER_END_KINDS:
             self.problems.append(f"{where}: {kind} frame after the end of exchange {x}")
         elif kind == "resp" and spans.has_response:
             self.problems.append(f"{where}: second resp frame for exchange {x}")

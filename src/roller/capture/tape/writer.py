@@ -15,6 +15,10 @@ Rules this module keeps:
   writer moves to a fresh segment, so one torn frame never hides the frames after it.
 - Segments rotate at `segment_max_bytes`: a few large files, never a file per exchange
   (a file create costs ~75x an append on the machines measured).
+- A request body may be written in parts, as it is read (`request(..., body=parts)`,
+  `request_body`): one `body` frame per part, so no body is held whole for the tape.
+- `annotate` adds an `ann` frame to an exchange this writer began, also after its `end`
+  (an end hook that failed says so on the exchange's own record).
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ from __future__ import annotations
 import os
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +43,7 @@ from roller.errors import RollerError
 DEFAULT_SEGMENT_MAX_BYTES = 64 * 1024 * 1024
 DEFAULT_FSYNC_INTERVAL = 1.0
 _TYPED = (RequestMeta, ResponseMeta, EndMeta)
+_IOV_MAX = 1024
 
 
 class TapeOpenError(RollerError):
@@ -68,6 +73,7 @@ class TapeWriter:
         self._closed = False
         # Open exchanges: id -> the bytes prefix of a data frame header up to `"t":`.
         self._open: dict[str, tuple[bytes, bytes]] = {}
+        self._begun: dict[str, int] = {}  # segment stem -> the last seq begun in it
         self._seq = 0
         self._fd = -1
         self._size = 0
@@ -110,6 +116,7 @@ class TapeWriter:
         """Allocate a new exchange id, unique within the directory."""
         self._check_open()
         self._seq += 1
+        self._begun[self._stem] = self._seq
         exchange_id = f"{self._stem}:{self._seq}"
         xb = exchange_id.encode("ascii")
         self._open[exchange_id] = (
@@ -124,21 +131,36 @@ class TapeWriter:
         meta: RequestMeta | Mapping[str, Any],
         *,
         t: int | None = None,
-        body: bytes | None = None,
+        body: bytes | Sequence[bytes] | None = None,
     ) -> None:
-        """The `req` frame; with `body`, the `body` frame right after it in the same
-        `writev` (one syscall where the proxy has both, and never one without the other)."""
+        """The `req` frame; with `body`, its `body` frames right after it in the same
+        `writev` (one syscall where the proxy has both, and never one without the other):
+        one frame for bytes (empty ones included), one per part for a sequence of parts."""
         prefixes = self._prefixes(exchange_id)
-        head = self._meta_header("req", exchange_id, meta, t)
-        if body is None:
-            self._append([head, b"\n"])
-            return
-        body_head = b'%b%d,"n":%d}\n' % (prefixes[0], time.time_ns(), len(body))
-        frames = [head, b"\n", body_head, body, b"\n"] if body else [head, b"\n", body_head, b"\n"]
+        frames = [self._meta_header("req", exchange_id, meta, t), b"\n"]
+        if body is not None:
+            _body_frames(frames, prefixes[0], (body,) if isinstance(body, bytes) else body)
         self._append(frames)
 
-    def request_body(self, exchange_id: str, data: bytes, *, t: int | None = None) -> None:
-        self._data_frame(self._prefixes(exchange_id)[0], data, t)
+    def request_body(
+        self, exchange_id: str, data: bytes | Sequence[bytes], *, t: int | None = None
+    ) -> None:
+        """More of the request body: one `body` frame for bytes, one per part otherwise."""
+        frames: list[bytes] = []
+        parts = (data,) if isinstance(data, bytes) else data
+        _body_frames(frames, self._prefixes(exchange_id)[0], parts, t)
+        if frames:
+            self._append(frames)
+
+    def annotate(
+        self, exchange_id: str, annotations: Mapping[str, Any], *, t: int | None = None
+    ) -> None:
+        """An `ann` frame: annotations added to an exchange this writer began, before or
+        after its `end` (readers merge them into the request's, key by key)."""
+        stem, _, seq = exchange_id.rpartition(":")
+        if not seq.isdigit() or not 0 < int(seq) <= self._begun.get(stem, 0):
+            raise ValueError(f"exchange {exchange_id!r} was not begun on this tape")
+        self._append([self._meta_header("ann", exchange_id, annotations, t), b"\n"])
 
     def response(
         self, exchange_id: str, meta: ResponseMeta | Mapping[str, Any], *, t: int | None = None
@@ -218,10 +240,6 @@ class TapeWriter:
         }
         return dumps_header(header) + b"\n"
 
-    def _data_frame(self, prefix: bytes, data: bytes, t: int | None) -> None:
-        head = b'%b%d,"n":%d}\n' % (prefix, time.time_ns() if t is None else t, len(data))
-        self._append([head, data, b"\n"] if data else [head, b"\n"])
-
     def _append(self, parts: list[bytes]) -> None:
         """Hand whole frames to the kernel in one `writev` (a short write is finished)."""
         if self._closed:
@@ -230,6 +248,8 @@ class TapeWriter:
             self._rotate()
             if self._fd < 0:
                 return  # the failure is already in self.errors
+        if len(parts) > _IOV_MAX:  # writev takes at most IOV_MAX buffers (1024 on Linux)
+            parts = [b"".join(parts)]
         total = sum(map(len, parts))
         try:
             done = os.writev(self._fd, parts)
@@ -305,6 +325,18 @@ class TapeWriter:
             self.errors.append(f"{what} in {self.directory} failed: {exc}")
             return False
         return True
+
+
+def _body_frames(
+    out: list[bytes], prefix: bytes, parts: Sequence[bytes], t: int | None = None
+) -> None:
+    """Append one `body` frame per part to `out` (the parts are not copied)."""
+    now = time.time_ns() if t is None else t
+    for part in parts:
+        out.append(b'%b%d,"n":%d}\n' % (prefix, now, len(part)))
+        if part:
+            out.append(part)
+        out.append(b"\n")
 
 
 def _fsync_dir(directory: Path) -> None:

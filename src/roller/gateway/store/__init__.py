@@ -1,25 +1,24 @@
 """The gateway's session store: SQLAlchemy models, alembic-migrated engines, repository.
 
 `open_engine(url)` (SQLite file or PostgreSQL URL, migrated to head), `SessionStore`
-(resolve a request's `SessionPlan` to rows, record calls and notes, lineage walks).
+(resolve a request's `SessionPlan` to rows, record calls and notes, lineage walks),
+`lineage` (parent links and their audit), `values` (strings made storable).
 """
 
 from __future__ import annotations
 
 from roller.gateway.store.engine import StoreError, open_engine, safe_url
-from roller.gateway.store.models import Call, Note, RuntimeSession
-from roller.gateway.store.repository import (
-    MAX_ANCESTORS,
-    CallFacts,
-    Resolution,
-    SessionStore,
-)
+from roller.gateway.store.lineage import MAX_ANCESTORS, RequestRef
+from roller.gateway.store.models import Call, Note, ParentAssignment, RuntimeSession
+from roller.gateway.store.repository import CallFacts, Resolution, SessionStore
 
 __all__ = [
     "MAX_ANCESTORS",
     "Call",
     "CallFacts",
     "Note",
+    "ParentAssignment",
+    "RequestRef",
     "Resolution",
     "RuntimeSession",
     "SessionStore",

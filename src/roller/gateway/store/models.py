@@ -13,7 +13,10 @@ Rules the schema itself keeps (so no code path can break them):
   sending the same session id gets a row of its own, never someone else's session.
 - Times are stored in UTC (`UTCDateTime`), on SQLite as on PostgreSQL.
 - `call` rows point at the tape exchange that holds the bytes; the database never holds
-  a request or response body, and never a credential.
+  a request or response body, and never a credential. `call.flags` says what of a row
+  had to be stored otherwise than the request said (`roller.gateway.store.values`).
+- Every parent a request claimed is a `parent_assignment` row (assigned, or refused and
+  why), naming the tape exchange it came from: lineage changes are audited.
 """
 
 from __future__ import annotations
@@ -116,7 +119,9 @@ class Call(Base):
     # NULL for a request whose token was unknown: it belongs to no one.
     account: Mapped[str | None] = mapped_column(String(100), nullable=True)
     principal: Mapped[str | None] = mapped_column(String(100), nullable=True)
-    method: Mapped[str] = mapped_column(String(10))
+    # Any HTTP token: `UNSUBSCRIBE` is 11 (revision 0003 widened it from 10; a longer one
+    # is cut and flagged, `roller.gateway.store.values`).
+    method: Mapped[str] = mapped_column(String(40))
     path: Mapped[str] = mapped_column(Text)
     family: Mapped[str | None] = mapped_column(String(20), nullable=True)
     protocol: Mapped[str | None] = mapped_column(String(40), nullable=True)
@@ -136,11 +141,40 @@ class Call(Base):
     error_code: Mapped[str | None] = mapped_column(String(60), nullable=True)
     started_at: Mapped[datetime] = mapped_column(UTCDateTime())
     ended_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    # What was stored otherwise than sent: `escaped:<column>`, `truncated:<column>`,
+    # `response_over_limit` (statuses judged without the body). NULL: nothing (or a row
+    # written before revision 0003).
+    flags: Mapped[list[str] | None] = mapped_column(JSON, nullable=True)
 
     __table_args__ = (
         UniqueConstraint("tape_dir", "exchange_id"),
         Index(None, "session_id"),
     )
+
+
+class ParentAssignment(Base):
+    """One parent link a model request claimed: recorded (`assigned`) or refused."""
+
+    __tablename__ = "parent_assignment"
+
+    id: Mapped[str] = mapped_column(String(36), primary_key=True)
+    account: Mapped[str] = mapped_column(String(100))
+    principal: Mapped[str] = mapped_column(String(100))
+    session_id: Mapped[str] = mapped_column(
+        String(36), ForeignKey("runtime_session.id", ondelete="RESTRICT")
+    )
+    # The parent recorded; NULL when refused before a parent row existed (no placeholder).
+    parent_session_id: Mapped[str | None] = mapped_column(
+        String(36), ForeignKey("runtime_session.id", ondelete="RESTRICT"), nullable=True
+    )
+    # "assigned", or "refused_self" / "refused_rewrite" / "refused_cycle" / "refused_depth".
+    outcome: Mapped[str] = mapped_column(String(40))
+    rule: Mapped[str] = mapped_column(String(40))  # the identity rule that named the parent
+    tape_dir: Mapped[str | None] = mapped_column(Text, nullable=True)
+    exchange_id: Mapped[str | None] = mapped_column(String(100), nullable=True)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime())
+
+    __table_args__ = (Index(None, "session_id"),)
 
 
 class Note(Base):

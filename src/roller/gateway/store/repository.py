@@ -8,14 +8,20 @@ Rules this module keeps:
   then selected, so concurrent first turns, or a child arriving before its parent's own
   turn, all end on the same row. A parent is created or found by its source key exactly
   as the parent's own turn would.
-- A parent is set once and never rewritten: `UPDATE … WHERE parent_session_id IS NULL`.
-  Never the row itself (also a CHECK constraint), and never a parent whose ancestor chain
-  (walked at most `MAX_ANCESTORS` hops) contains the child: cycles are refused. On
-  PostgreSQL parent assignments in one account are serialised with a transaction-scoped
-  advisory lock, so two concurrent assignments cannot close a cycle between them (SQLite
-  serialises every write transaction already).
-- Ancestor and subtree walks are bounded and detect cycles; a chain that loops has
-  unknown lineage (None), never a partial one that could widen a scope.
+- Parent links follow `roller.gateway.store.lineage` (set once, no cycle, no placeholder
+  row for a refused parent, every claim audited with the request it came from). Only
+  `resolve` links parents, and only the gateway's model requests call it; the routes
+  look their caller up with `find_session`, which never writes. On PostgreSQL a
+  resolution that names a parent first takes a per-account transaction-scoped advisory
+  lock, before it inserts anything: two concurrent assignments then cannot close a cycle
+  between them, and two first turns naming each other as parent cannot deadlock on each
+  other's uncommitted rows (SQLite serialises every write transaction already).
+- A transient failure (a deadlock or serialization failure, a connection that dropped,
+  a locked SQLite file) is retried with a short backoff before it becomes a `StoreError`.
+- A call row's values are made storable first (`roller.gateway.store.values`: lone
+  surrogates and NULs escaped, over-long values cut, each change flagged), and written
+  with `ON CONFLICT DO NOTHING` on its exchange, so retrying a write that did land is a
+  no-op: one row per exchange.
 - On SQLite every operation runs on one store thread. SQLite has one writer at a time;
   concurrent write transactions from several threads only wait on each other's lock
   (its busy handler sleeps 1 ms, then 2, 5, 10 … ms and retries), which on the measured
@@ -30,6 +36,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import time
 import uuid
 import zlib
 from collections.abc import Callable, Sequence
@@ -38,25 +45,31 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Final, ParamSpec, TypeVar
 
-from sqlalchemy import Connection, Engine, func, insert, select, text, update
+from sqlalchemy import Connection, Engine, func, select, text, update
 from sqlalchemy.dialects import postgresql, sqlite
-from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.exc import DBAPIError, SQLAlchemyError
 from sqlalchemy.orm import Session
 
 from roller.gateway.config import Client
 from roller.gateway.derivation import SessionPlan, SourceKey, source_key_for_principal
 from roller.gateway.store.engine import StoreError
-from roller.gateway.store.models import Call, Note, RuntimeSession
-
-MAX_ANCESTORS: Final = 32
+from roller.gateway.store.lineage import (
+    RequestRef,
+    ancestors,
+    link_parent,
+    parent_of,
+    record_assignment,
+)
+from roller.gateway.store.models import Call, Note, ParentAssignment, RuntimeSession
+from roller.gateway.store.values import storable_row
 
 _P = ParamSpec("_P")
 _T = TypeVar("_T")
 
-REFUSED_SELF: Final = "a session cannot be its own parent"
-REFUSED_REWRITE: Final = "the session already has another parent (set once, never rewritten)"
-REFUSED_CYCLE: Final = "the parent descends from the session (cycle)"
-REFUSED_DEPTH: Final = f"the parent's ancestor chain is longer than {MAX_ANCESTORS}"
+ATTEMPTS: Final = 4  # of a transaction that fails transiently
+_TRANSIENT_SQLSTATES: Final = frozenset(
+    {"40001", "40P01", "55P03"}
+)  # serialization, deadlock, lock
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,6 +109,7 @@ class CallFacts:
     error_code: str | None
     started_at: datetime
     ended_at: datetime
+    flags: tuple[str, ...] = ()  # what the gateway knows it stored otherwise (e.g. no body)
 
 
 def new_id() -> str:
@@ -130,19 +144,37 @@ class SessionStore:
 
     # -- resolving a request -------------------------------------------------------------
 
-    def resolve(self, plan: SessionPlan, now: datetime) -> Resolution:
-        """Find or create the rows `plan` names, link the parent, touch last-seen."""
-        try:
-            with self.engine.begin() as conn:
-                return self._resolve(conn, plan, now)
-        except SQLAlchemyError as exc:
-            raise StoreError(f"session store: {_reason(exc)}") from None
+    def resolve(
+        self, plan: SessionPlan, now: datetime, request: RequestRef | None = None
+    ) -> Resolution:
+        """Find or create the rows `plan` names, link the parent, touch last-seen.
+        `request` is the tape exchange it is for (named in the lineage audit)."""
+        return self._transaction(lambda conn: self._resolve(conn, plan, now, request))
 
-    def _resolve(self, conn: Connection, plan: SessionPlan, now: datetime) -> Resolution:
+    def _transaction(self, work: Callable[[Connection], _T]) -> _T:
+        """`work` in one transaction, retried while it fails transiently."""
+        for attempt in range(ATTEMPTS):
+            try:
+                with self.engine.begin() as conn:
+                    return work(conn)
+            except SQLAlchemyError as exc:
+                if attempt + 1 == ATTEMPTS or not _transient(exc):
+                    raise StoreError(f"session store: {_reason(exc)}") from None
+                time.sleep(0.005 * 4**attempt)
+        raise AssertionError("unreachable")  # the loop returns or raises
+
+    def _resolve(
+        self, conn: Connection, plan: SessionPlan, now: datetime, request: RequestRef | None
+    ) -> Resolution:
         client = plan.client
         if plan.own is None:
             own_id, key = self._source_row(conn, client, now)
-            return Resolution(own_id, self._parent_of(conn, own_id), key)
+            return Resolution(own_id, parent_of(conn, own_id), key)
+        if plan.parent is not None and conn.dialect.name == "postgresql":
+            # Before any insert: see the module docstring (cycles, deadlocks).
+            conn.execute(
+                text("SELECT pg_advisory_xact_lock(:k)"), {"k": _account_lock_key(client.account)}
+            )
         own_id = self._find_or_create(conn, client, plan.own, plan.rule, now, touch=True)
         if plan.role is not None:
             conn.execute(
@@ -151,10 +183,33 @@ class SessionStore:
                 .values(role=plan.role)
             )
         refused: str | None = None
-        if plan.parent is not None:
-            parent_id = self._find_or_create(conn, client, plan.parent, plan.rule, now, touch=False)
-            refused = self._set_parent(conn, client.account, own_id, parent_id)
-        return Resolution(own_id, self._parent_of(conn, own_id), plan.own, refused)
+        parent = plan.parent
+        if parent is not None:
+            refused = link_parent(
+                conn,
+                plan,
+                own_id,
+                self._select_key(conn, client, parent),
+                lambda: self._find_or_create(conn, client, parent, plan.rule, now, touch=False),
+                lambda parent_id, outcome: record_assignment(
+                    conn, plan, own_id, parent_id, outcome, request, now
+                ),
+            )
+        return Resolution(own_id, parent_of(conn, own_id), plan.own, refused)
+
+    def find_session(self, plan: SessionPlan, now: datetime) -> str | None:
+        """The row `plan` names, if it exists: never creates one, never links a parent
+        (the routes' caller). Source keying: the principal's open row of this window."""
+        try:
+            with self.engine.connect() as conn:
+                if plan.own is not None:
+                    return self._select_key(conn, plan.client, plan.own)
+                latest = conn.execute(self._latest_source(plan.client)).one_or_none()
+        except SQLAlchemyError as exc:
+            raise StoreError(f"session store: {_reason(exc)}") from None
+        if latest is None or latest.closed_at is not None:
+            return None
+        return str(latest.id) if latest.last_seen_at >= now - self.inactivity else None
 
     def _find_or_create(
         self,
@@ -217,44 +272,10 @@ class SessionStore:
             .values(last_seen_at=now)
         )
 
-    def _parent_of(self, conn: Connection, session_id: str) -> str | None:
-        return conn.execute(
-            select(RuntimeSession.parent_session_id).where(RuntimeSession.id == session_id)
-        ).scalar_one_or_none()
-
-    def _set_parent(
-        self, conn: Connection, account: str, child_id: str, parent_id: str
-    ) -> str | None:
-        """Record `parent_id` as the parent of `child_id` if allowed; the refusal reason
-        otherwise (None: recorded now or already so)."""
-        if child_id == parent_id:
-            return REFUSED_SELF
-        current = self._parent_of(conn, child_id)
-        if current is not None:
-            return None if current == parent_id else REFUSED_REWRITE
-        if conn.dialect.name == "postgresql":
-            conn.execute(
-                text("SELECT pg_advisory_xact_lock(:k)"), {"k": _account_lock_key(account)}
-            )
-        chain = self._ancestors(conn, parent_id, limit=MAX_ANCESTORS + 1)
-        if chain is None or child_id in chain:
-            return REFUSED_CYCLE
-        if len(chain) > MAX_ANCESTORS:
-            return REFUSED_DEPTH
-        result = conn.execute(
-            update(RuntimeSession)
-            .where(RuntimeSession.id == child_id, RuntimeSession.parent_session_id.is_(None))
-            .values(parent_session_id=parent_id)
-        )
-        if result.rowcount == 1:
-            return None
-        # Someone set it between our read and our update.
-        current = self._parent_of(conn, child_id)
-        return None if current == parent_id else REFUSED_REWRITE
-
-    def _source_row(self, conn: Connection, client: Client, now: datetime) -> tuple[str, SourceKey]:
+    def _latest_source(self, client: Client) -> Any:
+        """The principal's newest source-keyed row of its declared harness (a query)."""
         prefix = f"{client.harness}#"
-        query = (
+        return (
             select(
                 RuntimeSession.id,
                 RuntimeSession.source_id,
@@ -270,6 +291,10 @@ class SessionStore:
             .order_by(RuntimeSession.first_seen_at.desc(), RuntimeSession.source_id.desc())
             .limit(1)
         )
+
+    def _source_row(self, conn: Connection, client: Client, now: datetime) -> tuple[str, SourceKey]:
+        prefix = f"{client.harness}#"
+        query = self._latest_source(client)
         if conn.dialect.name == "postgresql":
             query = query.with_for_update()
         latest = conn.execute(query).one_or_none()
@@ -309,27 +334,11 @@ class SessionStore:
 
     # -- lineage -------------------------------------------------------------------------
 
-    def _ancestors(
-        self, conn: Connection, session_id: str, *, limit: int = MAX_ANCESTORS
-    ) -> tuple[str, ...] | None:
-        """`session_id` itself, then its ancestors nearest first, at most `limit` hops;
-        None when the chain loops."""
-        chain = [session_id]
-        current: str | None = session_id
-        for _ in range(limit):
-            current = self._parent_of(conn, current) if current is not None else None
-            if current is None:
-                break
-            if current in chain:
-                return None
-            chain.append(current)
-        return tuple(chain)
-
     def lineage(self, session_id: str) -> tuple[str, ...] | None:
         """The target's known ancestors, nearest first (at most 32), for the note scope;
         None when it has no parent on record or its chain loops."""
         with self.engine.connect() as conn:
-            chain = self._ancestors(conn, session_id)
+            chain = ancestors(conn, session_id)
         if chain is None or len(chain) < 2:
             return None
         return chain[1:]
@@ -378,13 +387,36 @@ class SessionStore:
     # -- calls and notes -----------------------------------------------------------------
 
     def record_call(self, facts: CallFacts) -> str:
+        """The exchange's one `call` row (a second write for the same exchange is a
+        no-op); its values made storable, and flagged where they had to be changed."""
         call_id = new_id()
-        try:
-            with self.engine.begin() as conn:
-                conn.execute(insert(Call).values(id=call_id, **_fields(facts)))
-        except SQLAlchemyError as exc:
-            raise StoreError(f"session store: {_reason(exc)}") from None
+        values, flags = storable_row(Call.__table__, _fields(facts))  # type: ignore[arg-type]
+        values["flags"] = [*facts.flags, *flags] or None
+
+        def insert_row(conn: Connection) -> None:
+            dialect_insert = (
+                postgresql.insert if conn.dialect.name == "postgresql" else sqlite.insert
+            )
+            conn.execute(
+                dialect_insert(Call)
+                .values(id=call_id, **values)
+                .on_conflict_do_nothing(index_elements=["tape_dir", "exchange_id"])
+            )
+
+        self._transaction(insert_row)
         return call_id
+
+    def recorded_exchanges(self, tape_dir: str) -> set[str]:
+        """The exchange ids of `tape_dir` that have a call row."""
+        query = select(Call.exchange_id).where(Call.tape_dir == tape_dir)
+        with self.engine.connect() as conn:
+            return {str(x) for x in conn.execute(query).scalars()}
+
+    def parent_assignments(self) -> list[ParentAssignment]:
+        """The lineage audit, oldest first."""
+        query = select(ParentAssignment).order_by(ParentAssignment.created_at, ParentAssignment.id)
+        with Session(self.engine) as orm:
+            return list(orm.scalars(query))
 
     def add_note(
         self,
@@ -423,7 +455,19 @@ class SessionStore:
 
 
 def _fields(facts: CallFacts) -> dict[str, Any]:
-    return {name: getattr(facts, name) for name in CallFacts.__slots__}
+    return {name: getattr(facts, name) for name in CallFacts.__slots__ if name != "flags"}
+
+
+def _transient(exc: SQLAlchemyError) -> bool:
+    """A failure that may not happen again: worth retrying the whole transaction."""
+    if not isinstance(exc, DBAPIError):
+        return False
+    if exc.connection_invalidated:
+        return True
+    orig = exc.orig
+    if getattr(orig, "sqlstate", None) in _TRANSIENT_SQLSTATES:
+        return True
+    return "database is locked" in str(orig)
 
 
 def _reason(exc: SQLAlchemyError) -> str:

@@ -81,7 +81,7 @@ def read_state_db(path: Path, problems: list[NativeProblem]) -> StateIndex | Non
             ).fetchall()
         finally:
             conn.close()
-    except sqlite3.Error as exc:
+    except (sqlite3.Error, UnicodeDecodeError) as exc:  # a damaged page can hold bad UTF-8
         problems.append(NativeProblem("unreadable_file", f"{path.name} is unreadable: {exc}"))
         return None
     threads = {

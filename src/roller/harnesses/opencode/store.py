@@ -182,7 +182,7 @@ def read_store(db: Path) -> Store:
             part_rows = conn.execute(
                 "SELECT id, message_id, session_id, data FROM part ORDER BY id"
             ).fetchall()
-    except sqlite3.Error as exc:
+    except (sqlite3.Error, UnicodeDecodeError) as exc:  # a damaged page can hold bad UTF-8
         return _unread("unreadable_file", f"{db.name} cannot be read: {exc}")
     sessions = tuple(
         StoredSession(id=sid, parent_id=parent, title=title or "", agent=agent)
