@@ -26,7 +26,7 @@ from roller.capture.reader import read_run_config
 from roller.cli.progress import RunDisplay, summary_table
 from roller.cli.sample_report import exit_code, finish_single
 from roller.collect.collection import RunEvent, RunRequest, RunResult, collect_run
-from roller.collect.executor import LocalExecutor
+from roller.collect.executor import Executor, LocalExecutor
 from roller.collect.runs import RunSpec, resumed_spec
 from roller.collect.tasks import Task
 from roller.errors import UsageError
@@ -388,7 +388,7 @@ def read_prompts(prompts: tuple[str, ...], prompts_file: Path | None) -> tuple[s
 
 
 async def _until_interrupted(
-    request: RunRequest, on_event: Callable[[RunEvent], None], executor: LocalExecutor
+    request: RunRequest, on_event: Callable[[RunEvent], None], executor: Executor
 ) -> RunResult:
     """The first Ctrl-C (or SIGTERM) stops the running harnesses and still publishes
     their captures, and starts no more; a second one interrupts roller itself."""
