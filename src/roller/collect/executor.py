@@ -75,7 +75,7 @@ class ExecutorChoice:
     """`--executor` and the flags that go with it."""
 
     name: ExecutorName = "local"
-    concurrency: int = 1
+    concurrency: int | None = None  # local: 1; ray: as many as the cluster's CPUs allow
     ray_address: str | None = None  # `auto`, `ray://HOST:PORT`, or None: a local Ray
     cpus_per_sample: float = 1.0
     shared_run_dir: bool = False
@@ -86,5 +86,11 @@ def make_executor(choice: ExecutorChoice) -> Executor:
     if choice.name == "local":
         if choice.ray_address is not None or choice.shared_run_dir:
             raise UsageError("--ray-address and --shared-run-dir go with --executor ray")
-        return LocalExecutor(choice.concurrency)
-    raise UsageError(f"--executor {choice.name}: not available in this build")
+        return LocalExecutor(choice.concurrency or 1)
+    try:
+        from roller.collect.ray_executor import RayExecutor
+    except ModuleNotFoundError as exc:
+        if exc.name is not None and exc.name.split(".")[0] == "ray":
+            raise UsageError(RAY_MISSING) from exc
+        raise
+    return RayExecutor(choice)

@@ -8,11 +8,14 @@ is redone. Rules kept:
   silently resolves an old Claude Code;
 - after installing, the version actually installed is read back from the package's own
   metadata and must equal the pin;
-- idempotent: an intact install is reused (CI keeps the cache between runs).
+- idempotent: an intact install is reused (CI keeps the cache between runs);
+- `install_once` serializes installs of one version on one machine (a file lock), so
+  concurrent samples on a Ray node wait for one install.
 """
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import shutil
@@ -188,3 +191,22 @@ def install(
     }
     (root / MARKER).write_text(json.dumps(marker, indent=2) + "\n")
     return Installed(adapter.name, version, root, binary)
+
+
+def install_once(
+    adapter: HarnessAdapter,
+    version: str | None = None,
+    log: Callable[[str], None] = lambda _line: None,
+) -> Installed:
+    """`install`, under an exclusive file lock in the cache: concurrent callers on one
+    machine (several Ray samples starting on one node) wait for one install, then all
+    find it intact, instead of racing on the same directory."""
+    version = version or adapter.pin.version
+    found = find_installed(adapter, version)
+    if found is not None:
+        return found
+    lock = cache_root() / "harnesses" / f".{adapter.name}-{version}.lock"
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    with open(lock, "a") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)  # released when the file closes
+        return install(adapter, version, log)

@@ -1,0 +1,153 @@
+"""`roller collect --executor ray` on a local multi-node Ray cluster (tests/collect/
+ray_support.py: a head and two one-CPU worker nodes on 127.0.0.1, one per module).
+
+Shown: a 6-sample delegating run through the real CLI validates sample by sample and
+has the same samples, participants and relations as a local-executor run of the same
+tasks (structure compared, not ids: ids carry each attempt's random scope); `--resume`
+of that run on Ray reuses every validated sample (no model call; a removed sample makes
+exactly its own two calls); killing a worker node mid-run still completes the run, the
+affected sample holding an interrupted attempt (with the reason) and a later valid one.
+
+The 6-sample run is the real Claude Code against the mock's `spawn-one` (each sample's
+root delegates to one subagent through its Task tool: 4 calls, a root and a child
+participant, and the spawn relations), the cheapest harness whose delegation gives
+relations; each node finds it in its roller cache (`install_once`). The node-kill run
+is a generic command delegating through roller's x-roller-* headers
+(tests/collect/sdk_agent.py `delegate-slow`: a root call, 3 s, a child call), which is
+all that test needs and costs a fraction of Claude Code's CPU on this 2-core machine.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from tests.collect.ray_support import RAY_ENV, LocalCluster, local_cluster
+from tests.collect.runs_support import AGENT, CountingMock, counting_mock
+from tests.support.captures import roller
+from tests.support.e2e import installed
+
+from roller.capture.integrity import validate_attempt
+from roller.capture.layout import RunPaths
+from roller.capture.reader import read_attempt, read_json_model
+from roller.capture.summary_record import RunSummary
+from roller.collect.collection import RunRequest, collect_run
+from roller.collect.executor import LocalExecutor
+from roller.collect.runs import RunSpec
+
+IDS = tuple(f"s{n}" for n in range(1, 7))
+CALLS = 4  # a Claude Code sample on spawn-one: root, its Task call's child, and back
+Structure = tuple[str, str, int, list[tuple[object, ...]], list[tuple[object, ...]]]
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[LocalCluster]:
+    with local_cluster() as running:
+        yield running
+
+
+@pytest.fixture(scope="module")
+def mock() -> Iterator[CountingMock]:
+    with counting_mock("spawn-one") as running:
+        yield running
+
+
+def _generic(url: str, mode: str) -> RunSpec:
+    return RunSpec(
+        harness="generic", harness_version=None, api_base=url, capture_calls=False,
+        capture_debug="on-error", model=None, options={},
+        command=(sys.executable, str(AGENT), mode), timeout_s=60.0, attempts=1,
+        single_agent=True,
+    )  # fmt: skip
+
+
+def _claude(url: str) -> RunSpec:
+    return RunSpec(
+        harness="claude-code", harness_version=None, api_base=url, capture_calls=True,
+        capture_debug="on-error", model=None, options={}, command=(), timeout_s=180.0,
+        attempts=1, single_agent=False,
+    )  # fmt: skip
+
+
+def _tasks(path: Path, ids: tuple[str, ...]) -> Path:
+    lines = (json.dumps({"id": i, "prompt": f"Use a subagent to say hi ({i})"}) for i in ids)
+    path.write_text("".join(line + "\n" for line in lines))
+    return path
+
+
+def structure(run: RunPaths) -> dict[str, Structure]:
+    """Per sample, its latest attempt: statuses, calls, participants and relations by role."""
+    found: dict[str, Structure] = {}
+    for sample in run.all_samples():
+        attempt = sample.attempts()[-1]
+        report = validate_attempt(attempt)
+        assert report.ok, (attempt.root, report.problems)
+        capture = read_attempt(attempt)
+        m = capture.manifest
+        roles = {p.participant_id: p.role for p in m.participants}
+        participants = sorted((p.role, p.depth, p.name, len(p.call_ids)) for p in m.participants)
+        relations = sorted(
+            (r.type, r.status, roles.get(r.parent_participant_id or ""),
+             roles.get(r.child_participant_id or ""))
+            for r in capture.relations
+        )  # fmt: skip
+        found[sample.sample_id] = (
+            m.execution_status,
+            m.capture_status,
+            m.counts.calls,
+            participants,
+            relations,
+        )
+    return found
+
+
+def cli(*args: str) -> tuple[int, str]:
+    done = roller(*args, env={**os.environ, **RAY_ENV}, timeout=300)
+    assert "Traceback" not in done.stderr, done.stderr
+    return done.returncode, done.stdout + done.stderr
+
+
+@pytest.fixture(scope="module")
+def ray_run(
+    cluster: LocalCluster, mock: CountingMock, tmp_path_factory: pytest.TempPathFactory
+) -> RunPaths:
+    installed("claude-code")
+    base = tmp_path_factory.mktemp("ray")
+    tasks = _tasks(base / "tasks.jsonl", IDS)
+    before = mock.requests
+    code, out = cli(
+        "collect", "--harness", "claude-code", "--api-base", mock.url, "--capture-calls",
+        "--tasks", str(tasks), "--run-dir", str(base / "run"), "--timeout", "180",
+        "--executor", "ray", "--ray-address", cluster.address,
+    )  # fmt: skip
+    assert code == 0, out
+    assert mock.requests - before == CALLS * len(IDS)
+    return RunPaths(base / "run")
+
+
+@pytest.mark.e2e
+def test_six_delegating_samples_on_ray_equal_a_local_run(
+    ray_run: RunPaths, mock: CountingMock, tmp_path: Path
+) -> None:
+    request = RunRequest(
+        tmp_path / "local", _claude(mock.url), tasks_file=_tasks(tmp_path / "tasks.jsonl", IDS)
+    )
+    asyncio.run(collect_run(request, executor=LocalExecutor(2)))
+    local, on_ray = structure(RunPaths(tmp_path / "local")), structure(ray_run)
+    assert sorted(on_ray) == list(IDS)
+    assert on_ray == local
+    # a delegating run: a root and a child participant, related, in every sample
+    for status, capture, calls, participants, relations in on_ray.values():
+        assert (status, capture, calls) == ("completed", "complete", CALLS)
+        assert [p[0] for p in participants] == ["child", "root"]
+        assert relations, "the delegation is related"
+    summary = read_json_model(ray_run.summary, RunSummary)
+    assert (summary.samples_total, summary.succeeded) == (6, 6)
+    assert summary.calls == CALLS * 6
+    # each sample came back through the object store: nothing was left on the nodes
+    assert not [a for s in ray_run.all_samples() for a in s.attempts() if a.raw.exists()]
