@@ -20,6 +20,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
+# Imported now, not by hypothesis's pytest plugin at session end: after a Ray driver ran
+# in this process, Python 3.11.7's AST check (pytest rewrites the plugin's modules on
+# import) intermittently fails with "AST constructor recursion depth mismatch".
+import hypothesis.internal.observability  # noqa: F401
 import ray
 import ray._private.ray_constants as ray_constants
 from ray._private.node import Node

@@ -24,20 +24,22 @@ import json
 import os
 import sys
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from tests.collect.ray_support import RAY_ENV, LocalCluster, local_cluster
-from tests.collect.runs_support import AGENT, CountingMock, counting_mock
+from tests.collect.runs_support import AGENT, CountingMock, counting_mock, write_tasks
 from tests.support.captures import roller
 from tests.support.e2e import installed
 
 from roller.capture.integrity import validate_attempt
 from roller.capture.layout import RunPaths
-from roller.capture.reader import read_attempt, read_json_model
+from roller.capture.reader import read_attempt, read_json_model, read_manifest
 from roller.capture.summary_record import RunSummary
-from roller.collect.collection import RunRequest, collect_run
-from roller.collect.executor import LocalExecutor
+from roller.collect.collection import RunEvent, RunRequest, collect_run
+from roller.collect.executor import ExecutorChoice, LocalExecutor
+from roller.collect.ray_executor import RayExecutor
 from roller.collect.runs import RunSpec
 
 IDS = tuple(f"s{n}" for n in range(1, 7))
@@ -151,3 +153,49 @@ def test_six_delegating_samples_on_ray_equal_a_local_run(
     assert summary.calls == CALLS * 6
     # each sample came back through the object store: nothing was left on the nodes
     assert not [a for s in ray_run.all_samples() for a in s.attempts() if a.raw.exists()]
+
+
+def test_killing_a_worker_node_mid_run_still_completes_the_run(
+    cluster: LocalCluster, tmp_path: Path
+) -> None:
+    """Runs last in the module: it removes one of the cluster's two worker nodes."""
+    ids = ("k1", "k2", "k3", "k4")
+    request = RunRequest(
+        tmp_path / "run", _generic("http://127.0.0.1:9", "delegate-slow"),
+        tasks_file=write_tasks(tmp_path / "tasks.jsonl", ids),
+    )  # fmt: skip
+    workers = set(cluster.node_ids())
+    killed: list[tuple[str, str]] = []  # (sample, node)
+    running_on: dict[str, str] = {}
+
+    def on_event(event: RunEvent) -> None:
+        status, sample = event.status or "", event.sample_id
+        if not sample:
+            return
+        if status.startswith("running on node "):
+            running_on[sample] = status.removeprefix("running on node ")
+        # its root call made (the sample now waits 3 s before its child's), on a worker
+        if not killed and " 1 model call(s)" in status and running_on.get(sample) in workers:
+            killed.append((sample, running_on[sample]))
+            cluster.kill(running_on[sample])
+
+    executor = RayExecutor(ExecutorChoice("ray", ray_address=cluster.address))
+    with counting_mock() as mock:
+        request = replace(request, spec=_generic(mock.url, "delegate-slow"))
+        result = asyncio.run(collect_run(request, on_event, executor=executor))
+    assert killed, "no sample was seen running on a worker node"
+    (victim, node) = killed[0]
+    run = RunPaths(tmp_path / "run")
+    assert result.summary.succeeded == len(ids)
+    lost, *later = run.sample(victim).attempts()
+    assert validate_attempt(lost).ok
+    assert read_manifest(lost).execution_status == "interrupted"
+    assert later and all(validate_attempt(a).ok for a in later)
+    assert read_manifest(later[-1]).execution_status == "completed"
+    (summary,) = [s for s in result.summary.samples if s.sample_id == victim]
+    assert summary.attempts[0].outcome == "interrupted"
+    assert summary.attempts[0].problems[0].startswith("lost: ")
+    assert summary.attempts[-1].outcome == "succeeded"
+    record = json.loads(run.sample(victim).lost_file(1).read_text())
+    assert record["reason"]
+    assert node not in cluster.node_ids()
