@@ -20,6 +20,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+from roller.acceptance.profiles import profiles
 from roller.acceptance.runner import Plan, failed, run_acceptance, summary_line
 from roller.acceptance.scenarios import SCENARIO_NAMES
 from roller.errors import RollerError
@@ -28,7 +29,11 @@ from roller.errors import RollerError
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--harness", required=True)
-    parser.add_argument("--scenario", action="append", choices=SCENARIO_NAMES, default=[])
+    # the common scenarios, and those only some harness runs (e.g. Hermes's `batched`)
+    extra = sorted({s.name for p in profiles() for s in p.extra_scenarios})
+    parser.add_argument(
+        "--scenario", action="append", choices=[*SCENARIO_NAMES, *extra], default=[]
+    )
     parser.add_argument("--keep", type=Path, help="keep every run under DIR (must not exist)")
     parser.add_argument("--api-base", help="a real provider instead of the mock model")
     parser.add_argument(
@@ -37,6 +42,13 @@ def main() -> int:
         default=[],
         metavar="NAME",
         help="environment variable holding the provider key (with --api-base)",
+    )
+    parser.add_argument(
+        "--mode",
+        action="append",
+        default=[],
+        help="run only this mode of a harness run several ways (e.g. codex: function-tools, "
+        "code-mode); default: every mode",
     )
     parser.add_argument("--harness-version", help="run this version instead of the pin")
     parser.add_argument("--model", help="model name to ask the harness for")
@@ -67,6 +79,7 @@ def main() -> int:
         model=args.model,
         jobs=args.jobs,
         options=dict(o.split("=", 1) for o in args.option),
+        modes=tuple(args.mode),
     )
     try:
         outcomes = run_acceptance(

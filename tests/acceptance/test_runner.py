@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from roller.acceptance.profiles import profile_for
-from roller.acceptance.runner import Outcome, Plan, collect_env, failed, summary_line
+from roller.acceptance.runner import Outcome, Plan, collect_env, failed, modes_of, summary_line
 from roller.errors import UsageError
 
 
@@ -51,3 +51,24 @@ def test_summary_lines() -> None:
     assert summary_line(bad) == "FAIL           nested: a; b"
     assert summary_line(na) == "NOT_APPLICABLE background: no background parameter"
     assert failed([ok, na]) is False and failed([ok, bad]) is True
+
+
+def test_a_harness_run_several_ways_reports_each_mode(tmp_path: Path) -> None:
+    every = modes_of(Plan(harness="codex", work_dir=tmp_path))
+    assert [m.mode for m in every] == ["function-tools", "code-mode"]
+    only = modes_of(Plan(harness="codex", work_dir=tmp_path, modes=("code-mode",)))
+    assert [m.mode for m in only] == ["code-mode"]
+    assert [m.mode for m in modes_of(Plan(harness="pi", work_dir=tmp_path))] == [None]
+    with pytest.raises(UsageError, match=r"no acceptance mode .chat.*function-tools, code-mode"):
+        modes_of(Plan(harness="codex", work_dir=tmp_path, modes=("chat",)))
+    coded = Outcome("single", "PASS", (), None, 1.0, mode="code-mode")
+    assert coded.label == "code-mode/single"
+    assert summary_line(coded) == "PASS           code-mode/single (1.0s)"
+
+
+def test_a_launch_option_picks_the_profile_before_its_modes(tmp_path: Path) -> None:
+    deepseek = profile_for("deepseek")
+    sdk = deepseek.variants["profile=sdk"]
+    plan = Plan(harness="deepseek", work_dir=tmp_path, options={"profile": "sdk"})
+    assert modes_of(plan) == (sdk,) and sdk is not deepseek
+    assert modes_of(Plan(harness="deepseek", work_dir=tmp_path)) == (deepseek,)

@@ -89,6 +89,20 @@ def test_codex_profile_every_delegation_is_acknowledged_and_fork_is_v2() -> None
     load_scenario(mock_source(tool_config.mock))
 
 
+def test_codex_code_mode_asks_for_no_model_so_the_catalog_default_runs() -> None:
+    (code,) = profile_for("codex").other_modes
+    assert (code.mode, code.mock_model) == ("code-mode", None)
+    resolved = {name: code.resolve(scenario(name)) for name in SCENARIO_NAMES}
+    assert {n for n, r in resolved.items() if not isinstance(r, Scenario)} == {"foreground"}
+    nested, tool_config = resolved["nested"], resolved["tool-config"]
+    # v2 nests in code mode: no depth option; the child's own tools need a fresh child
+    assert isinstance(nested, Scenario) and nested.options == {} and nested.expect.max_depth == 2
+    assert isinstance(tool_config, Scenario) and tool_config.expect.child_tools_differ
+    loaded = load_scenario(mock_source(tool_config.mock))
+    (spawn,) = next(r for r in loaded.rules if r.name.startswith("root: spawn")).calls
+    assert spawn.params["fork"] is False and spawn.arguments == {"model": "gpt-6-luna"}
+
+
 @pytest.mark.parametrize(
     ("context", "label"),
     [

@@ -152,12 +152,13 @@ def _v0_tape(directory: Path, version: int = 0) -> None:
 def test_the_chain_converts_an_older_version_before_typing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    assert TAPE_VERSION == 1 and compat.CONVERTERS == {}  # v1 is the first version
+    # v2 added the `bref` frame; a v1 frame is a v2 frame as it is
+    assert TAPE_VERSION == 2 and set(compat.CONVERTERS) == {1}
     _v0_tape(tmp_path / "v0")
     assert read_tape(tmp_path / "v0").problems == (
         f"{segment_name(1)}: unsupported tape version 0",
     )
-    monkeypatch.setattr(compat, "CONVERTERS", {0: _v0_to_v1})
+    monkeypatch.setattr(compat, "CONVERTERS", {0: _v0_to_v1, 1: compat.CONVERTERS[1]})
     result = read_tape(tmp_path / "v0")
     assert result.problems == ()
     (ex,) = result.exchanges
@@ -166,10 +167,10 @@ def test_the_chain_converts_an_older_version_before_typing(
 
 
 def test_a_newer_version_is_reported_not_guessed(tmp_path: Path) -> None:
-    _v0_tape(tmp_path / "v2", version=TAPE_VERSION + 1)
-    result = read_tape(tmp_path / "v2")
+    _v0_tape(tmp_path / "newer", version=TAPE_VERSION + 1)
+    result = read_tape(tmp_path / "newer")
     assert result.exchanges == ()
-    assert result.problems == (f"{segment_name(1)}: unsupported tape version 2",)
+    assert result.problems == (f"{segment_name(1)}: unsupported tape version {TAPE_VERSION + 1}",)
 
 
 def test_a_converter_that_fails_costs_its_frame_only(
@@ -180,7 +181,7 @@ def test_a_converter_that_fails_costs_its_frame_only(
             raise KeyError("nothing to convert")
         return _v0_to_v1(header)
 
-    monkeypatch.setattr(compat, "CONVERTERS", {0: fails_on_end})
+    monkeypatch.setattr(compat, "CONVERTERS", {0: fails_on_end, 1: compat.CONVERTERS[1]})
     _v0_tape(tmp_path / "v0")
     result = read_tape(tmp_path / "v0")
     (ex,) = result.exchanges

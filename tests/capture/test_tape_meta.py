@@ -11,6 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from roller.capture.tape import (
+    TAPE_VERSION,
     EndMeta,
     ExchangeError,
     Redaction,
@@ -136,7 +137,7 @@ def test_segment_header_is_the_frame_the_writer_writes(tmp_path: Path) -> None:
         first = tape.segment.read_bytes().split(b"\n", 1)[0]
     header = json.loads(first)
     seg = SegmentHeader.from_json(header)
-    assert seg.version == 1 and seg.t == header["t"] and seg.pid == header["pid"]
+    assert seg.version == TAPE_VERSION and seg.t == header["t"] and seg.pid == header["pid"]
     assert json.dumps(seg.to_json(), separators=(",", ":")).encode() == first
 
 

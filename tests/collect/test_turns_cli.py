@@ -26,15 +26,16 @@ def collect(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
     return code if isinstance(code, int) else 1, capsys.readouterr().err
 
 
-def test_only_claude_code_opencode_and_codex_can_resume() -> None:
+def test_only_claude_code_opencode_codex_and_deepseek_can_resume() -> None:
     assert {a.name for a in adapters() if isinstance(a, ResumableAdapter)} == {
         "claude-code",
         "opencode",
         "codex",
+        "deepseek",
     }
 
 
-@pytest.mark.parametrize("harness", ["gemini-cli", "pi", "generic"])
+@pytest.mark.parametrize("harness", ["gemini-cli", "pi", "hermes", "generic"])
 def test_a_harness_that_cannot_resume_refuses_a_second_prompt(
     harness: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

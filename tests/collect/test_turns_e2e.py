@@ -1,13 +1,13 @@
 """Multi-turn collection with the real binaries, end to end through `roller collect`.
 
-Claude Code, OpenCode and Codex each run two turns against the mock model (`spawn-one`,
-so the native logs hold a child beside the root: the resumed conversation must be the
-root's, confirmed from those logs). Checked: one capture; both turns recorded; turn 2
-resumed the root the native logs name and its calls belong to that same root
-participant; turn 2's first request carries turn 1's prompt and answer (the
-conversation really resumed); the capture validates. And Claude Code with a scenario
-whose shell command writes a second main transcript: the root is no longer confirmed,
-so turn 2 does not run and the capture records why.
+Claude Code, OpenCode, Codex and DeepSeek Harness (`sdk` profile) each run two turns
+against the mock model (`spawn-one`, so the native logs hold a child beside the root:
+the resumed conversation must be the root's, confirmed from those logs). Checked: one
+capture; both turns recorded; turn 2 resumed the root the native logs name and its calls
+belong to that same root participant; turn 2's first request carries turn 1's prompt
+and answer (the conversation really resumed); the capture validates. And Claude Code
+with a scenario whose shell command writes a second main transcript: the root is no
+longer confirmed, so turn 2 does not run and the capture records why.
 
 The runs are started together once per session (a few seconds each against the mock);
 the binaries are installed by `roller harness install` when missing, never skipped.
@@ -40,7 +40,15 @@ SECOND = "ROLLER-TURN-TWO: say it once more."
 HARNESSES = tuple(a.name for a in adapters() if isinstance(a, ResumableAdapter))
 SECOND_ROOT = REPO / "tests" / "data" / "turns" / "second-main-transcript.toml"
 # What each harness's resume flag is followed by (checked in the turn's launch.json).
-RESUME_FLAG = {"claude-code": "--resume", "opencode": "--session", "codex": "resume"}
+RESUME_FLAG = {
+    "claude-code": "--resume",
+    "opencode": "--session",
+    "codex": "resume",
+    "deepseek": "--resume",
+}
+# What a harness needs to delegate against the mock: Codex a non-catalog model, DeepSeek
+# the profile with subagent tools.
+EXTRA = {"codex": ("--model", "mock-model"), "deepseek": ("--option", "profile=sdk")}
 
 
 @dataclass(frozen=True)
@@ -54,9 +62,8 @@ class Run:
 
 
 def _args(harness: str, run_dir: Path, api_base: str, *extra: str) -> list[str]:
-    model = ["--model", "mock-model"] if harness == "codex" else []
     return [
-        sys.executable, "-m", "roller", "collect", "--harness", harness, *model,
+        sys.executable, "-m", "roller", "collect", "--harness", harness, *EXTRA.get(harness, ()),
         "--api-base", api_base, "--capture-calls", "--capture-debug", "full",
         "--run-dir", str(run_dir), *extra,
     ]  # fmt: skip

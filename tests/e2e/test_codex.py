@@ -1,7 +1,9 @@
 """Codex 0.171.0, the real binary, end to end: every acceptance scenario through
 `roller collect` against the mock model (`roller.acceptance`, the same code as
-`scripts/test_subagents_e2e.py --harness codex`), both multi-agent tool generations,
-a resumed second turn, and the no-delegation mode.
+`scripts/test_subagents_e2e.py --harness codex`) in both of its modes — function tools
+(`mock-model`) and code mode (the catalog default) —, both multi-agent tool generations,
+spawns made inside code-mode `exec` scripts, a resumed second turn, and the
+no-delegation mode.
 
 The binary is installed into roller's cache by `roller harness install` when missing
 (CI keeps the cache); these tests never skip. The scenarios run concurrently once per
@@ -13,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -25,8 +28,9 @@ from roller.capture.reader import Capture, read_attempt
 from roller.capture.tape import read_tape
 from roller.collect.launcher import run_plan
 from roller.collect.session import base_urls
+from roller.export.trajectory import build_trajectory as trajectory
 from roller.harnesses.base import LaunchRequest, ScratchDirs
-from roller.harnesses.codex import CodexAdapter, confirmed_root_thread
+from roller.harnesses.codex import CodexAdapter, catalog, confirmed_root_thread
 from roller.harnesses.install import Installed
 from roller.mock.scenario_files import load_scenario
 from roller.mock.server import MockModel
@@ -45,15 +49,22 @@ def codex() -> Installed:
     return installed("codex")
 
 
+MODES = {m.mode: m for m in PROFILE.modes}
+FUNCTION_TOOLS = "function-tools"
+CODE_MODE = "code-mode"
+
+
 @pytest.fixture(scope="session")
 def outcomes(codex: Installed, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Outcome]:
+    """Every scenario in every mode, by `mode/scenario`."""
     return acceptance("codex", tmp_path_factory.mktemp("acceptance"))
 
 
+@pytest.mark.parametrize("mode", list(MODES))
 @pytest.mark.parametrize("name", SCENARIO_NAMES)
-def test_acceptance_scenario(outcomes: dict[str, Outcome], name: str) -> None:
-    outcome = outcomes[name]
-    if name in PROFILE.not_applicable:  # reported, never counted as passed
+def test_acceptance_scenario(outcomes: dict[str, Outcome], mode: str, name: str) -> None:
+    outcome = outcomes[f"{mode}/{name}"]
+    if name in MODES[mode].not_applicable:  # reported, never counted as passed
         assert outcome.verdict == "NOT_APPLICABLE", outcome
         return
     assert outcome.verdict == "PASS", "\n".join(outcome.reasons)
@@ -70,7 +81,12 @@ def _header(call: CallRecord, name: str) -> str | None:
 
 
 @pytest.mark.parametrize(
-    ("name", "namespace"), [("single", "multi_agent_v1"), ("fork", "collaboration")]
+    ("name", "namespace"),
+    [
+        ("function-tools/single", "multi_agent_v1"),
+        ("function-tools/fork", "collaboration"),
+        ("code-mode/single", "collaboration"),
+    ],
 )
 def test_spawn_model_tool_ref_matches_both_ids_in_the_parents_http_output(
     outcomes: dict[str, Outcome], name: str, namespace: str
@@ -96,11 +112,14 @@ def test_spawn_model_tool_ref_matches_both_ids_in_the_parents_http_output(
             assert call.attribution.parent_cross_check == "agree"
 
 
-@pytest.mark.parametrize("name", ["single", "parallel", "nested", "fork"])
-def test_every_child_call_names_its_native_parent(outcomes: dict[str, Outcome], name: str) -> None:
+@pytest.mark.parametrize("mode", list(MODES))
+@pytest.mark.parametrize("scenario", ["single", "parallel", "nested", "fork"])
+def test_every_child_call_names_its_native_parent(
+    outcomes: dict[str, Outcome], mode: str, scenario: str
+) -> None:
     """The parent on a real child's wire is the parent its rollout and spawn edge name,
     at every depth; a root's calls name none."""
-    capture = _capture(outcomes[name])
+    capture = _capture(outcomes[f"{mode}/{scenario}"])
     roles = {p.participant_id: p.role for p in capture.manifest.participants}
     checks = {
         role: {
@@ -117,7 +136,7 @@ def test_every_child_call_names_its_native_parent(outcomes: dict[str, Outcome], 
 def test_v2_warm_fork_child_call_carries_the_parent_prefix_as_sent(
     outcomes: dict[str, Outcome],
 ) -> None:
-    capture = _capture(outcomes["fork"])
+    capture = _capture(outcomes["function-tools/fork"])
     child = next(p for p in capture.manifest.participants if p.role == "child")
     root = next(p for p in capture.manifest.participants if p.role == "root")
     first = next(c for c in capture.calls if c.call_id == child.call_ids[0])
@@ -204,3 +223,141 @@ def test_without_capture_calls_no_delegation_tool_is_offered(
         assert not offered & {"multi_agent_v1", "collaboration"}
     assert [p.role for p in capture.manifest.participants] == ["root"]
     assert capture.manifest.capture_status == "complete"
+
+
+def test_code_mode_calls_carry_their_tools_in_an_input_item(outcomes: dict[str, Outcome]) -> None:
+    """The catalog default as Codex's users run it: no `tools`, the tools in an
+    `additional_tools` item; per-call export is fine, the main trajectory is barred."""
+    capture = _capture(outcomes["code-mode/single"])
+    for call in capture.calls:
+        assert call.model == "gpt-6.2-sol"
+        assert "tools" not in call.context
+        assert call.context["input"][0]["type"] == "additional_tools"
+        assert _header(call, "x-openai-internal-codex-responses-lite") == "true"
+        assert call.export_status == "exportable"
+    record = trajectory(capture)
+    assert (record.export_status, record.export_blocked_by) == ("blocked", ["dynamic_tools"])
+    assert any("additional_tools" in p.message for p in record.problems)
+    (segment,) = record.segments
+    (snapshot,) = segment.tool_snapshots  # the item's definitions, one per thread
+    assert [t["name"] for t in snapshot.tools][:2] == ["functions", "clock"]
+    shell = _capture(outcomes["code-mode/tool-error"])
+    execs = [
+        item
+        for call in shell.calls
+        for item in (call.output or {}).get("output", [])
+        if item.get("type") == "custom_tool_call"
+    ]
+    assert [i["name"] for i in execs] == ["exec"]
+    assert "tools.exec_command(" in execs[0]["input"]
+
+
+def _exec_spawns(work: Path) -> dict[str, Outcome]:
+    """`single` and `parallel` with spawns made inside `exec` scripts: v1 (the catalog
+    model gpt-5.6-luna, whose multi_agent_v1 tools are nested and deferred) and v2 (the
+    catalog default with `agent-tools=exec`), all four at once."""
+    runs = {
+        "v1": {"model": "gpt-5.6-luna"},
+        "v2": {"options": {"agent-tools": "exec"}},
+    }
+    with ThreadPoolExecutor(len(runs)) as pool:
+        done = {
+            name: pool.submit(
+                acceptance,
+                "codex",
+                work / name,
+                jobs=2,
+                scenarios=("single", "parallel"),
+                modes=(CODE_MODE,),
+                **kw,  # type: ignore[arg-type]
+            )
+            for name, kw in runs.items()
+        }
+        return {f"{n}/{k}": o for n, f in done.items() for k, o in f.result().items()}
+
+
+@pytest.fixture(scope="session")
+def exec_spawns(codex: Installed, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Outcome]:
+    return _exec_spawns(tmp_path_factory.mktemp("exec-spawns"))
+
+
+@pytest.mark.parametrize("generation", ["v1", "v2"])
+@pytest.mark.parametrize(("scenario", "children"), [("single", 1), ("parallel", 2)])
+def test_a_spawn_inside_an_exec_script_names_the_exec_call(
+    exec_spawns: dict[str, Outcome], generation: str, scenario: str, children: int
+) -> None:
+    outcome = exec_spawns[f"{generation}/{CODE_MODE}/{scenario}"]
+    assert outcome.verdict == "PASS", "\n".join(outcome.reasons)  # validates, complete
+    capture = _capture(outcome)
+    kids = [p for p in capture.manifest.participants if p.role == "child"]
+    assert len(kids) == children
+    spawns = [r for r in capture.relations if r.type == "spawn"]
+    assert {r.child_participant_id for r in spawns} == {k.participant_id for k in kids}
+    for spawn in spawns:
+        ref = spawn.model_tool_ref
+        assert spawn.status == "established" and ref is not None and ref.matched
+        source = next(c for c in capture.calls if c.call_id == spawn.source_call_id)
+        assert source.output is not None
+        (item,) = [i for i in source.output["output"] if i.get("type") == "custom_tool_call"]
+        assert (item["name"], item["call_id"], item["id"]) == ("exec", ref.call_id, ref.item_id)
+        assert spawn.tool_call_id == f"{ref.call_id}|{ref.item_id}"
+        assert "spawn_agent(" in item["input"]  # the tool invocation inside the script
+        sources = " ".join(f"{e.source} {e.ref}" for e in spawn.evidence)
+        assert "code_cell_started" in sources and "tool_call_started" in sources
+        assert "custom_tool_call" in sources and "item_completed" in sources
+    for kid in kids:
+        child_calls = [c for c in capture.calls if c.call_id in kid.call_ids]
+        assert child_calls and all(c.identity_status == "attributed" for c in child_calls)
+        assert all(_header(c, "thread-id") == kid.native_ids["thread_id"] for c in child_calls)
+
+
+def _embedded_catalog(codex: Installed) -> list[dict[str, object]]:
+    """The model catalog the binary carries (a JSON document `{"models": [...]}`)."""
+    binary = next(codex.root.rglob("vendor/*/bin/codex"))
+    data = binary.read_bytes()
+    at = data.index(b'"tool_mode": "code_mode_only"')
+    start = data.rindex(b'{\n  "models"', 0, at)
+    document, _ = json.JSONDecoder().raw_decode(data[start:].decode("utf-8", "replace"))
+    models: list[dict[str, object]] = document["models"]
+    return models
+
+
+def test_the_catalog_table_is_the_binarys(codex: Installed) -> None:
+    models = _embedded_catalog(codex)
+    code_mode = {
+        str(m["slug"]): str(m["multi_agent_version"])
+        for m in models
+        if m.get("tool_mode") == "code_mode_only"
+    }
+    assert code_mode == dict(catalog.CODE_MODE_MODELS)
+    plain = {str(m["slug"]) for m in models if m.get("tool_mode") is None}
+    assert plain == catalog.FUNCTION_TOOL_MODELS
+
+
+def test_a_new_user_without_model_gets_code_mode_told_and_captured(
+    codex: Installed, tmp_path: Path
+) -> None:
+    """As the issue tried it: `--api-base http://<own server> --capture-calls`, no
+    `--model`. roller says first which mode Codex will use; the mock (here a server of
+    its own) speaks code mode, so the subagent runs and is captured."""
+
+    async def serve() -> None:
+        mock = await MockModel(load_scenario("spawn-one")).serve()
+        try:
+            done = await asyncio.to_thread(
+                roller,
+                "collect", "--harness", "codex", "--api-base", mock.url, "--capture-calls",
+                "--prompt", "Use a subagent to say hi", "--run-dir", str(tmp_path / "run"),
+                "--json",
+                env={**without_provider_keys(), "OPENAI_API_KEY": "sk-roller-e2e-placeholder"},
+            )  # fmt: skip
+        finally:
+            await mock.close()
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert done.stderr.splitlines()[0] == catalog.mode_notice(None, "0.171.0")
+        capture = read_attempt(Path(json.loads(done.stdout)["attempt_dir"]))
+        assert [p.role for p in capture.manifest.participants] == ["root", "child"]
+        assert all("tools" not in c.context for c in capture.calls)
+        assert "spawn" in {r.type for r in capture.relations if r.status == "established"}
+
+    asyncio.run(serve())

@@ -27,7 +27,10 @@ def test_records_name_participant_role_and_keep_origins(
         omissions = Omissions("call")
         records = list(message_records(capture, True, omissions))
         roles = {p.participant_id: p.role for p in capture.manifest.participants}
-        assert omissions.written == len(records) == len(capture.calls)
+        # a side request no codec reads (Hermes's `GET /api/v1/models` probe) has no
+        # messages to write: it is left out and counted
+        readable = [c for c in capture.calls if c.protocol is not None]
+        assert omissions.written == len(records) == len(readable)
         for record in records:
             call = next(c for c in capture.calls if c.call_id == record["call_id"])
             protocols.add(record["protocol"])

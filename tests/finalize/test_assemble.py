@@ -12,24 +12,25 @@ from pathlib import Path
 from tests.harnesses.fixture_capture import inputs_of, native_copy, tape_of
 
 from roller.finalize.assemble import CaptureParts, assemble
-from roller.finalize.pipeline import capture_parts
+from roller.finalize.decode import DecodedCall
+from roller.finalize.pipeline import parts_in_memory
 from roller.finalize.status import Verdict
 from roller.harnesses import adapter_for
 
 
-def _parts(tmp_path: Path) -> CaptureParts:
+def _parts(tmp_path: Path) -> tuple[CaptureParts, list[DecodedCall]]:
     native = adapter_for("claude-code").read_native(
         native_copy("claude-code", "parallel", tmp_path)
     )
     tape = tape_of("claude-code", "parallel", tmp_path)
-    parts = capture_parts(inputs_of("claude-code", "parallel"), tape, native)
+    parts, decoded = parts_in_memory(inputs_of("claude-code", "parallel"), tape, native)
     assert parts.verdict == Verdict(complete=True, retained=True)  # the run's policy is `full`
-    return parts
+    return parts, decoded
 
 
 def test_kept_raw_names_every_body_and_native_source(tmp_path: Path) -> None:
-    parts = _parts(tmp_path)
-    built = assemble(parts)
+    parts, decoded = _parts(tmp_path)
+    built = assemble(parts, decoded)
     assert [c.call_id for c in built.calls] == list(parts.ids.calls)
     assert sorted(built.response_bodies) == sorted(parts.ids.calls)
     assert all(c.response.raw_path == f"raw/responses/{c.call_id}.body" for c in built.calls)
@@ -41,9 +42,9 @@ def test_kept_raw_names_every_body_and_native_source(tmp_path: Path) -> None:
 
 
 def test_cleaned_raw_says_so_in_every_record(tmp_path: Path) -> None:
-    parts = _parts(tmp_path)
-    kept = assemble(parts)
-    cleaned = assemble(replace(parts, verdict=Verdict(complete=True, retained=False)))
+    parts, decoded = _parts(tmp_path)
+    kept = assemble(parts, decoded)
+    cleaned = assemble(replace(parts, verdict=Verdict(complete=True, retained=False)), decoded)
     assert cleaned.response_bodies == {} and not cleaned.manifest.raw_retained
     assert all(c.response.raw_path is None for c in cleaned.calls)
     assert [c.response.raw_sha256 for c in cleaned.calls] == [
@@ -59,8 +60,10 @@ def test_cleaned_raw_says_so_in_every_record(tmp_path: Path) -> None:
 
 
 def test_the_manifest_carries_the_parts_as_given(tmp_path: Path) -> None:
-    parts = _parts(tmp_path)
-    manifest = assemble(replace(parts, verdict=Verdict(complete=False, retained=True))).manifest
+    parts, decoded = _parts(tmp_path)
+    manifest = assemble(
+        replace(parts, verdict=Verdict(complete=False, retained=True)), decoded
+    ).manifest
     assert manifest.capture_status == "partial"  # assemble does not re-decide
     assert manifest.capture_errors == parts.errors and manifest.coverage == parts.coverage
     assert manifest.counts.calls == len(parts.calls)

@@ -28,7 +28,7 @@ SCOPE = "0123456789ab"
 def _related(calls: list[DecodedCall], native: NativeCapture | None) -> Related:
     attributed = attribute(calls, native)
     ids = capture_ids(SCOPE, calls, attributed.participants)
-    return relate(calls, attributed.owners, ids, native)
+    return relate(calls, attributed.owners, ids, native, lambda i: calls[i].texts)
 
 
 def test_a_result_in_a_later_request_is_a_derived_relation(tmp_path: Path) -> None:

@@ -77,8 +77,13 @@ def test_exec_with_the_prompt_on_stdin_and_only_scratch_environment(tmp_path: Pa
         "LANG",
         "NO_COLOR",
         "CODEX_HOME",
+        "CODEX_ROLLOUT_TRACE_ROOT",
         "OPENAI_API_KEY",
     }
+    # Codex writes its rollout trace inside the scratch CODEX_HOME
+    assert plan.env["CODEX_ROLLOUT_TRACE_ROOT"] == str(
+        request.dirs.home / ".codex" / "rollout-trace"
+    )
     assert KEY not in plan.files[0].content  # the key is read from the environment only
 
 
@@ -117,6 +122,21 @@ def test_v2_and_depth_options(tmp_path: Path) -> None:
     assert sandbox["sandbox_mode"] == "read-only"
 
 
+def test_agent_tools_exec_moves_v2_tools_into_the_scripts(tmp_path: Path) -> None:
+    """`[features.multi_agent_v2] non_code_mode_only = false` (probed 2026-12-01: the
+    collaboration tools become nested tools of `exec`); the table replaces the scalar."""
+    request = _request(tmp_path, options={"agent-tools": "exec", "multi-agent": "v2"})
+    config = _config(CodexAdapter().launch_plan(request))
+    assert config["features"] == {
+        "plugins": False,
+        "multi_agent_v2": {"enabled": True, "non_code_mode_only": False},
+    }
+    v1 = _config(CodexAdapter().launch_plan(_request(tmp_path, options={"agent-tools": "exec"})))
+    assert v1["features"]["multi_agent_v2"] == {"enabled": False, "non_code_mode_only": False}
+    default = _config(CodexAdapter().launch_plan(_request(tmp_path)))
+    assert default["features"]["multi_agent_v2"] is False  # direct: Codex's own default
+
+
 def test_without_capture_calls_no_delegation_tool_is_offered(tmp_path: Path) -> None:
     request = _request(tmp_path, capture_calls=False, options={"multi-agent": "v2"})
     config = _config(CodexAdapter().launch_plan(request))
@@ -132,6 +152,7 @@ def test_without_capture_calls_no_delegation_tool_is_offered(tmp_path: Path) -> 
         ({"max-depth": "0"}, "max-depth must be an integer"),
         ({"max-depth": "two"}, "max-depth must be an integer"),
         ({"sandbox": "none"}, "sandbox must be one of"),
+        ({"agent-tools": "nested"}, "agent-tools must be one of direct, exec"),
     ],
 )
 def test_bad_options_are_usage_errors(
@@ -205,6 +226,25 @@ def test_collect_native_snapshots_the_state_db_with_its_wal(tmp_path: Path) -> N
     capture = read_native(dest)
     assert capture.problems == () and [p.key for p in capture.participants] == [ROOT]
     assert sorted(p.name for p in dest.iterdir()) == ["sessions", "state_5.sqlite"]  # read-only
+
+
+def test_collect_native_copies_each_traces_event_log_not_its_payloads(tmp_path: Path) -> None:
+    request = _request(tmp_path)
+    traces = request.dirs.home / ".codex" / "rollout-trace"
+    for name in ("trace-a-1", "trace-b-2"):
+        (traces / name / "payloads").mkdir(parents=True)
+        (traces / name / "trace.jsonl").write_text(f'{{"seq":1,"name":"{name}"}}\n')
+        (traces / name / "manifest.json").write_text("{}")
+        (traces / name / "payloads" / "000001.zst").write_bytes(b"\x28\xb5\x2f\xfd")
+    dest = tmp_path / "raw" / "native"
+    CodexAdapter().collect_native(request.dirs, dest)
+    copied = sorted(p.relative_to(dest).as_posix() for p in dest.rglob("*") if p.is_file())
+    assert copied == [
+        "rollout-trace/trace-a-1/manifest.json",
+        "rollout-trace/trace-a-1/trace.jsonl",
+        "rollout-trace/trace-b-2/manifest.json",
+        "rollout-trace/trace-b-2/trace.jsonl",
+    ]
 
 
 def test_a_state_db_that_cannot_be_copied_is_reported_by_the_reader(tmp_path: Path) -> None:

@@ -10,6 +10,7 @@ import pytest
 from roller.errors import HarnessError, UsageError
 from roller.harnesses import adapters
 from roller.harnesses.base import HarnessAdapter, LaunchRequest, ScratchDirs
+from roller.harnesses.install import bin_path
 from roller.harnesses.launch import harness_env
 from roller.harnesses.native_files import copy_tree, snapshot_sqlite
 
@@ -37,7 +38,9 @@ def test_every_installed_harness_refuses_the_same_requests(
     adapter: HarnessAdapter, tmp_path: Path
 ) -> None:
     plan = adapter.launch_plan(_request(tmp_path))
-    assert plan.argv[0] == str(tmp_path / "install" / "node_modules" / ".bin" / adapter.pin.bin)
+    binary = bin_path(adapter.pin, tmp_path / "install")
+    # the pinned binary, or (a harness that is an SDK: DeepSeek) its venv's interpreter
+    assert plan.argv[0] in (str(binary), str(binary.parent / "python"))
     with pytest.raises(HarnessError, match=f"roller harness install {adapter.name}"):
         adapter.launch_plan(_request(tmp_path, install_dir=None))
     for prompt in (None, "", " \n"):

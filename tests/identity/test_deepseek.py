@@ -117,3 +117,36 @@ def test_log_without_an_id_is_not_read() -> None:
     assert identity.participant_key == DS_CHILD
     assert identity.parent_key is None
     assert identity.is_child is None
+
+
+def test_the_log_position_is_the_request_s_own_id() -> None:
+    """`run_id` `<caller>:<throughSeq>`: the id the harness's log confirms with its
+    `delivery-accepted` event; evidence, never a key."""
+    identity = run(ds_headers(DS_CHILD), ds_body(DS_CHILD, parent=DS_ROOT))
+    assert identity.run_id == f"{DS_CHILD}:9"
+    assert identity.evidence["body.dsh_session_log.throughSeq"] == "9"
+    assert identity.native_identity()["run_id"] == f"{DS_CHILD}:9"
+
+
+@pytest.mark.parametrize("seq", [-1, "9", 1.5, True, None])
+def test_a_position_that_is_not_a_count_gives_no_run_id(seq: Any) -> None:
+    body = ds_body(DS_ROOT)
+    body["dsh_session_log"]["throughSeq"] = seq
+    identity = run(ds_headers(DS_ROOT), body)
+    assert identity.run_id is None
+    assert identity.participant_key == DS_ROOT  # the caller is still known
+    assert rejected_fields(identity)["body.dsh_session_log.throughSeq"] == (
+        "not a non-negative integer"
+    )
+
+
+def test_another_session_s_slice_gives_no_run_id() -> None:
+    identity = run(ds_headers(DS_CHILD), ds_body(DS_ROOT))
+    assert identity.run_id is None
+    assert "run_id" not in identity.native_identity()
+
+
+def test_a_request_without_the_slice_has_no_run_id() -> None:
+    body = ds_body(DS_ROOT)
+    del body["dsh_session_log"]
+    assert run(ds_headers(DS_ROOT), body).run_id is None

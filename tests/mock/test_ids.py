@@ -17,6 +17,8 @@ SHAPES = {
     "responses-message": r"msg_[0-9a-f]{48}",
     "responses-function-call": r"fc_[0-9a-f]{48}",
     "responses-call": r"call_[0-9A-Za-z]{24}",
+    "responses-custom-tool-call": r"ctc_[0-9a-f]{48}",
+    "responses-tool-search-call": r"tsc_[0-9a-f]{48}",
     "gemini-response": r"[0-9A-Za-z]{23}",
     "gemini-call": r"gcall_[0-9A-Za-z]{16}",
     "openai-request": r"req_[0-9a-f]{32}",

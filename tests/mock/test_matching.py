@@ -134,6 +134,12 @@ MATCHERS = [
     ('called = ["spawn"]', False),
     ('not_called = ["spawn"]', True),
     ('not_called = ["shell"]', False),
+    ('not_context_contains = "I will run"', False),
+    ('not_context_contains = ["nope", "absent"]', True),
+    ('called_with = "ls /x"', True),
+    ('called_with = ["nope", "/y"]', False),
+    ('not_called_with = "ls /y"', True),
+    ('not_called_with = "ls /x"', False),
 ]
 
 

@@ -32,8 +32,25 @@ def without_provider_keys() -> dict[str, str]:
 
 
 def acceptance(
-    harness: str, work_dir: Path, *, jobs: int = 4, options: Mapping[str, str] | None = None
+    harness: str,
+    work_dir: Path,
+    *,
+    jobs: int = 4,
+    options: Mapping[str, str] | None = None,
+    scenarios: tuple[str, ...] = (),
+    model: str | None = None,
+    modes: tuple[str, ...] = (),
 ) -> dict[str, Outcome]:
-    """Every acceptance scenario of `harness` against the mock model, by scenario name."""
-    plan = Plan(harness=harness, work_dir=work_dir, jobs=jobs, options=dict(options or {}))
-    return {o.scenario: o for o in run_acceptance(plan)}
+    """The acceptance scenarios of `harness` (all, or `scenarios`) against the mock
+    model, every mode of its profile, by `Outcome.label` (`mode/scenario` for a harness
+    run several ways, else the scenario name)."""
+    plan = Plan(
+        harness=harness,
+        work_dir=work_dir,
+        jobs=jobs,
+        options=dict(options or {}),
+        scenarios=scenarios,
+        model=model,
+        modes=modes,
+    )
+    return {o.label: o for o in run_acceptance(plan)}

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from roller.acceptance.oracle import Label, label_of, user_texts
+from roller.capture.body_refs import CaptureBodies
 from roller.capture.integrity import validate_attempt
 from roller.capture.layout import AttemptPaths
 from roller.capture.models import CallRecord, ParticipantRecord
@@ -142,7 +143,8 @@ def _recorded_as_sent(capture: Capture) -> list[str]:
     """Each call's context is the exact request body the proxy forwarded (the tape)."""
     if not capture.paths.tape.exists():
         return ["raw/tape was not retained; contexts cannot be compared with the tape"]
-    tape = {ex.exchange_id: ex for ex in read_tape(capture.paths.tape).exchanges}
+    with CaptureBodies(capture.paths) as bodies:  # bodies the tape references (body_refs)
+        tape = {ex.exchange_id: ex for ex in read_tape(capture.paths.tape, bodies).exchanges}
     out = []
     for call in capture.calls:
         ex = tape.get(call.exchange_id)

@@ -1,6 +1,8 @@
 """Running acceptance scenarios: mock up, `roller collect` as a user runs it, checks.
 
-Each scenario runs in its own run directory: the mock model (in this process, so the
+Each scenario runs in its own run directory, once per mode of the harness's profile (a
+harness run more than one way, e.g. Codex with function tools and in code mode, reports
+every scenario for each): the mock model (in this process, so the
 number of requests it served is known) on 127.0.0.1, then `python -m roller collect
 --harness H --api-base <mock url> --capture-calls --capture-debug full …` as a child
 process (the real command, end to end), then `checks.check_run`. Scenarios run
@@ -48,6 +50,11 @@ class Outcome:
     reasons: tuple[str, ...]
     run_dir: Path | None
     seconds: float
+    mode: str | None = None  # the profile's mode, when the harness runs several ways
+
+    @property
+    def label(self) -> str:
+        return f"{self.mode}/{self.scenario}" if self.mode else self.scenario
 
 
 @dataclass(frozen=True)
@@ -64,6 +71,7 @@ class Plan:
     jobs: int = 4
     # launch options for every scenario (e.g. Pi's `api`); a scenario's own options win
     options: Mapping[str, str] = field(default_factory=dict)
+    modes: tuple[str, ...] = ()  # empty: every mode of the harness's profile
 
 
 def collect_env(plan: Plan, profile: AcceptanceProfile) -> tuple[dict[str, str], tuple[str, ...]]:
@@ -92,6 +100,7 @@ def _argv(
         "--harness", plan.harness,
         "--api-base", api_base,
         "--prompt", sc.prompt,
+        *(arg for prompt in sc.follow_up for arg in ("--prompt", prompt)),
         "--run-dir", str(run_dir),
         "--capture-debug", "full",
         "--timeout", str(timeout),
@@ -117,7 +126,7 @@ async def _run_one(
     creds: tuple[str, ...],
 ) -> Outcome:
     started = time.monotonic()
-    run_dir = plan.work_dir / plan.harness / sc.name
+    run_dir = plan.work_dir / plan.harness / (profile.mode or "") / sc.name
     if run_dir.exists():
         raise UsageError(f"{run_dir} exists; acceptance runs need a fresh directory")
     run_dir.parent.mkdir(parents=True, exist_ok=True)
@@ -141,7 +150,7 @@ async def _run_one(
     finally:
         if running is not None:
             await running.close()
-    (plan.work_dir / plan.harness / f"{sc.name}.collect.txt").write_bytes(output)
+    (run_dir.parent / f"{sc.name}.collect.txt").write_bytes(output)
     evidence = RunEvidence(
         harness=plan.harness,
         scenario=sc,
@@ -154,7 +163,23 @@ async def _run_one(
     )
     reasons = await asyncio.to_thread(check_run, evidence)
     verdict: Verdict = "FAIL" if reasons else "PASS"
-    return Outcome(sc.name, verdict, tuple(reasons), run_dir, time.monotonic() - started)
+    seconds = time.monotonic() - started
+    return Outcome(sc.name, verdict, tuple(reasons), run_dir, seconds, profile.mode)
+
+
+def _chosen(plan: Plan, profile: AcceptanceProfile) -> tuple[Scenario, ...]:
+    """The scenarios the plan names (all, by default) for one mode: the common ones and
+    the harness's own."""
+    everything = (*SCENARIOS, *profile.extra_scenarios)
+    return tuple(_named(everything, n) for n in plan.scenarios) if plan.scenarios else everything
+
+
+def _named(scenarios: Sequence[Scenario], name: str) -> Scenario:
+    """The scenario called `name`: a common one, or one of the harness's own."""
+    for sc in scenarios:
+        if sc.name == name:
+            return sc
+    return scenario(name)  # raises, naming the common scenarios
 
 
 def ensure_installed(plan: Plan, log: Callable[[str], None]) -> None:
@@ -170,22 +195,34 @@ def ensure_installed(plan: Plan, log: Callable[[str], None]) -> None:
 async def run_plan_async(
     plan: Plan, on_outcome: Callable[[Outcome], None] = lambda _o: None
 ) -> list[Outcome]:
-    profile = profile_for(plan.harness)
-    chosen = [scenario(n) for n in plan.scenarios] if plan.scenarios else list(SCENARIOS)
-    env, creds = collect_env(plan, profile)
+    modes = modes_of(plan)
+    env, creds = collect_env(plan, modes[0])
     gate = asyncio.Semaphore(max(1, plan.jobs))
 
-    async def one(base: Scenario) -> Outcome:
+    async def one(profile: AcceptanceProfile, base: Scenario) -> Outcome:
         resolved = profile.resolve(base)
         if isinstance(resolved, str):
-            outcome = Outcome(base.name, "NOT_APPLICABLE", (resolved,), None, 0.0)
+            outcome = Outcome(base.name, "NOT_APPLICABLE", (resolved,), None, 0.0, profile.mode)
         else:
             async with gate:
                 outcome = await _run_one(plan, profile, resolved, env, creds)
         on_outcome(outcome)
         return outcome
 
-    return list(await asyncio.gather(*(one(s) for s in chosen)))
+    return list(await asyncio.gather(*(one(m, s) for m in modes for s in _chosen(plan, m))))
+
+
+def modes_of(plan: Plan) -> tuple[AcceptanceProfile, ...]:
+    """The profiles (modes) of the plan's harness to run: all, or those it names."""
+    every = profile_for(plan.harness).for_options(plan.options).modes
+    if not plan.modes:
+        return every
+    known = {m.mode: m for m in every if m.mode is not None}
+    unknown = [m for m in plan.modes if m not in known]
+    if unknown:
+        names = ", ".join(known) or "none"
+        raise UsageError(f"{plan.harness} has no acceptance mode {unknown[0]!r} (modes: {names})")
+    return tuple(known[m] for m in plan.modes)
 
 
 def run_acceptance(
@@ -200,7 +237,7 @@ def run_acceptance(
 
 
 def summary_line(outcome: Outcome) -> str:
-    head = f"{outcome.verdict:<14} {outcome.scenario}"
+    head = f"{outcome.verdict:<14} {outcome.label}"
     if outcome.verdict == "PASS":
         return f"{head} ({outcome.seconds:.1f}s)"
     return f"{head}: " + "; ".join(outcome.reasons)

@@ -1,7 +1,9 @@
 """The checks `roller validate` runs on a published attempt.
 
 A capture is valid when:
-- the manifest parses strictly and every formal file matches its sha256, size and lines;
+- the manifest parses strictly and every formal file of its storage layout matches its
+  sha256, size and lines (compact/v3: contexts.blobs too, and every call's context
+  rebuilt from it hashes to its `context_sha256`);
 - every record parses strictly; ids are unique;
 - every call's participant exists and the manifest's `call_ids` agree with the calls;
 - every relation's calls and participants exist;
@@ -24,9 +26,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
-from roller.capture.layout import FORMAL_FILES, AttemptPaths
+from roller.capture.files import describe_file
+from roller.capture.layout import LAYOUT_FILES, AttemptPaths
 from roller.capture.models import CallRecord, Evidence, Manifest, RelationRecord
-from roller.capture.reader import iter_jsonl, read_manifest
+from roller.capture.reader import iter_calls, iter_jsonl, read_manifest
 from roller.capture.statuses import StatusInputs, capture_status, export_status
 from roller.errors import CaptureFormatError
 
@@ -55,6 +58,9 @@ class ValidationReport:
 
 
 def validate_attempt(paths: AttemptPaths) -> ValidationReport:
+    """Every check, reading calls.jsonl and relations.jsonl once each, a record at a time:
+    what is kept across records is a few fields per call (`_CallView`) and each relation's
+    id, so a capture of any length validates in bounded memory."""
     try:
         manifest = read_manifest(paths)
     except CaptureFormatError as exc:
@@ -63,32 +69,94 @@ def validate_attempt(paths: AttemptPaths) -> ValidationReport:
         )
     problems: list[Problem] = []
     problems += _check_files(paths, manifest)
-    calls = _load(paths.calls, CallRecord, problems)
-    relations = _load(paths.relations, RelationRecord, problems)
-    if calls is not None:
-        problems += _check_calls(paths, manifest, calls)
+    scanned = _scan_calls(paths, manifest, problems)
+    calls = scanned[0] if scanned is not None else None
+    relations = _scan_relations(paths, manifest, calls or [], problems)
+    if scanned is not None:
+        problems += _check_calls(paths, manifest, *scanned)
     if relations is not None:
-        problems += _check_relations(paths, manifest, relations, calls or [])
+        problems += relations[1]
     if calls is not None and relations is not None:
-        problems += _check_manifest_summary(paths, manifest, calls, relations)
+        problems += _check_manifest_summary(paths, manifest, calls, relations[0])
     if calls is not None:
         problems += _check_turns(manifest, calls)
     return ValidationReport(paths, problems, False)
 
 
-def _load(path: Path, model: type[R], problems: list[Problem]) -> list[R] | None:
-    if not path.exists():
+@dataclass(frozen=True, slots=True)
+class _CallView:
+    """What the checks across calls need of one call record."""
+
+    call_id: str
+    participant_id: str | None
+    kind: str
+    identity_status: str
+    capture_status: str
+    export_status: str
+    parent_disagrees: bool
+
+    @classmethod
+    def of(cls, call: CallRecord) -> _CallView:
+        return cls(
+            call.call_id,
+            call.participant_id,
+            call.kind,
+            call.identity_status,
+            call.capture_status,
+            call.export_status,
+            call.attribution.parent_cross_check == "disagree",
+        )
+
+
+def _scan_calls(
+    paths: AttemptPaths, manifest: Manifest, problems: list[Problem]
+) -> tuple[list[_CallView], list[Problem]] | None:
+    """Each call checked on its own as it is read; None (and `record_invalid`) when a
+    record does not parse, as then nothing about the calls can be trusted."""
+    if not paths.calls.exists():
         return None
+    participants = {p.participant_id for p in manifest.participants}
+    views: list[_CallView] = []
+    own: list[Problem] = []
     try:
-        return list(iter_jsonl(path, model))
+        for call in iter_calls(paths):
+            own += _check_call(paths, participants, call)
+            views.append(_CallView.of(call))
     except CaptureFormatError as exc:
-        problems.append(Problem("record_invalid", path.name, str(exc)))
+        problems.append(Problem("record_invalid", paths.calls.name, str(exc)))
         return None
+    return views, own
+
+
+def _scan_relations(
+    paths: AttemptPaths, manifest: Manifest, calls: list[_CallView], problems: list[Problem]
+) -> tuple[int, list[Problem]] | None:
+    """Each relation checked as it is read: (how many, their problems); None (and
+    `record_invalid`) when a record does not parse."""
+    if not paths.relations.exists():
+        return None
+    participants = {p.participant_id for p in manifest.participants}
+    call_ids = {c.call_id for c in calls}
+    ids: list[str] = []
+    own: list[Problem] = []
+    try:
+        for rel in iter_jsonl(paths.relations, RelationRecord):
+            ids.append(rel.relation_id)
+            own += _check_relation(paths, participants, call_ids, rel)
+    except CaptureFormatError as exc:
+        problems.append(Problem("record_invalid", paths.relations.name, str(exc)))
+        return None
+    dups = [
+        Problem("duplicate_id", f"relation {dup}", "relation_id appears more than once")
+        for dup in _duplicates(ids)
+    ]
+    return len(ids), dups + own
 
 
 def _check_files(paths: AttemptPaths, manifest: Manifest) -> list[Problem]:
     problems: list[Problem] = []
-    for name in FORMAL_FILES:
+    formal = LAYOUT_FILES[manifest.storage_layout]
+    for name in formal:
         entry = manifest.files.get(name)
         path = paths.root / name
         if entry is None:
@@ -99,14 +167,14 @@ def _check_files(paths: AttemptPaths, manifest: Manifest) -> list[Problem]:
         if not path.exists():
             problems.append(Problem("missing_file", name, "listed in the manifest but absent"))
             continue
-        data = path.read_bytes()
-        if hashlib.sha256(data).hexdigest() != entry.sha256:
+        found = describe_file(path)  # read in blocks: a formal file may be gigabytes
+        if found.sha256 != entry.sha256:
             problems.append(Problem("hash_mismatch", name, "sha256 differs from the manifest"))
-        if len(data) != entry.bytes:
+        if found.bytes != entry.bytes:
             problems.append(
-                Problem("size_mismatch", name, f"{len(data)} bytes, manifest says {entry.bytes}")
+                Problem("size_mismatch", name, f"{found.bytes} bytes, manifest says {entry.bytes}")
             )
-        lines = data.count(b"\n")
+        lines = found.lines
         if lines != entry.lines:
             problems.append(
                 Problem(
@@ -116,9 +184,11 @@ def _check_files(paths: AttemptPaths, manifest: Manifest) -> list[Problem]:
                 )
             )
     for name in manifest.files:
-        if name not in FORMAL_FILES:
+        if name not in formal:
             problems.append(
-                Problem("unexpected_file_entry", name, "not a formal file of compact/v2")
+                Problem(
+                    "unexpected_file_entry", name, f"not a formal file of {manifest.storage_layout}"
+                )
             )
     return problems
 
@@ -142,58 +212,63 @@ def status_inputs(call: CallRecord) -> StatusInputs:
     )
 
 
-def _check_calls(paths: AttemptPaths, manifest: Manifest, calls: list[CallRecord]) -> list[Problem]:
+def _check_call(paths: AttemptPaths, participants: set[str], call: CallRecord) -> list[Problem]:
+    problems: list[Problem] = []
+    where = f"call {call.call_id}"
+    if call.participant_id is not None and call.participant_id not in participants:
+        problems.append(
+            Problem(
+                "dangling_participant",
+                where,
+                f"participant {call.participant_id} is not in the manifest",
+            )
+        )
+    if (call.participant_id is not None) != (call.identity_status == "attributed"):
+        problems.append(
+            Problem(
+                "status_inconsistent",
+                where,
+                f"identity_status {call.identity_status} with participant_id {call.participant_id}",
+            )
+        )
+    inputs = status_inputs(call)
+    if capture_status(inputs) != call.capture_status:
+        problems.append(
+            Problem(
+                "status_inconsistent",
+                where,
+                f"capture_status {call.capture_status} contradicts the record",
+            )
+        )
+    expected, blockers = export_status(inputs)
+    if expected != call.export_status or blockers != call.export_blocked_by:
+        problems.append(
+            Problem(
+                "status_inconsistent",
+                where,
+                f"export {call.export_status} {call.export_blocked_by}, "
+                f"rules say {expected} {blockers}",
+            )
+        )
+    raw = call.response.raw_path
+    if raw is not None:
+        raw_file = paths.root / raw
+        if not _inside(paths.root, raw_file) or not raw_file.is_file():
+            problems.append(Problem("missing_file", where, f"raw_path {raw} does not exist"))
+        elif call.response.raw_sha256 != hashlib.sha256(raw_file.read_bytes()).hexdigest():
+            problems.append(Problem("hash_mismatch", where, f"{raw} does not hash to raw_sha256"))
+    return problems
+
+
+def _check_calls(
+    paths: AttemptPaths, manifest: Manifest, calls: list[_CallView], own: list[Problem]
+) -> list[Problem]:
+    """Duplicate ids, then each call's own problems, then the participants' call lists."""
     problems: list[Problem] = []
     participants = {p.participant_id: p for p in manifest.participants}
     for dup in _duplicates(c.call_id for c in calls):
         problems.append(Problem("duplicate_id", f"call {dup}", "call_id appears more than once"))
-    for call in calls:
-        where = f"call {call.call_id}"
-        if call.participant_id is not None and call.participant_id not in participants:
-            problems.append(
-                Problem(
-                    "dangling_participant",
-                    where,
-                    f"participant {call.participant_id} is not in the manifest",
-                )
-            )
-        if (call.participant_id is not None) != (call.identity_status == "attributed"):
-            problems.append(
-                Problem(
-                    "status_inconsistent",
-                    where,
-                    f"identity_status {call.identity_status} "
-                    f"with participant_id {call.participant_id}",
-                )
-            )
-        inputs = status_inputs(call)
-        if capture_status(inputs) != call.capture_status:
-            problems.append(
-                Problem(
-                    "status_inconsistent",
-                    where,
-                    f"capture_status {call.capture_status} contradicts the record",
-                )
-            )
-        expected, blockers = export_status(inputs)
-        if expected != call.export_status or blockers != call.export_blocked_by:
-            problems.append(
-                Problem(
-                    "status_inconsistent",
-                    where,
-                    f"export {call.export_status} {call.export_blocked_by}, "
-                    f"rules say {expected} {blockers}",
-                )
-            )
-        raw = call.response.raw_path
-        if raw is not None:
-            raw_file = paths.root / raw
-            if not _inside(paths.root, raw_file) or not raw_file.is_file():
-                problems.append(Problem("missing_file", where, f"raw_path {raw} does not exist"))
-            elif call.response.raw_sha256 != hashlib.sha256(raw_file.read_bytes()).hexdigest():
-                problems.append(
-                    Problem("hash_mismatch", where, f"{raw} does not hash to raw_sha256")
-                )
+    problems += own
     by_participant: dict[str, list[str]] = {}
     for call in calls:
         if call.participant_id is not None:
@@ -250,59 +325,41 @@ def _check_evidence(
     return problems
 
 
-def _check_relations(
-    paths: AttemptPaths,
-    manifest: Manifest,
-    relations: list[RelationRecord],
-    calls: list[CallRecord],
+def _check_relation(
+    paths: AttemptPaths, participants: set[str], call_ids: set[str], rel: RelationRecord
 ) -> list[Problem]:
     problems: list[Problem] = []
-    participants = {p.participant_id for p in manifest.participants}
-    call_ids = {c.call_id for c in calls}
-    for dup in _duplicates(r.relation_id for r in relations):
-        problems.append(
-            Problem("duplicate_id", f"relation {dup}", "relation_id appears more than once")
-        )
-    for rel in relations:
-        where = f"relation {rel.relation_id}"
-        for label, pid in (
-            ("parent", rel.parent_participant_id),
-            ("child", rel.child_participant_id),
-        ):
-            if pid is not None and pid not in participants:
-                problems.append(
-                    Problem(
-                        "dangling_participant",
-                        where,
-                        f"{label} participant {pid} is not in the manifest",
-                    )
-                )
-        for label, cid in (("source", rel.source_call_id), ("target", rel.target_call_id)):
-            if cid is not None and cid not in call_ids:
-                problems.append(
-                    Problem("dangling_call", where, f"{label} call {cid} is not in calls.jsonl")
-                )
-        if (
-            rel.status == "established"
-            and rel.model_tool_ref is not None
-            and not rel.model_tool_ref.matched
-        ):
+    where = f"relation {rel.relation_id}"
+    for label, pid in (
+        ("parent", rel.parent_participant_id),
+        ("child", rel.child_participant_id),
+    ):
+        if pid is not None and pid not in participants:
             problems.append(
                 Problem(
-                    "status_inconsistent",
+                    "dangling_participant",
                     where,
-                    "established although model_tool_ref did not match",
+                    f"{label} participant {pid} is not in the manifest",
                 )
             )
-        problems += _check_evidence(paths, where, rel.evidence, call_ids)
+    for label, cid in (("source", rel.source_call_id), ("target", rel.target_call_id)):
+        if cid is not None and cid not in call_ids:
+            problems.append(
+                Problem("dangling_call", where, f"{label} call {cid} is not in calls.jsonl")
+            )
+    ref = rel.model_tool_ref
+    if rel.status == "established" and ref is not None and not ref.matched:
+        problems.append(
+            Problem(
+                "status_inconsistent", where, "established although model_tool_ref did not match"
+            )
+        )
+    problems += _check_evidence(paths, where, rel.evidence, call_ids)
     return problems
 
 
 def _check_manifest_summary(
-    paths: AttemptPaths,
-    manifest: Manifest,
-    calls: list[CallRecord],
-    relations: list[RelationRecord],
+    paths: AttemptPaths, manifest: Manifest, calls: list[_CallView], relations: int
 ) -> list[Problem]:
     problems: list[Problem] = []
     c = manifest.counts
@@ -313,7 +370,7 @@ def _check_manifest_summary(
         "unattributed_calls": sum(1 for x in calls if x.identity_status == "unattributed"),
         "ambiguous_calls": sum(1 for x in calls if x.identity_status == "ambiguous"),
         "exportable_calls": sum(1 for x in calls if x.export_status == "exportable"),
-        "relations": len(relations),
+        "relations": relations,
         "participants": len(manifest.participants),
     }
     for key, value in actual.items():
@@ -351,7 +408,7 @@ def _check_manifest_summary(
             reasons.append(f"lifecycle is {lc.status}")
         if manifest.capture_errors:
             reasons.append("there are capture errors")
-        if any(x.attribution.parent_cross_check == "disagree" for x in calls):
+        if any(x.parent_disagrees for x in calls):
             reasons.append("a call's wire parent contradicts the native parent")
         if reasons:
             problems.append(
@@ -364,7 +421,7 @@ def _check_manifest_summary(
     return problems
 
 
-def _check_turns(manifest: Manifest, calls: list[CallRecord]) -> list[Problem]:
+def _check_turns(manifest: Manifest, calls: list[_CallView]) -> list[Problem]:
     if manifest.turns is None:
         return []
     problems: list[Problem] = []

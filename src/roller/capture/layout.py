@@ -8,7 +8,7 @@ RUN_DIR/
   summary.json             per sample: attempts, statuses, calls, wall time (last invocation)
   samples/SAMPLE_ID/
     sample.json
-    capture/attempt-NNNN/   manifest.json calls.jsonl relations.jsonl [raw/]
+    capture/attempt-NNNN/   manifest.json calls.jsonl relations.jsonl [contexts.blobs] [raw/]
     trajectory/attempt-NNNN.json   the attempt's main trajectory (derived, regenerable)
     lost/attempt-NNNN.json   why an attempt was lost (its worker died; the attempt is interrupted)
 ```
@@ -29,7 +29,13 @@ from roller.errors import UsageError
 MANIFEST = "manifest.json"
 CALLS = "calls.jsonl"
 RELATIONS = "relations.jsonl"
+CONTEXTS = "contexts.blobs"  # compact/v3: the content-addressed contexts (`roller.capture.blobs`)
 FORMAL_FILES = (CALLS, RELATIONS)
+# The formal files of each storage layout, in the order they are written.
+LAYOUT_FILES: dict[str, tuple[str, ...]] = {
+    "compact/v2": FORMAL_FILES,
+    "compact/v3": (CALLS, RELATIONS, CONTEXTS),
+}
 RAW = "raw"
 
 _SAMPLE_ID = re.compile(r"^[A-Za-z0-9_.\-]{1,128}$")
@@ -60,6 +66,10 @@ class AttemptPaths:
     @property
     def relations(self) -> Path:
         return self.root / RELATIONS
+
+    @property
+    def contexts(self) -> Path:
+        return self.root / CONTEXTS
 
     @property
     def raw(self) -> Path:

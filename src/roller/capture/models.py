@@ -52,6 +52,7 @@ IdentityDeclaration = Literal["declared_single_agent"]
 OutputCoverage = Literal[
     "per_message_id",
     "per_session_assistant_count",
+    "per_session_count_and_tool_call_ids",
     "token_usage_count",
     "per_response_id",
     "stream_context_count",
@@ -75,6 +76,10 @@ ExportBlock = Literal[
 
 class _Record(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True, populate_by_name=True)
+
+
+StorageLayout = Literal["compact/v2", "compact/v3"]
+STORAGE_LAYOUTS: tuple[StorageLayout, ...] = ("compact/v2", "compact/v3")
 
 
 def _absent(value: object) -> bool:
@@ -249,7 +254,15 @@ class CallRecord(_Record):
     request: RequestInfo = Field(description="Request line and headers.")
     context: Any = Field(
         description="The complete request body as sent upstream, parsed as JSON; null "
-        "when the body is empty or not JSON (see `errors`)."
+        "when the body is empty or not JSON (see `errors`). In a compact/v3 capture the "
+        "file holds null and `context_ref` instead; readers give the value."
+    )
+    context_ref: str | None = Field(
+        default=None,
+        exclude_if=_absent,
+        description="compact/v3 only: the digest of the request body's root node in "
+        "`contexts.blobs` (docs/protocol.md, compact/v3). Readers rebuild the exact "
+        "body, check it against `context_sha256`, and give `context` from it.",
     )
     context_sha256: str = Field(description="sha256 of the exact request body bytes.")
     context_bytes: int = Field(description="Length of the request body in bytes.")
@@ -337,6 +350,28 @@ class RelationRecord(_Record):
     note: str | None = Field(description="Why the relation is unknown, when it is.")
 
 
+class InheritedContextRecord(_Record):
+    """The copied prefix of a forked child's requests (`ParticipantRecord.inherited_context`).
+
+    Every request of the child resends it as sent (calls keep their whole context); a
+    consumer of the child's own turns skips the first `items` history items.
+    """
+
+    from_participant_id: str | None = Field(
+        description="The participant whose history was copied (null if not captured)."
+    )
+    items: int = Field(
+        description="Leading history items of each of the child's requests that are the copy."
+    )
+    checked: bool = Field(
+        description="Whether the child's first request starts with exactly those items of "
+        "one of the source participant's requests (same messages, compared as the "
+        "protocol's history items)."
+    )
+    evidence: list[Evidence] = Field(description="Where the copy is known from.")
+    note: str | None = Field(description="Why the check failed, when it did.")
+
+
 class ParticipantRecord(_Record):
     """One native executor: the root agent or one subagent."""
 
@@ -353,6 +388,12 @@ class ParticipantRecord(_Record):
     )
     call_ids: list[str] = Field(description="Calls attributed to this participant, in order.")
     evidence: list[Evidence] = Field(description="Where the participant is known from.")
+    inherited_context: InheritedContextRecord | None = Field(
+        default=None,
+        exclude_if=_absent,
+        description="A child started from a copy of another participant's history (a "
+        "fork): the leading items of its requests that are that copy. Absent otherwise.",
+    )
 
 
 class Capabilities(_Record):
@@ -441,7 +482,10 @@ class Manifest(_Record):
     """`roller.capture/v1`: one attempt of one sample. Written last, atomically."""
 
     schema_: Literal["roller.capture/v1"] = Field(alias="schema", description="Record schema.")
-    storage_layout: Literal["compact/v2"] = Field(description="Layout of the attempt directory.")
+    storage_layout: StorageLayout = Field(
+        description="Layout of the attempt directory: `compact/v2` (contexts inside "
+        "calls.jsonl) or `compact/v3` (contexts content-addressed in contexts.blobs)."
+    )
     capture_scope: str = Field(description="Random scope of this attempt, part of every id.")
     harness: HarnessInfo = Field(description="What ran.")
     sample_id: str = Field(description="The sample this attempt belongs to.")
@@ -588,4 +632,10 @@ class AttemptInputs(_Record):
         "--harness generic --single-agent`): calls without x-roller-* identity belong to "
         "one root participant, unless some call's headers declare participants. Absent "
         "otherwise.",
+    )
+    storage_layout: StorageLayout | None = Field(
+        default=None,
+        exclude_if=_absent,
+        description="The layout to publish (`roller collect --storage-layout`); absent: "
+        "compact/v2. `roller finalize` re-publishes in it unless told otherwise.",
     )

@@ -4,20 +4,26 @@ Strict: a record with an unknown field, a wrong type or a wrong schema string is
 error naming the file and line. A record written before a later change of its format is
 first brought to the current shape by the converter chain (`roller.capture.compat`),
 then validated as strictly; the chain runs only when the record does not validate as it
-is. `read_attempt` loads everything; `iter_calls` streams.
+is. `iter_calls` streams; `read_attempt` gives the manifest and relations and
+`Capture.calls`, a sequence that reads calls.jsonl again each time it is iterated (a
+record at a time, so a reader that goes through the calls once holds one call, whatever
+the capture's length), and reads it whole only when indexed.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeVar
+from typing import TypeVar, overload
 
 from pydantic import BaseModel, ValidationError
 
+from roller.capture.blobs import BlobError, BlobStore
 from roller.capture.compat import Upgrade, upgrade
+from roller.capture.context import parse_context
+from roller.capture.files import sha256_hex
 from roller.capture.layout import AttemptPaths
 from roller.capture.models import CallRecord, Manifest, RelationRecord, RunConfig, SampleInfo
 from roller.errors import CaptureFormatError
@@ -29,8 +35,51 @@ M = TypeVar("M", bound=BaseModel)
 class Capture:
     paths: AttemptPaths
     manifest: Manifest
-    calls: list[CallRecord]
+    calls: Sequence[CallRecord]
     relations: list[RelationRecord]
+
+
+class CallRecords(Sequence[CallRecord]):
+    """The calls of an attempt as a sequence read from disk: iterating streams the file
+    again (`iter_calls`); `len` counts its lines; indexing reads every record once and
+    keeps them (a reader that needs random access pays for it, no other does)."""
+
+    def __init__(self, paths: AttemptPaths) -> None:
+        self._paths = paths
+        self._kept: list[CallRecord] | None = None
+        self._len: int | None = None
+
+    def __iter__(self) -> Iterator[CallRecord]:
+        return iter(self._kept) if self._kept is not None else iter_calls(self._paths)
+
+    def __len__(self) -> int:
+        if self._len is None:
+            self._len = len(self._kept) if self._kept is not None else _lines(self._paths.calls)
+        return self._len
+
+    @overload
+    def __getitem__(self, index: int) -> CallRecord: ...
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[CallRecord]: ...
+    def __getitem__(self, index: int | slice) -> CallRecord | Sequence[CallRecord]:
+        if self._kept is None:
+            self._kept = list(iter_calls(self._paths))
+        return self._kept[index]
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Sequence):
+            return list(self) == list(other)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+def _lines(path: Path) -> int:
+    try:
+        with open(path, "rb") as fh:
+            return sum(block.count(b"\n") for block in iter(lambda: fh.read(1 << 20), b""))
+    except OSError as exc:
+        raise CaptureFormatError(f"cannot read {path}: {exc.strerror or exc}") from exc
 
 
 def _first_error(exc: ValidationError) -> str:
@@ -73,12 +122,13 @@ def read_json_model(path: Path, model: type[M]) -> M:
 
 
 def iter_jsonl(path: Path, model: type[M]) -> Iterator[M]:
+    """The records of a JSONL file, one line read and validated at a time."""
     try:
-        data = path.read_bytes()
+        fh = open(path, "rb")  # noqa: SIM115 (closed below, also when the caller stops)
     except OSError as exc:
         raise CaptureFormatError(f"cannot read {path}: {exc.strerror or exc}") from exc
-    if data:
-        for lineno, line in enumerate(data.splitlines(keepends=True), 1):
+    with fh:
+        for lineno, line in enumerate(fh, 1):
             if not line.endswith(b"\n"):
                 raise CaptureFormatError(f"{path}:{lineno}: last line is not terminated")
             try:
@@ -94,7 +144,38 @@ def read_manifest(paths: AttemptPaths) -> Manifest:
 
 
 def iter_calls(paths: AttemptPaths) -> Iterator[CallRecord]:
-    return iter_jsonl(paths.calls, CallRecord)
+    """The call records, each with its `context`, whatever the storage layout.
+
+    compact/v3 (`context_ref`): the request body is rebuilt from contexts.blobs, must
+    have `context_bytes` bytes and hash to `context_sha256`, and `context` is parsed from
+    it as finalize parsed it (`roller.capture.context.parse_context`); the record then
+    equals its compact/v2 twin. A body that does not rebuild or does not match is a
+    `CaptureFormatError` naming the call."""
+    if not paths.contexts.exists():
+        for call in iter_jsonl(paths.calls, CallRecord):
+            if call.context_ref is not None:
+                raise BlobError(
+                    f"{paths.calls}: call {call.call_id} references {paths.contexts.name}, "
+                    "which is missing"
+                )
+            yield call
+        return
+    with BlobStore(paths.contexts) as store:
+        for call in iter_jsonl(paths.calls, CallRecord):
+            yield with_stored_context(call, store)
+
+
+def with_stored_context(call: CallRecord, store: BlobStore) -> CallRecord:
+    """A compact/v3 record with its context rebuilt and checked (`iter_calls`)."""
+    if call.context_ref is None:
+        return call
+    body = store.body(call.context_ref)
+    if len(body) != call.context_bytes or sha256_hex(body) != call.context_sha256:
+        raise BlobError(
+            f"{store.path}: call {call.call_id}: the stored context does not match context_sha256"
+        )
+    value = parse_context(body).value
+    return call.model_copy(update={"context": value, "context_ref": None})
 
 
 def iter_relations(paths: AttemptPaths) -> Iterator[RelationRecord]:
@@ -106,7 +187,7 @@ def read_attempt(path: Path | AttemptPaths) -> Capture:
     return Capture(
         paths=paths,
         manifest=read_manifest(paths),
-        calls=list(iter_calls(paths)),
+        calls=CallRecords(paths),
         relations=list(iter_relations(paths)),
     )
 

@@ -33,7 +33,10 @@ row unless the participant is unknown.
 
 Capture (`capture_status`): `complete` when the request body parsed, the response was
 captured completely, reassembly reached the protocol's terminal event, and the output
-does not claim tool calls without naming them; else `partial`.
+does not claim tool calls without naming them; else `partial`. A side request (not a
+generation call: a model list, a token count, a probe no codec reads) has no terminal
+event to reach: its record is complete when its body parsed and its response was
+captured completely (Hermes probes `GET /api/v1/models` on every run).
 
 Export (`export_status`, `export_blocked_by`): a call is exportable only when it is a
 generation call, it finished executing, the response was recorded completely,
@@ -179,7 +182,7 @@ def capture_status(s: StatusInputs) -> CaptureStatus:
     complete = (
         s.context_parsed
         and s.response_capture_status == "complete"
-        and s.output_complete
+        and (s.output_complete or s.kind != "generation")
         and not s.tool_call_without_identity
     )
     return "complete" if complete else "partial"

@@ -21,7 +21,7 @@ import click
 from rich.console import Console
 
 from roller.capture.layout import RunPaths
-from roller.capture.models import Retention
+from roller.capture.models import STORAGE_LAYOUTS, Retention, StorageLayout
 from roller.capture.reader import read_run_config
 from roller.cli.progress import RunDisplay, summary_table
 from roller.cli.sample_report import exit_code, finish_single
@@ -37,7 +37,7 @@ from roller.collect.runs import RunSpec, resumed_spec
 from roller.collect.tasks import Task
 from roller.errors import UsageError
 from roller.harnesses import adapter_for, adapters, registry
-from roller.harnesses.base import ResumableAdapter
+from roller.harnesses.base import ModelNoticeAdapter, ResumableAdapter
 
 DEFAULT_API_BASE = "mock:plain"
 DEFAULT_SAMPLE_ID = "sample-0001"
@@ -129,6 +129,12 @@ def _capture_calls_help() -> str:
 )
 @click.option("--capture-calls", is_flag=True, help=_capture_calls_help())
 @_with_aliases
+@click.option(
+    "--storage-layout",
+    type=click.Choice(STORAGE_LAYOUTS),
+    help="compact/v3 stores each request body once, content-addressed (contexts.blobs); "
+    "every reader gives the same records (docs/protocol.md). Default compact/v2.",
+)
 @click.option(
     "--capture-debug",
     type=click.Choice(get_args(Retention)),
@@ -253,6 +259,9 @@ def _collect(
     request: RunRequest, single: bool, flags: dict[str, object], executor: Executor
 ) -> int:
     err = Console(stderr=True, highlight=False)
+    notice = model_notice(request.spec)
+    if notice is not None:
+        err.print(notice, markup=False, soft_wrap=True)  # one line, never wrapped
     if single:
         with err.status("starting…") as status:
 
@@ -272,6 +281,17 @@ def _collect(
     return exit_code(result)
 
 
+def model_notice(spec: RunSpec) -> str | None:
+    """The harness's line on which request shape its default model gives, for a run
+    against a real upstream without `--model` (`ModelNoticeAdapter`)."""
+    if spec.model is not None or spec.api_base.startswith("mock:"):
+        return None
+    adapter = adapter_for(spec.harness)
+    if not isinstance(adapter, ModelNoticeAdapter):
+        return None
+    return adapter.model_notice(None, spec.harness_version or adapter.pin.version)
+
+
 def _str(value: object) -> str | None:
     assert value is None or isinstance(value, str)
     return value
@@ -287,6 +307,10 @@ def _retention(value: object) -> Retention | None:
         if value == choice:
             return choice  # type: ignore[no-any-return]  # a Literal member
     return None
+
+
+def _layout(value: object) -> StorageLayout | None:
+    return next((layout for layout in STORAGE_LAYOUTS if value == layout), None)
 
 
 def _strings(value: object) -> tuple[str, ...]:
@@ -341,6 +365,7 @@ def _request(ctx: click.Context, flags: dict[str, object]) -> tuple[RunRequest, 
             command=command_args or base.command,
             harness_version=_str(flags["harness_version"]) or base.harness_version,
             capture_debug=_retention(flags["capture_debug"]) or base.capture_debug,
+            storage_layout=_layout(flags["storage_layout"]) or base.storage_layout,
             timeout_s=float(timeout) if isinstance(timeout, float) else base.timeout_s,
             attempts=attempts if isinstance(attempts, int) else base.attempts,
         )
@@ -353,6 +378,7 @@ def _request(ctx: click.Context, flags: dict[str, object]) -> tuple[RunRequest, 
         api_base=api_base or DEFAULT_API_BASE,
         capture_calls=capture_calls,
         capture_debug=_retention(flags["capture_debug"]) or "on-error",
+        storage_layout=_layout(flags["storage_layout"]) or "compact/v2",
         model=_str(flags["model"]),
         options=given_options,
         command=command_args,

@@ -8,13 +8,21 @@ from pathlib import Path
 import click
 
 from roller.capture.layout import AttemptPaths
+from roller.capture.models import STORAGE_LAYOUTS, StorageLayout
 from roller.export.trajectory_file import write_trajectory
 from roller.finalize.attempt import finalize_attempt
 
 
 @click.command("finalize")
 @click.argument("attempt_dir", type=click.Path(path_type=Path, exists=True, file_okay=False))
-def command(attempt_dir: Path) -> None:
+@click.option(
+    "--storage-layout",
+    type=click.Choice(STORAGE_LAYOUTS),
+    default=None,
+    help="Publish in this layout (default: the one it is published in, else the one it "
+    "was collected with: compact/v2 unless `roller collect --storage-layout` said so).",
+)
+def command(attempt_dir: Path, storage_layout: StorageLayout | None) -> None:
     """Re-finalize ATTEMPT_DIR from its tape and native logs under raw/.
 
     The result is byte-identical to the first finalization when raw/ is unchanged.
@@ -22,7 +30,7 @@ def command(attempt_dir: Path) -> None:
     Inside a run directory the attempt's main trajectory is rewritten as well.
     """
     paths = AttemptPaths(attempt_dir)
-    manifest = finalize_attempt(paths)
+    manifest = finalize_attempt(paths, storage_layout)
     click.echo(
         f"finalized {attempt_dir}: {manifest.counts.calls} calls, "
         f"{manifest.counts.relations} relations, capture {manifest.capture_status}"

@@ -21,7 +21,7 @@ from urllib.parse import urlsplit, urlunsplit
 from roller import __version__
 from roller.capture.files import atomic_write
 from roller.capture.layout import RunPaths, SamplePaths
-from roller.capture.models import Retention, RunConfig, RunSettings, SampleInfo
+from roller.capture.models import Retention, RunConfig, RunSettings, SampleInfo, StorageLayout
 from roller.capture.reader import dump_json, read_run_config, read_sample_info
 from roller.errors import UsageError
 
@@ -56,6 +56,8 @@ class RunSpec:
     timeout_s: float = 300.0
     attempts: int = 1
     single_agent: bool = False
+    # per attempt (raw/attempt.json, the manifest), not a run setting: layouts may differ
+    storage_layout: StorageLayout = "compact/v2"
 
 
 def run_config(spec: RunSpec) -> RunConfig:

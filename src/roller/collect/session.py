@@ -48,7 +48,7 @@ from roller.collect.turns import TurnResult, run_turns
 from roller.export.trajectory_file import write_trajectory
 from roller.finalize.assemble import rfc3339
 from roller.finalize.attempt import finalize_attempt
-from roller.harnesses import adapter_for
+from roller.harnesses import adapter_for, registry
 from roller.harnesses.base import LaunchRequest, ScratchDirs
 from roller.mock.scenario_files import load_scenario
 from roller.mock.server import MockModel, RunningMock
@@ -89,14 +89,27 @@ class AttemptDone:
     turns: tuple[TurnResult, ...] = ()  # every turn asked for (one for a single prompt)
 
 
+def credential_names() -> tuple[str, ...]:
+    """The provider key variables passed on: the common ones, and every registered
+    harness's own (its acceptance profile's `credential_env`, e.g. `DEEPSEEK_API_KEY`)."""
+    extra = (
+        name
+        for h in registry().harnesses
+        if h.acceptance is not None
+        for name in h.acceptance.credential_env
+    )
+    return tuple(dict.fromkeys((*CREDENTIAL_ENV, *extra)))
+
+
 # What a running attempt is doing, and how many model calls its proxy has seen so far.
 Report = Callable[[str, int], None]
 
 
 def credentials_for(api_base: str, environ: Mapping[str, str]) -> dict[str, str]:
+    names = credential_names()
     if api_base.startswith("mock:"):
-        return dict.fromkeys(CREDENTIAL_ENV, MOCK_KEY)
-    return {k: environ[k] for k in CREDENTIAL_ENV if environ.get(k)}
+        return dict.fromkeys(names, MOCK_KEY)
+    return {k: environ[k] for k in names if environ.get(k)}
 
 
 def base_urls(proxy_url: str) -> dict[str, str]:
@@ -121,6 +134,8 @@ def attempt_inputs(job: AttemptJob, profile: str | None) -> AttemptInputs:
         timed_out=False,
         launch_error=None,
         declared_single_agent=True if job.spec.single_agent else None,
+        # absent for the default, so attempt.json stays what it always was
+        storage_layout=None if job.spec.storage_layout == "compact/v2" else job.spec.storage_layout,
     )
 
 

@@ -13,13 +13,14 @@ byte. Rules kept:
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from roller.capture.files import sha256_hex
 from roller.capture.models import (
     AttemptInputs,
+    Attribution,
     CallRecord,
     Capabilities,
     CaptureErrorRecord,
@@ -28,6 +29,7 @@ from roller.capture.models import (
     EmittedToolRef,
     Evidence,
     ExecutionStatus,
+    InheritedContextRecord,
     Lifecycle,
     Manifest,
     ParticipantRecord,
@@ -35,12 +37,13 @@ from roller.capture.models import (
     RequestInfo,
     ResponseInfo,
     ResultToolRef,
+    StorageLayout,
     ToolRefs,
     TurnRecord,
     UsageInfo,
 )
-from roller.finalize.attribute import AttributionResult, CallAttribution
-from roller.finalize.decode import DecodedCall
+from roller.finalize.attribute import AttributionResult
+from roller.finalize.decode import CallFacts, DecodedCall
 from roller.finalize.ids import CaptureIds
 from roller.finalize.relate import Related
 from roller.finalize.status import CallStatus, Verdict
@@ -63,7 +66,7 @@ class CaptureParts:
 
     inputs: AttemptInputs
     native: NativeCapture | None
-    calls: Sequence[DecodedCall]  # decode
+    calls: Sequence[CallFacts]  # decode
     attributed: AttributionResult  # attribute
     ids: CaptureIds
     related: Related  # relate
@@ -74,6 +77,7 @@ class CaptureParts:
     execution: ExecutionStatus
     turns: list[TurnRecord] | None
     errors: list[CaptureErrorRecord]
+    inherited: Mapping[str, InheritedContextRecord | None]  # status: a fork's copied prefix
 
 
 def rfc3339(ns: int | None) -> str | None:
@@ -83,28 +87,58 @@ def rfc3339(ns: int | None) -> str | None:
     return dt.strftime("%Y-%m-%dT%H:%M:%S.%f") + "Z"
 
 
-def assemble(parts: CaptureParts) -> FinalizedCapture:
-    retained = parts.verdict.retained
-    pids = parts.ids.participants
+def assemble(parts: CaptureParts, calls: Sequence[DecodedCall]) -> FinalizedCapture:
+    """Every record in memory (`roller.finalize.attempt` streams them instead)."""
     records: list[CallRecord] = []
     bodies: dict[str, bytes] = {}
-    for call, cid, attr, st, ids in zip(
-        parts.calls,
-        parts.ids.calls,
-        parts.attributed.calls,
-        parts.statuses,
-        parts.related.tool_ids,
-        strict=True,
-    ):
-        records.append(_call_record(call, cid, pids, attr, st, retained, ids))
-        if retained and call.exchange.response is not None:
-            bodies[cid] = call.exchange.body
-    relations = parts.related.relations
-    if not retained:
-        relations = [_without_native_sources(r) for r in relations]
+    for i, call in enumerate(calls):
+        records.append(call_record(parts, i, call))
+        if parts.verdict.retained and call.exchange.response is not None:
+            bodies[parts.ids.calls[i]] = call.exchange.body
+    relations = list(relation_records(parts))
+    return FinalizedCapture(records, relations, manifest(parts, len(relations)), bodies)
+
+
+def call_record(parts: CaptureParts, i: int, call: DecodedCall) -> CallRecord:
+    """The record of call i, from its decoded call and what the stages decided of it."""
+    return decide(parts, i, call_shell(call, parts.ids.calls[i], parts.related.tool_ids[i]))
+
+
+def decide(parts: CaptureParts, i: int, shell: CallRecord) -> CallRecord:
+    """A call's shell (`call_shell`) completed with what the stages decided of call i:
+    its participant, attribution, capture and export statuses, errors and `raw_path`."""
+    attr, status = parts.attributed.calls[i], parts.statuses[i]
+    pids = parts.ids.participants
+    raw_path = (
+        f"raw/responses/{shell.call_id}.body"
+        if parts.verdict.retained and shell.response.raw_sha256 is not None
+        else None
+    )
+    return shell.model_copy(
+        update={
+            "participant_id": pids[attr.participant_key] if attr.participant_key else None,
+            "response": shell.response.model_copy(update={"raw_path": raw_path}),
+            "attribution": attr.attribution,
+            "identity_status": attr.status,
+            "capture_status": status.capture,
+            "export_status": status.export,
+            "export_blocked_by": status.blocked,
+            "errors": status.errors,
+        }
+    )
+
+
+def relation_records(parts: CaptureParts) -> Iterator[RelationRecord]:
+    """Every relation in order, as it reads once raw/ is cleaned or kept."""
+    for relation in parts.related.iter_relations():
+        yield relation if parts.verdict.retained else _without_native_sources(relation)
+
+
+def manifest(parts: CaptureParts, relations: int, layout: StorageLayout = "compact/v2") -> Manifest:
+    """The manifest (its `files` left empty: the writer fills them from the bytes)."""
     participants = _participants(parts)
-    manifest = _manifest(parts, records, relations, participants)
-    return FinalizedCapture(records, relations, manifest, bodies)
+    found = _manifest(parts, _counts(parts, relations, participants), participants)
+    return found if layout == "compact/v2" else found.model_copy(update={"storage_layout": layout})
 
 
 def _participants(parts: CaptureParts) -> list[ParticipantRecord]:
@@ -133,16 +167,14 @@ def _participants(parts: CaptureParts) -> list[ParticipantRecord]:
                 if d.declared
                 else []
             ),
+            inherited_context=parts.inherited.get(d.key),
         )
         for d in parts.attributed.participants
     ]
 
 
 def _manifest(
-    parts: CaptureParts,
-    records: Sequence[CallRecord],
-    relations: Sequence[RelationRecord],
-    participants: list[ParticipantRecord],
+    parts: CaptureParts, counts: Counts, participants: list[ParticipantRecord]
 ) -> Manifest:
     inputs = parts.inputs
     return Manifest(
@@ -164,7 +196,7 @@ def _manifest(
         lifecycle=parts.lifecycle,
         debug_retention=inputs.debug_retention,
         raw_retained=parts.verdict.retained,
-        counts=_counts(records, relations, participants),
+        counts=counts,
         files={},
         turns=parts.turns,
     )
@@ -193,38 +225,38 @@ def _capabilities(
 
 
 def _counts(
-    records: Sequence[CallRecord],
-    relations: Sequence[RelationRecord],
-    participants: Sequence[ParticipantRecord],
+    parts: CaptureParts, relations: int, participants: Sequence[ParticipantRecord]
 ) -> Counts:
+    identities = [a.status for a in parts.attributed.calls]
     return Counts(
-        calls=len(records),
-        generation_calls=sum(1 for r in records if r.kind == "generation"),
-        attributed_calls=sum(1 for r in records if r.identity_status == "attributed"),
-        unattributed_calls=sum(1 for r in records if r.identity_status == "unattributed"),
-        ambiguous_calls=sum(1 for r in records if r.identity_status == "ambiguous"),
-        exportable_calls=sum(1 for r in records if r.export_status == "exportable"),
-        relations=len(relations),
+        calls=len(parts.calls),
+        generation_calls=sum(1 for c in parts.calls if c.kind == "generation"),
+        attributed_calls=identities.count("attributed"),
+        unattributed_calls=identities.count("unattributed"),
+        ambiguous_calls=identities.count("ambiguous"),
+        exportable_calls=sum(1 for s in parts.statuses if s.export == "exportable"),
+        relations=relations,
         participants=len(participants),
     )
 
 
-def _call_record(
-    call: DecodedCall,
-    call_id: str,
-    pids: Mapping[str, str],
-    attr: CallAttribution,
-    status: CallStatus,
-    retained: bool,
-    tool_ids: ToolIds,
-) -> CallRecord:
+# What a call's shell holds until `decide` fills in the stages' decisions.
+_UNDECIDED = Attribution(
+    basis="none", key=None, wire_participant_key=None, cross_check="absent", note=None
+)
+
+
+def call_shell(call: DecodedCall, call_id: str, tool_ids: ToolIds) -> CallRecord:
+    """Call `call_id`'s record as far as decode alone knows it: everything but the fields
+    `decide` sets (which hold neutral values here). Finalize's first pass can build and
+    set it aside before any call is attributed."""
     ex = call.exchange
     return CallRecord(
         schema_="roller.call/v1",
         call_id=call_id,
         sequence=call.sequence,
         exchange_id=ex.exchange_id,
-        participant_id=pids[attr.participant_key] if attr.participant_key else None,
+        participant_id=None,
         kind=call.kind,
         protocol=call.protocol,
         json_mode=call.json_mode,
@@ -238,24 +270,32 @@ def _call_record(
         output_problems=list(call.reassembly.problems) if call.reassembly else [],
         output_unmerged=list(call.reassembly.unmerged) if call.reassembly else [],
         provider_error=call.reassembly.error if call.reassembly else None,
-        response=_response_info(call, call_id, retained),
+        response=_response_info(call),
         model=call.model,
         response_model=call.response_model,
         response_id=call.response_id,
         finish_reason=call.finish_reason,
         usage=_usage_info(call.usage),
         stream=call.request_stream,
-        native_identity={k: str(v) for k, v in call.identity.evidence.items()},
-        attribution=attr.attribution,
+        native_identity=_native_identity(call),
+        attribution=_UNDECIDED,
         tool_refs=_tool_refs(call, tool_ids),
         execution_status=call.execution_status,
         response_capture_status=call.response_capture_status,
-        identity_status=attr.status,
-        capture_status=status.capture,
-        export_status=status.export,
-        export_blocked_by=status.blocked,
-        errors=status.errors,
+        identity_status="unattributed",
+        capture_status="partial",
+        export_status="blocked",
+        export_blocked_by=[],
+        errors=[],
     )
+
+
+def _native_identity(call: DecodedCall) -> dict[str, str]:
+    """The wire's identity evidence; `run_id` only where the wire carries one."""
+    out = {k: str(v) for k, v in call.identity.evidence.items()}
+    if call.identity.run_id is not None:
+        out["run_id"] = call.identity.run_id
+    return out
 
 
 def _request_info(call: DecodedCall) -> RequestInfo:
@@ -271,7 +311,8 @@ def _request_info(call: DecodedCall) -> RequestInfo:
     )
 
 
-def _response_info(call: DecodedCall, call_id: str, retained: bool) -> ResponseInfo:
+def _response_info(call: DecodedCall) -> ResponseInfo:
+    """The response as recorded; `raw_path` is decided with retention (`decide`)."""
     ex = call.exchange
     resp = ex.response
     first_byte = ex.chunks[0][0] if ex.chunks else None
@@ -281,7 +322,7 @@ def _response_info(call: DecodedCall, call_id: str, retained: bool) -> ResponseI
         headers=[] if resp is None else list(resp.headers),
         streamed=call.streamed,
         outcome=call.outcome,
-        raw_path=f"raw/responses/{call_id}.body" if retained and has_response else None,
+        raw_path=None,
         raw_sha256=sha256_hex(ex.body) if has_response else None,
         bytes=len(ex.body),
         content_encoding=call.content_encoding,

@@ -1,37 +1,132 @@
-"""Finalizing an attempt directory: the I/O shell around the pure `build_capture`.
+"""Finalizing an attempt directory: the I/O shell around the finalize stages.
 
 Reads `raw/attempt.json`, the tape under `raw/tape/` and the native logs under
 `raw/native/` (through the harness adapter's pure reader), builds the records, writes
 raw response bodies under `raw/responses/` when raw/ is retained, and publishes the
 formal files and the manifest. Running it again on the same raw/ gives byte-identical
 formal files: that is what `roller finalize ATTEMPT_DIR` does.
+
+It streams, so memory does not grow with the length of a capture beyond each call's
+`CallFacts` (a few hundred bytes): the tape is indexed, not read (`index_tape`); the
+first pass decodes one exchange at a time and keeps its facts, the rest going to a
+`Spill` on disk; the stages between decode and assemble (`capture_parts`, the same as
+`build_capture` runs) read only the facts; the second pass assembles one record at a
+time from the spill and the tape and the writer streams it into `calls.jsonl`, then the
+relations, derived as they are written. The records are the ones `build_capture` makes
+from the same inputs, byte for byte (tests/finalize/test_streaming.py).
 """
 
 from __future__ import annotations
 
-from roller.capture.files import atomic_write
-from roller.capture.layout import AttemptPaths
-from roller.capture.models import AttemptInputs, Manifest
-from roller.capture.reader import read_json_model
-from roller.capture.tape import read_tape
-from roller.capture.writer import publish
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from roller.capture.body_refs import CaptureBodies, rewrite_tape
+from roller.capture.files import sync_files, write_unsynced
+from roller.capture.layout import RELATIONS, AttemptPaths
+from roller.capture.models import AttemptInputs, FileEntry, Manifest, StorageLayout
+from roller.capture.reader import read_json_model, read_manifest
+from roller.capture.tape import TapeIndex, index_tape
+from roller.capture.tape.format import BodyRef
+from roller.capture.writer import publish_lines, serialize
 from roller.errors import CaptureFormatError
-from roller.finalize.pipeline import build_capture
+from roller.finalize.assemble import CaptureParts, call_shell, decide, manifest, relation_records
+from roller.finalize.contexts import Contexts
+from roller.finalize.decode import RequestContext, decode_exchange, request_context
+from roller.finalize.ids import call_id
+from roller.finalize.pipeline import capture_parts
+from roller.finalize.spill import Spill
+from roller.finalize.tool_ids import tool_refs_of
 from roller.harnesses import adapter_for
 
 
-def finalize_attempt(paths: AttemptPaths) -> Manifest:
+def finalize_attempt(paths: AttemptPaths, layout: StorageLayout | None = None) -> Manifest:
+    """Finalize and publish in `layout`; by default the layout the attempt is published
+    in already (re-finalizing changes no byte), else the one raw/attempt.json names
+    (`roller collect --storage-layout`), else compact/v2."""
     if not paths.attempt_inputs.exists():
         raise CaptureFormatError(
             f"{paths.root} has no raw/attempt.json: its debug material was cleaned "
             "(retention) or it is not an attempt directory, so it cannot be re-finalized"
         )
     inputs = read_json_model(paths.attempt_inputs, AttemptInputs)
-    adapter = adapter_for(inputs.harness.name)
-    tape = read_tape(paths.tape)
-    native = adapter.read_native(paths.native)
-    finalized = build_capture(inputs, tape, native)
-    if finalized.manifest.raw_retained:
-        for call_id, body in finalized.response_bodies.items():
-            atomic_write(paths.response_body(call_id), body)
-    return publish(paths, finalized.calls, finalized.relations, finalized.manifest)
+    layout = layout or _published_layout(paths) or inputs.storage_layout or "compact/v2"
+    native = adapter_for(inputs.harness.name).read_native(paths.native)
+    with (
+        CaptureBodies(paths) as earlier,  # what a tape rewritten before references
+        index_tape(paths.tape, resolve=earlier) as tape,
+        Spill(paths.root) as spill,
+        Contexts(paths, layout) as ctx,
+    ):
+        facts = []
+        for n, ref in enumerate(tape.exchanges):
+            call = decode_exchange(n, tape.load(ref), inputs.harness.name)
+            facts.append(call.facts)
+            (tool_ids,), _ = tool_refs_of(facts[-1:], native)
+            shell = call_shell(call, call_id(inputs.capture_scope, n), tool_ids)
+            spill.put(shell, call.exchange.request_body)
+
+        def requests(i: int) -> RequestContext:
+            return request_context(tape.load(tape.exchanges[i]))
+
+        parts = capture_parts(inputs, facts, tape.problems, native, requests)
+        kept = _Kept()
+
+        def manifest_for(files: Mapping[str, FileEntry]) -> Manifest:
+            if parts.verdict.retained:  # request bodies the capture holds leave the tape
+                rewrite_tape(paths.tape, kept.refs, kept.inline)
+            sync_files(kept.responses)  # response bodies reach the disk before the manifest
+            return manifest(parts, files[RELATIONS].lines, layout)
+
+        relation_lines = (serialize(r).encode() + b"\n" for r in relation_records(parts))
+        call_lines = _call_lines(paths, parts, tape, spill, ctx, kept)
+        return publish_lines(paths, call_lines, relation_lines, manifest_for, ctx.written())
+
+
+def _published_layout(paths: AttemptPaths) -> StorageLayout | None:
+    try:
+        return read_manifest(paths).storage_layout if paths.manifest.exists() else None
+    except CaptureFormatError:
+        return None  # a damaged manifest is replaced; its layout is not trusted
+
+
+@dataclass
+class _Kept:
+    """What raw/ keeps, gathered while the records stream: the response body files
+    written, and per exchange whether its request body leaves the tape (`refs`) or
+    comes back into it (`inline`: referenced before, no longer held by the capture)."""
+
+    responses: list[Path] = field(default_factory=list)
+    refs: dict[str, BodyRef] = field(default_factory=dict)
+    inline: dict[str, bytes] = field(default_factory=dict)
+
+
+def _call_lines(
+    paths: AttemptPaths,
+    parts: CaptureParts,
+    tape: TapeIndex,
+    spill: Spill,
+    contexts: Contexts,
+    kept: _Kept,
+) -> Iterator[bytes]:
+    """Each call's record line, assembled from the spill and the tape, its context inline
+    (compact/v2) or stored (compact/v3); with raw/ kept, each response body written
+    under raw/responses/ on the way, and which request bodies the tape may reference."""
+    retained = parts.verdict.retained
+    for i, ref in enumerate(tape.exchanges):
+        body = tape.request_body(ref)
+        shell, context = spill.get(i, body)
+        yield contexts.line(decide(parts, i, shell), body, context)
+        if not retained:
+            continue
+        if contexts.gives_back(body, spill.context_is_body(i)):
+            call_id = parts.ids.calls[i]
+            kept.refs[ref.exchange_id] = BodyRef(call_id, i, shell.context_sha256, len(body))
+        elif tape.referenced(ref):
+            kept.inline[ref.exchange_id] = body
+        if shell.response.raw_sha256 is not None:
+            target = paths.response_body(parts.ids.calls[i])
+            write_unsynced(target, tape.load(ref).body)
+            kept.responses.append(target)
+    contexts.finish()

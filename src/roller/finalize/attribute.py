@@ -37,8 +37,9 @@ from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from roller.capture.models import Attribution, IdentityStatus, ParentCrossCheck
-from roller.finalize.decode import DecodedCall
+from roller.finalize.decode import CallFacts
 from roller.harnesses.base import (
+    InheritedContext,
     NativeCapture,
     NativeEvidence,
     NativeParticipant,
@@ -76,6 +77,7 @@ class ParticipantDraft:
     state: ParticipantState
     evidence: tuple[NativeEvidence, ...] = ()
     call_evidence: tuple[int, ...] = field(default=())
+    inherited: InheritedContext | None = None
     declared: bool = False  # known from the user's single-agent declaration
 
 
@@ -97,7 +99,7 @@ class AttributionResult:
 
 
 def attribute(
-    calls: Sequence[DecodedCall], native: NativeCapture | None, single_agent: bool = False
+    calls: Sequence[CallFacts], native: NativeCapture | None, single_agent: bool = False
 ) -> AttributionResult:
     if native is not None:
         return _attribute_by_native(calls, native)
@@ -108,7 +110,7 @@ def attribute(
     return _attribute_declared(calls)
 
 
-def _attribute_declared(calls: Sequence[DecodedCall]) -> AttributionResult:
+def _attribute_declared(calls: Sequence[CallFacts]) -> AttributionResult:
     """Every call to the one root the user declared (no header named anyone)."""
     owned = CallAttribution(
         DECLARED_ROOT,
@@ -135,13 +137,13 @@ def _attribute_declared(calls: Sequence[DecodedCall]) -> AttributionResult:
     return AttributionResult([owned for _ in calls], [root] if calls else [], "applied")
 
 
-def _join_value(call: DecodedCall, native: NativeCapture) -> str | None:
+def _join_value(call: CallFacts, native: NativeCapture) -> str | None:
     if native.identity.basis == "response_id":
         return call.response_id
     return call.identity.participant_key
 
 
-def _attribute_by_native(calls: Sequence[DecodedCall], native: NativeCapture) -> AttributionResult:
+def _attribute_by_native(calls: Sequence[CallFacts], native: NativeCapture) -> AttributionResult:
     basis = f"native:{native.identity.basis}"
     by_key = {p.key: p for p in native.participants}
     result: list[CallAttribution] = []
@@ -219,7 +221,7 @@ def _parent_check(
     return ("disagree" if participant.role == "root" else "absent"), claim
 
 
-def unattributed_calls(calls: Sequence[DecodedCall], result: AttributionResult) -> list[str]:
+def unattributed_calls(calls: Sequence[CallFacts], result: AttributionResult) -> list[str]:
     """The message for generation calls no evidence attributes; none when every one is."""
     unattributed = sum(
         1
@@ -298,6 +300,7 @@ def _draft_from_native(p: NativeParticipant) -> ParticipantDraft:
         name=p.name,
         state=p.state,
         evidence=p.evidence,
+        inherited=p.inherited,
     )
 
 
@@ -309,7 +312,7 @@ class _WireParticipant:
     calls: list[int]
 
 
-def _attribute_by_wire(calls: Sequence[DecodedCall]) -> AttributionResult:
+def _attribute_by_wire(calls: Sequence[CallFacts]) -> AttributionResult:
     result: list[CallAttribution] = []
     seen: dict[str, _WireParticipant] = {}
     for call in calls:

@@ -6,8 +6,10 @@ per participant; count bases compare the number of completed generation calls pe
 participant with the native count (weaker: a count can match by accident, which is why
 `capabilities.native_output_coverage` names the basis). A count basis may also list
 the ids its native records carry (Codex `token_usage_record.response_id`); each must
-then be among the participant's captured calls. A checked coverage that does not match
-is a `coverage_mismatch` capture error (`coverage_mismatch`).
+then be among the participant's captured calls, and so must each native tool-call id it
+lists (`NativeCoverage.tool_call_ids`, Hermes and DeepSeek Harness: the native outputs'
+tool calls, which a count alone would not tell apart). A checked coverage that does not
+match is a `coverage_mismatch` capture error (`coverage_mismatch`).
 """
 
 from __future__ import annotations
@@ -15,14 +17,14 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from roller.capture.models import Coverage, Lifecycle
-from roller.finalize.decode import DecodedCall
+from roller.finalize.decode import CallFacts
 from roller.harnesses.base import NativeCapture
 
 _PER_ID = frozenset({"per_message_id", "per_response_id"})
 
 
 def check_coverage(
-    calls: Sequence[DecodedCall],
+    calls: Sequence[CallFacts],
     owners: Sequence[str | None],
     native: NativeCapture | None,
 ) -> Coverage:
@@ -63,17 +65,8 @@ def check_coverage(
                 problems.append(
                     f"{key}: native log records {want} outputs, {have} completed calls captured"
                 )
-        # A count basis whose native records also name response ids (Codex
-        # `token_usage_record.response_id`) is cross-checked per id as well: a count can
-        # match by accident, an id cannot.
-        if cov.ids:
-            captured_ids: dict[str, set[str]] = {}
-            for call, owner in zip(calls, owners, strict=True):
-                if owner is not None and call.kind == "generation" and call.response_id:
-                    captured_ids.setdefault(owner, set()).add(call.response_id)
-            for key in sorted(cov.ids):
-                for missing in sorted(cov.ids[key] - captured_ids.get(key, set())):
-                    problems.append(f"{key}: native output {missing} has no captured call")
+        problems += _id_problems(calls, owners, cov.ids)
+        problems += _tool_call_problems(calls, owners, cov.tool_call_ids)
     return Coverage(
         basis=cov.basis,
         checked=True,
@@ -82,6 +75,40 @@ def check_coverage(
         found=found,
         problems=problems,
     )
+
+
+def _id_problems(
+    calls: Sequence[CallFacts], owners: Sequence[str | None], ids: Mapping[str, frozenset[str]]
+) -> list[str]:
+    """A count basis whose native records also name response ids (Codex
+    `token_usage_record.response_id`) is cross-checked per id as well: a count can match
+    by accident, an id cannot."""
+    captured: dict[str, set[str]] = {}
+    for call, owner in zip(calls, owners, strict=True):
+        if owner is not None and call.kind == "generation" and call.response_id:
+            captured.setdefault(owner, set()).add(call.response_id)
+    return [
+        f"{key}: native output {missing} has no captured call"
+        for key in sorted(ids)
+        for missing in sorted(ids[key] - captured.get(key, set()))
+    ]
+
+
+def _tool_call_problems(
+    calls: Sequence[CallFacts],
+    owners: Sequence[str | None],
+    tool_call_ids: Mapping[str, frozenset[str]],
+) -> list[str]:
+    """Each native tool-call id of a participant must be emitted by one of its calls."""
+    emitted: dict[str, set[str]] = {}
+    for call, owner in zip(calls, owners, strict=True):
+        if owner is not None and call.kind == "generation":
+            emitted.setdefault(owner, set()).update(t.id for t in call.emitted if t.id)
+    return [
+        f"{key}: native tool call {missing} is in no captured output"
+        for key in sorted(tool_call_ids)
+        for missing in sorted(tool_call_ids[key] - emitted.get(key, set()))
+    ]
 
 
 def coverage_mismatch(coverage: Coverage) -> list[str]:

@@ -11,15 +11,20 @@ Pure: a `TapeExchange` in, a `DecodedCall` out. Rules kept:
 - the execution and response-capture statuses are the rulebook's
   (`roller.capture.statuses`, the same functions the gateway's call rows use), from how
   the exchange ended at the proxy and whether the response reached its terminal event.
+
+`DecodedCall.facts` is the part of a call the later stages (attribute, relate, status)
+read: a few hundred bytes, no body, no context, so a capture of any length keeps every
+call's facts in memory while the bodies stay on the tape (`roller.finalize.attempt`).
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
+import sys
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
+from roller.capture.context import parse_context
 from roller.capture.models import (
     CallKind,
     ExecutionStatus,
@@ -33,12 +38,54 @@ from roller.capture.statuses import (
     execution_status,
     response_capture_status,
 )
-from roller.capture.tape import TapeExchange
+from roller.capture.tape import RequestMeta, TapeExchange
 from roller.harnesses import identify
 from roller.identity import WireIdentity
 from roller.wire import codec_for, endpoint_for
+from roller.wire.endpoints import Endpoint
 from roller.wire.response import ResponseReading, read_response
 from roller.wire.types import ProtocolName, Reassembly, ToolCall, ToolResult, Usage
+
+
+@dataclass(frozen=True)
+class CallFacts:
+    """What attribute, relate and status need of a decoded call (no body, no context).
+
+    `result_ids`: the ids of the tool results the context carries (None dropped), for
+    `result_in_context`; the full `ToolResult`s stay with the `DecodedCall`.
+    """
+
+    sequence: int
+    kind: CallKind
+    request_time_ns: int
+    response_id: str | None
+    model: str | None
+    response_model: str | None
+    emitted: tuple[ToolCall, ...]
+    result_ids: frozenset[str]
+    identity: WireIdentity
+    context_ok: bool
+    output_complete: bool
+    tool_call_without_identity: bool
+    execution_status: ExecutionStatus
+    response_capture_status: ResponseCaptureStatus
+    errors: tuple[tuple[str, str], ...]
+
+    def status_inputs(self, identity_status: IdentityStatus, error_count: int) -> StatusInputs:
+        """What the capture and export rules (`roller.capture.statuses`) need of this call,
+        once its identity is decided; finalize and the gateway's export both ask here."""
+        return StatusInputs(
+            kind=self.kind,
+            execution_status=self.execution_status,
+            response_capture_status=self.response_capture_status,
+            context_parsed=self.context_ok,
+            output_complete=self.output_complete,
+            tool_call_without_identity=self.tool_call_without_identity,
+            identity_status=identity_status,
+            model=self.model,
+            response_model=self.response_model,
+            error_count=error_count,
+        )
 
 
 @dataclass(frozen=True)
@@ -63,7 +110,6 @@ class DecodedCall:
     usage: Usage | None
     emitted: tuple[ToolCall, ...]
     results: tuple[ToolResult, ...]
-    texts: tuple[str, ...]
     tool_call_without_identity: bool
     execution_status: ExecutionStatus
     response_capture_status: ResponseCaptureStatus
@@ -71,24 +117,57 @@ class DecodedCall:
     errors: tuple[tuple[str, str], ...]
 
     @property
+    def texts(self) -> tuple[str, ...]:
+        """The request's text fragments (relate looks for a delivered notification in
+        them): derived when asked, most calls never are."""
+        return context_texts(self.protocol, self.context)
+
+    @property
+    def request(self) -> RequestContext:
+        return RequestContext(self.protocol, self.context)
+
+    @property
     def outcome(self) -> str:
         return IN_FLIGHT if self.exchange.end is None else str(self.exchange.end.outcome)
 
-    def status_inputs(self, identity_status: IdentityStatus, error_count: int) -> StatusInputs:
-        """What the capture and export rules (`roller.capture.statuses`) need of this call,
-        once its identity is decided; finalize and the gateway's export both ask here."""
-        return StatusInputs(
+    # The three `CallFacts` fields a decoded call holds in another shape, so the stages
+    # read either (tests hand them decoded calls).
+    @property
+    def request_time_ns(self) -> int:
+        return self.exchange.request_time_ns
+
+    @property
+    def result_ids(self) -> frozenset[str]:
+        # interned: a conversation's later calls carry the same ids again and again
+        return frozenset(sys.intern(r.id) for r in self.results if r.id is not None)
+
+    @property
+    def output_complete(self) -> bool:
+        return bool(self.reassembly and self.reassembly.complete)
+
+    @property
+    def facts(self) -> CallFacts:
+        return CallFacts(
+            sequence=self.sequence,
             kind=self.kind,
-            execution_status=self.execution_status,
-            response_capture_status=self.response_capture_status,
-            context_parsed=self.context_ok,
-            output_complete=bool(self.reassembly and self.reassembly.complete),
-            tool_call_without_identity=self.tool_call_without_identity,
-            identity_status=identity_status,
+            request_time_ns=self.request_time_ns,
+            response_id=self.response_id,
             model=self.model,
             response_model=self.response_model,
-            error_count=error_count,
+            emitted=self.emitted,
+            result_ids=self.result_ids,
+            identity=self.identity,
+            context_ok=self.context_ok,
+            output_complete=self.output_complete,
+            tool_call_without_identity=self.tool_call_without_identity,
+            execution_status=self.execution_status,
+            response_capture_status=self.response_capture_status,
+            errors=self.errors,
         )
+
+    def status_inputs(self, identity_status: IdentityStatus, error_count: int) -> StatusInputs:
+        """The status rules' inputs (`CallFacts.status_inputs`)."""
+        return self.facts.status_inputs(identity_status, error_count)
 
 
 def exchange_facts(ex: TapeExchange, reading: ResponseReading) -> ExchangeFacts:
@@ -105,25 +184,47 @@ def exchange_facts(ex: TapeExchange, reading: ResponseReading) -> ExchangeFacts:
     )
 
 
+def _endpoint(meta: RequestMeta) -> Endpoint:
+    return endpoint_for(meta.method, meta.path, meta.query)
+
+
+def context_texts(protocol: ProtocolName | None, context: Any) -> tuple[str, ...]:
+    return tuple(codec_for(protocol).context_texts(context)) if protocol is not None else ()
+
+
+class RequestContext(NamedTuple):
+    """A call's request as the stages after decode may ask for it again: its protocol and
+    parsed context (None when it was not JSON). `CallFacts` keeps neither."""
+
+    protocol: ProtocolName | None
+    context: Any
+
+    @property
+    def texts(self) -> tuple[str, ...]:
+        return context_texts(self.protocol, self.context)
+
+
+def request_context(ex: TapeExchange) -> RequestContext:
+    """An exchange's request decoded again from the tape, as `DecodedCall.request` gives it."""
+    return RequestContext(
+        _endpoint(ex.request).output_protocol, parse_context(ex.request_body).value
+    )
+
+
 def decode_exchange(sequence: int, ex: TapeExchange, harness: str) -> DecodedCall:
     meta = ex.request
-    method = meta.method
-    path = meta.path
     headers = meta.headers
     errors: list[tuple[str, str]] = []
 
-    endpoint = endpoint_for(method, path, meta.query)
+    endpoint = _endpoint(meta)
     kind: CallKind = endpoint.record_kind
     protocol = endpoint.output_protocol
     body_bytes = ex.request_body
-    context: Any = None
-    context_ok = True
-    if body_bytes:
-        try:
-            context = json.loads(body_bytes)
-        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-            context_ok = False
-            errors.append(("context_not_json", f"request body is not JSON: {exc}"))
+    parsed = parse_context(body_bytes)
+    context: Any = parsed.value
+    context_ok = parsed.ok
+    if parsed.error is not None:
+        errors.append(("context_not_json", parsed.error))
 
     identity = identify(harness, headers, context, meta.roller)
 
@@ -158,7 +259,6 @@ def decode_exchange(sequence: int, ex: TapeExchange, harness: str) -> DecodedCal
         usage=codec.usage(output) if codec else None,
         emitted=tuple(codec.output_tool_calls(output)) if codec else (),
         results=tuple(codec.context_tool_results(context)) if codec else (),
-        texts=tuple(codec.context_texts(context)) if codec else (),
         tool_call_without_identity=codec.tool_call_marker_without_identity(output)
         if codec
         else False,

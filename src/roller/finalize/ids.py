@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from itertools import count
 
 from roller.finalize.attribute import ParticipantDraft
-from roller.finalize.decode import DecodedCall
+from roller.finalize.decode import CallFacts
 
 
 @dataclass(frozen=True)
@@ -24,17 +24,21 @@ class CaptureIds:
     calls: tuple[str, ...]  # per decoded call, in sequence order
     participants: Mapping[str, str]  # participant key -> participant id
 
-    def relation_ids(self) -> Callable[[], str]:
-        """A fresh numbering of relations, from 1."""
-        numbers = count(1)
+    def relation_ids(self, start: int = 1) -> Callable[[], str]:
+        """A fresh numbering of relations, from `start`."""
+        numbers = count(start)
         return lambda: f"rel-{self.scope}-{next(numbers):05d}"
 
 
+def call_id(scope: str, sequence: int) -> str:
+    return f"call-{scope}-{sequence:05d}"
+
+
 def capture_ids(
-    scope: str, calls: Sequence[DecodedCall], participants: Sequence[ParticipantDraft]
+    scope: str, calls: Sequence[CallFacts], participants: Sequence[ParticipantDraft]
 ) -> CaptureIds:
     return CaptureIds(
         scope=scope,
-        calls=tuple(f"call-{scope}-{c.sequence:05d}" for c in calls),
+        calls=tuple(call_id(scope, c.sequence) for c in calls),
         participants={d.key: f"agent-{scope}-{n:02d}" for n, d in enumerate(participants, 1)},
     )

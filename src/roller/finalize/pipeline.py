@@ -13,6 +13,11 @@ each a module of its own that reads only what the stages before it made:
 Pure and deterministic: the same tape, native capture and attempt inputs always give
 the same records, byte for byte (ids come from the capture scope and arrival order,
 never from a clock or a random source).
+
+The stages between decode and assemble read only each call's `CallFacts`, so
+`capture_parts` takes those: `build_capture` (everything in memory, for tests and small
+tapes) and `roller.finalize.attempt` (one exchange at a time, bodies left on the tape)
+run the same stages over the same facts.
 """
 
 from __future__ import annotations
@@ -30,8 +35,9 @@ from roller.finalize.attribute import (
 )
 from roller.finalize.capture_errors import CaptureErrors
 from roller.finalize.coverage import check_coverage, coverage_mismatch, lifecycle
-from roller.finalize.decode import DecodedCall, decode_exchange
+from roller.finalize.decode import CallFacts, DecodedCall, decode_exchange
 from roller.finalize.ids import CaptureIds, capture_ids
+from roller.finalize.inherited import Requests, inherited_record
 from roller.finalize.relate import Related, relate
 from roller.finalize.status import call_statuses, verdict
 from roller.finalize.turns import attempt_execution, turn_records, turns_not_run
@@ -41,29 +47,47 @@ from roller.harnesses.base import NativeCapture
 def build_capture(
     inputs: AttemptInputs, tape: TapeReadResult, native: NativeCapture | None
 ) -> FinalizedCapture:
-    return assemble(capture_parts(inputs, tape, native))
+    return assemble(*parts_in_memory(inputs, tape, native))
+
+
+def parts_in_memory(
+    inputs: AttemptInputs, tape: TapeReadResult, native: NativeCapture | None
+) -> tuple[CaptureParts, list[DecodedCall]]:
+    """Every stage but assemble over a tape read into memory, and the decoded calls."""
+    # decode
+    decoded = [decode_exchange(n, ex, inputs.harness.name) for n, ex in enumerate(tape.exchanges)]
+    facts = [c.facts for c in decoded]
+    return capture_parts(
+        inputs, facts, tape.problems, native, lambda i: decoded[i].request
+    ), decoded
 
 
 def capture_parts(
-    inputs: AttemptInputs, tape: TapeReadResult, native: NativeCapture | None
+    inputs: AttemptInputs,
+    calls: Sequence[CallFacts],
+    tape_problems: Sequence[str],
+    native: NativeCapture | None,
+    requests: Requests,
 ) -> CaptureParts:
-    """Every stage but the last: what `assemble` builds the records from."""
-    # decode
-    calls = [decode_exchange(n, ex, inputs.harness.name) for n, ex in enumerate(tape.exchanges)]
+    """Every stage after decode but the last: what `assemble` builds the records from.
+    `requests(i)` gives call i's request again when a stage asks for it (relate for a
+    delivered notification's text, the check of a forked child's copied prefix)."""
     # attribute, then number calls and participants
     attributed = attribute(calls, native, single_agent=bool(inputs.declared_single_agent))
     ids = capture_ids(inputs.capture_scope, calls, attributed.participants)
     # relate
-    related = relate(calls, attributed.owners, ids, native)
+    related = relate(calls, attributed.owners, ids, native, lambda i: requests(i).texts)
     # status: per call, the checks against native facts and turns, the capture errors
     # in their fixed order, then the verdict (complete? raw/ retained?)
     statuses = call_statuses(calls, attributed.calls)
     coverage = check_coverage(calls, attributed.owners, native)
     cycle = lifecycle(native, ids.participants)
-    arrivals = [c.exchange.request_time_ns for c in calls]
+    arrivals = [c.request_time_ns for c in calls]
     turns = turn_records(inputs, arrivals, ids.calls, rfc3339)
     execution = attempt_execution(inputs)
-    errors = _capture_errors(inputs, tape, native, calls, attributed, ids, related, coverage, turns)
+    errors = _capture_errors(
+        inputs, tape_problems, native, calls, attributed, ids, related, coverage, turns
+    )
     judged = verdict(
         retention=inputs.debug_retention,
         execution=execution,
@@ -74,6 +98,18 @@ def capture_parts(
         coverage=coverage,
         errors=bool(errors),
     )
+    inherited = {
+        d.key: inherited_record(
+            d.inherited,
+            d.key,
+            calls,
+            attributed.owners,
+            requests,
+            ids.participants,
+            judged.retained,
+        )
+        for d in attributed.participants
+    }
     return CaptureParts(
         inputs=inputs,
         native=native,
@@ -88,14 +124,15 @@ def capture_parts(
         execution=execution,
         turns=turns,
         errors=errors.records(),
+        inherited=inherited,
     )
 
 
 def _capture_errors(
     inputs: AttemptInputs,
-    tape: TapeReadResult,
+    tape_problems: Sequence[str],
     native: NativeCapture | None,
-    calls: Sequence[DecodedCall],
+    calls: Sequence[CallFacts],
     attributed: AttributionResult,
     ids: CaptureIds,
     related: Related,
@@ -104,7 +141,7 @@ def _capture_errors(
 ) -> CaptureErrors:
     """Every capture error, in the order manifests have always listed them."""
     errors = CaptureErrors()
-    errors.extend("tape_problem", tape.problems)
+    errors.extend("tape_problem", tape_problems)
     for problem in native.problems if native is not None else ():
         errors.add("native_log_problem", problem.message, problem.where)
     errors.extend("native_log_problem", related.tool_id_problems)

@@ -12,38 +12,67 @@ Rules kept (`docs/protocol.md`, "Relation"):
 - Responses tool references need BOTH `call_id` and `item_id` to match one output item
   (`model_tool_ref`); one alone leaves the relation `unknown`.
 - A result delivered by notification is bound to the later call with the native
-  response id, and the notification text must be found in that call's actual request.
+  response id (or the harness's own request id, the call's wire `run_id`), and the
+  notification text must be found in that call's actual request.
 - `result_in_context` is derived for every tool call: one relation per later call of the
   same participant whose input carries a result for that tool-call id. When the tool
   call launched a background child, what enters later inputs is the launch
   acknowledgement, so those relations are `launch_ack_in_context` instead; completion
-  comes only from a native `child_completed` / notification.
+  comes only from a native `child_completed` / notification. One tool call that spawned
+  several children (Hermes's batched `delegate_task`) carries all their results: one
+  relation per child and later call.
 - A tool call's id is the one its HTTP output carries, or the harness-assigned one
   (`roller.finalize.tool_ids`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from bisect import bisect_right
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
 
 from roller.capture.models import Evidence, ModelToolRef, RelationRecord, RelationType
-from roller.finalize.decode import DecodedCall
+from roller.finalize.decode import CallFacts
 from roller.finalize.ids import CaptureIds
 from roller.finalize.tool_ids import ToolIds, tool_refs_of
 from roller.harnesses.base import NativeCapture, NativeEvidence, NativeRelation
 from roller.wire.types import ToolCall
 
+Texts = Callable[[int], Sequence[str]]  # call index -> the text fragments of its request
+
+
+def _no_texts(i: int) -> Sequence[str]:  # a caller that looks for no notification text
+    return ()
+
 
 @dataclass(frozen=True)
 class CallIndex:
-    """Calls with their ids and owners, as relations need them."""
+    """Calls with their ids and owners, as relations need them.
 
-    calls: Sequence[DecodedCall]
+    `texts(i)` gives call i's request text fragments on demand (only a notification's
+    delivered text is looked for, so the fragments are not kept for every call)."""
+
+    calls: Sequence[CallFacts]
     call_ids: Sequence[str]
     owners: Sequence[str | None]  # participant key per call (None when not attributed)
     participant_ids: Mapping[str, str]  # participant key -> participant id
     tool_ids: Sequence[ToolIds] = ()  # per call (`tool_refs_of`); empty: the wire's own ids
+    texts: Texts = field(default=_no_texts)
+
+    @cached_property
+    def _by_owner(self) -> dict[str | None, list[int]]:
+        out: dict[str | None, list[int]] = {}
+        for i, owner in enumerate(self.owners):
+            out.setdefault(owner, []).append(i)
+        return out
+
+    @cached_property
+    def _by_response(self) -> dict[str | None, list[int]]:
+        out: dict[str | None, list[int]] = {}
+        for i, c in enumerate(self.calls):
+            out.setdefault(c.response_id, []).append(i)
+        return out
 
     def emitted(self, i: int) -> list[tuple[ToolCall, str | None]]:
         """Call i's emitted tool calls, each with the id its results carry."""
@@ -55,22 +84,31 @@ class CallIndex:
         return any(tool_call_id in (t.ref, t.id, tid) for t, tid in self.emitted(i))
 
     def of_participant(self, key: str) -> list[int]:
-        return [i for i, owner in enumerate(self.owners) if owner == key]
+        return list(self._by_owner.get(key, ()))
 
     def by_response_id(self, response_id: str) -> list[int]:
-        return [i for i, c in enumerate(self.calls) if c.response_id == response_id]
+        return list(self._by_response.get(response_id, ()))
+
+    def later_of_participant(self, key: str, i: int) -> list[int]:
+        """The calls of participant `key` after call i, in order."""
+        own = self._by_owner.get(key, [])
+        return own[bisect_right(own, i) :]
+
+    def by_run_id(self, run_id: str) -> list[int]:
+        return [i for i, c in enumerate(self.calls) if c.identity.run_id == run_id]
 
 
 def _norm(text: str) -> str:
     return " ".join(text.split())
 
 
-def text_in_request(call: DecodedCall, text: str) -> bool:
-    """Whether `text` (whitespace-normalized) occurs in the call's actual input."""
+def text_in_request(fragments: Sequence[str], text: str) -> bool:
+    """Whether `text` (whitespace-normalized) occurs in a call's actual input (its text
+    fragments)."""
     needle = _norm(text)
     if not needle:
         return False
-    return any(needle in _norm(fragment) for fragment in call.texts)
+    return any(needle in _norm(fragment) for fragment in fragments)
 
 
 def _evidence(items: Sequence[NativeEvidence]) -> list[Evidence]:
@@ -156,16 +194,21 @@ def _bind(index: CallIndex, rel: NativeRelation, known_parent: bool, known_child
 
 
 def _bind_target(index: CallIndex, rel: NativeRelation, b: _Binding) -> None:
-    """The later call a result was delivered to: by response id, and the delivered text
-    must be in that call's actual request."""
-    if rel.target_response_id:
-        found = index.by_response_id(rel.target_response_id)
+    """The later call a result was delivered to: by response id (or the harness's own
+    request id), and the delivered text must be in that call's actual request."""
+    if rel.target_response_id or rel.target_run_id:
+        if rel.target_response_id:
+            found, what = index.by_response_id(rel.target_response_id), "response"
+        else:
+            found, what = index.by_run_id(rel.target_run_id or ""), "run"
         if len(found) != 1:
-            b.fail(f"{len(found)} calls carry response id {rel.target_response_id}")
+            b.fail(
+                f"{len(found)} calls carry {what} id {rel.target_response_id or rel.target_run_id}"
+            )
             return
         b.target = found[0]
         if rel.delivered_text is not None and not text_in_request(
-            index.calls[b.target], rel.delivered_text
+            index.texts(b.target), rel.delivered_text
         ):
             b.fail("the delivered text is not in that call's actual request")
     elif rel.delivered_text is not None:
@@ -223,7 +266,7 @@ def _entered(
         entered += [
             j
             for j in index.of_participant(rel.parent_key)
-            if j > target and text_in_request(index.calls[j], rel.delivered_text)
+            if j > target and text_in_request(index.texts(j), rel.delivered_text)
         ]
     parent, child = parent_child
     return [
@@ -250,24 +293,29 @@ def _entered(
     ]
 
 
-def _tool_call_facts(native: NativeCapture | None) -> tuple[dict[str, str | None], set[str]]:
-    """Per tool-call id, the child it spawned or delivered (None: several or unknown);
-    and the tool calls that launched a background child."""
-    spawned: dict[str, str | None] = {}
+def _tool_call_facts(
+    native: NativeCapture | None,
+) -> tuple[dict[str, tuple[str | None, ...]], set[str]]:
+    """Per tool-call id, the children it spawned (in native order; one relation each) or
+    delivered (one, or None: several or unknown); and the tool calls that launched a
+    background child."""
+    spawned: dict[str, tuple[str | None, ...]] = {}
     background: set[str] = set()
     delivered: dict[str, set[str | None]] = {}
     for rel in native.relations if native is not None else ():
         if rel.tool_call_id is None:
             continue
         if rel.type == "spawn":
-            spawned[rel.tool_call_id] = rel.child_key
+            known = spawned.get(rel.tool_call_id, ())
+            if rel.child_key not in known:
+                spawned[rel.tool_call_id] = (*known, rel.child_key)
         elif rel.type == "launch_acknowledged":
             background.add(rel.tool_call_id)
         elif rel.type == "result_delivered":
             delivered.setdefault(rel.tool_call_id, set()).add(rel.child_key)
     for ref, children in delivered.items():
         # one tool call may deliver several children's results: it names none then
-        spawned.setdefault(ref, next(iter(children)) if len(children) == 1 else None)
+        spawned.setdefault(ref, (next(iter(children)) if len(children) == 1 else None,))
     return spawned, background
 
 
@@ -276,7 +324,7 @@ def derive_in_context(
     native: NativeCapture | None,
     new_id: Callable[[], str],
     bound: Sequence[RelationRecord] = (),
-) -> list[RelationRecord]:
+) -> Iterator[RelationRecord]:
     """One relation per (tool call, later call of the same participant carrying its result).
 
     `bound` are the relations `bind_native` already made: a result it already placed in
@@ -285,29 +333,28 @@ def derive_in_context(
     """
     spawned, background = _tool_call_facts(native)
     done = {(r.type, r.tool_call_id, r.target_call_id) for r in bound}
-    out: list[RelationRecord] = []
     pid = index.participant_ids
     for i, call in enumerate(index.calls):
         owner = index.owners[i]
         if owner is None or not call.emitted:
             continue
-        later = [j for j in index.of_participant(owner) if j > i]
+        later = index.later_of_participant(owner, i)
         for tool, tool_id in index.emitted(i):
             if tool_id is None:
                 continue
             ref = tool.ref or tool_id
-            child_key = spawned.get(ref, spawned.get(tool_id))
+            children = spawned.get(ref, spawned.get(tool_id, (None,)))
             kind: RelationType = (
                 "launch_ack_in_context"
                 if (ref in background or tool_id in background)
                 else "result_in_context"
             )
-            for j in later:
-                if not any(r.id == tool_id for r in index.calls[j].results):
+            for j, child_key in ((j, c) for j in later for c in children):
+                if tool_id not in index.calls[j].result_ids:
                     continue
                 if (kind, ref, index.call_ids[j]) in done:
                     continue
-                out.append(
+                yield (
                     RelationRecord(
                         schema_="roller.relation/v1",
                         relation_id=new_id(),
@@ -326,37 +373,53 @@ def derive_in_context(
                         note=None,
                     )
                 )
-    return out
 
 
 @dataclass(frozen=True)
 class Related:
-    """What the relate stage gives: per call the ids its tool calls' results carry, every
-    relation (native sources still marked retained; assembly clears them when raw/ is
-    cleaned), and the native tool-id lists that did not fit their outputs."""
+    """What the relate stage gives: per call the ids its tool calls' results carry, the
+    native relations bound to calls (native sources still marked retained; assembly
+    clears them when raw/ is cleaned), and the native tool-id lists that did not fit
+    their outputs. The context relations derived from calls are many (a conversation
+    resends every earlier result), so they are derived when iterated, never all held:
+    `iter_relations()` gives the bound ones, then the derived ones, numbered in that
+    order; `relations` is the same as a list."""
 
     tool_ids: list[ToolIds]
-    relations: list[RelationRecord]
+    bound: list[RelationRecord]
     tool_id_problems: list[str]
+    index: CallIndex
+    native: NativeCapture | None
+    ids: CaptureIds
+
+    def iter_relations(self) -> Iterator[RelationRecord]:
+        yield from self.bound
+        new_id = self.ids.relation_ids(start=len(self.bound) + 1)
+        yield from derive_in_context(self.index, self.native, new_id, self.bound)
+
+    @property
+    def relations(self) -> list[RelationRecord]:
+        return list(self.iter_relations())
 
     def unknown_messages(self) -> list[str]:
-        """The `relations_unknown` capture error's message; none when all are bound."""
-        unknown = sum(1 for r in self.relations if r.status == "unknown")
+        """The `relations_unknown` capture error's message; none when all are bound.
+        Only bound native relations can be unknown: derived ones are established."""
+        unknown = sum(1 for r in self.bound if r.status == "unknown")
         if not unknown:
             return []
         return [f"{unknown} native relation(s) could not be bound to calls uniquely"]
 
 
 def relate(
-    calls: Sequence[DecodedCall],
+    calls: Sequence[CallFacts],
     owners: Sequence[str | None],
     ids: CaptureIds,
     native: NativeCapture | None,
+    texts: Texts = _no_texts,
 ) -> Related:
-    """Native relations bound to calls, then the context relations derived from calls;
-    relation ids are numbered in that order."""
+    """Native relations bound to calls; the context relations derived from calls follow
+    when `Related.iter_relations()` runs. Relation ids are numbered in that order."""
     tool_ids, problems = tool_refs_of(calls, native)
-    index = CallIndex(calls, ids.calls, owners, ids.participants, tool_ids=tool_ids)
-    new_id = ids.relation_ids()
-    bound = bind_native(index, native, new_id) if native is not None else []
-    return Related(tool_ids, bound + derive_in_context(index, native, new_id, bound), problems)
+    index = CallIndex(calls, ids.calls, owners, ids.participants, tool_ids=tool_ids, texts=texts)
+    bound = bind_native(index, native, ids.relation_ids()) if native is not None else []
+    return Related(tool_ids, bound, problems, index, native, ids)

@@ -33,7 +33,7 @@ from roller.capture.models import (
 )
 from roller.capture.statuses import capture_status, export_status
 from roller.finalize.attribute import CallAttribution
-from roller.finalize.decode import DecodedCall
+from roller.finalize.decode import CallFacts
 from roller.harnesses.base import ParticipantState
 
 
@@ -46,7 +46,7 @@ class CallStatus:
 
 
 def call_statuses(
-    calls: Sequence[DecodedCall], attributions: Sequence[CallAttribution]
+    calls: Sequence[CallFacts], attributions: Sequence[CallAttribution]
 ) -> list[CallStatus]:
     out = []
     for call, attr in zip(calls, attributions, strict=True):

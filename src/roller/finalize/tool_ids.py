@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from roller.finalize.decode import DecodedCall
+from roller.finalize.decode import CallFacts
 from roller.harnesses.base import NativeCapture
 
 # per emitted tool call of one call: the id its results carry (None: no id known)
@@ -20,7 +20,7 @@ ToolIds = tuple[str | None, ...]
 
 
 def tool_refs_of(
-    calls: Sequence[DecodedCall], native: NativeCapture | None
+    calls: Sequence[CallFacts], native: NativeCapture | None
 ) -> tuple[list[ToolIds], list[str]]:
     """Per call, per emitted tool call, the id its results carry; and the problems found
     (one message per native list that does not fit its output)."""

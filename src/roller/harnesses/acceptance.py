@@ -76,6 +76,8 @@ class Scenario:
     `roller/acceptance/scenarios/`. The prompt is plain English so the same scenario
     can run against a real provider (the mock ignores it; it must never contain the
     mock's `ROLLER-SUBTASK` marker, which would make the root look like a child).
+    `follow_up`: later prompts, each run as the next turn of the same conversation
+    (`roller collect --prompt A --prompt B`; a harness that can resume).
     """
 
     name: str
@@ -85,6 +87,7 @@ class Scenario:
     capture_calls: bool = True
     options: Mapping[str, str] = field(default_factory=dict)
     summary: str = ""
+    follow_up: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -95,12 +98,14 @@ class ScenarioOverride:
     prompt: str | None = None
     options: Mapping[str, str] = field(default_factory=dict)
     expect: Mapping[str, Any] = field(default_factory=dict)  # Expect field -> value
+    follow_up: tuple[str, ...] | None = None
 
     def apply(self, scenario: Scenario) -> Scenario:
         return dataclasses.replace(
             scenario,
             mock=self.mock or scenario.mock,
             prompt=self.prompt or scenario.prompt,
+            follow_up=self.follow_up if self.follow_up is not None else scenario.follow_up,
             options={**scenario.options, **self.options},
             expect=dataclasses.replace(scenario.expect, **self.expect),
         )
@@ -116,6 +121,9 @@ class AcceptanceProfile:
     pass (`--credential-env`).
     `mock_model`: the model to ask for against the mock when the caller names none (a
     harness whose default model changes its request shape, e.g. Codex's catalog models).
+    `mode` names this way of running the harness when it has several (`other_modes`: the
+    others, each a whole profile with its own mode, model and adjustments; the suite
+    runs every scenario once per mode and reports each).
     """
 
     harness: str
@@ -128,6 +136,27 @@ class AcceptanceProfile:
     # A harness without any delegation tool: every scenario that expects a child is not
     # applicable, for this reason.
     no_delegation: str | None = None
+    mode: str | None = None
+    other_modes: tuple[AcceptanceProfile, ...] = ()
+    # Scenarios only this harness runs, after the common ones (a form of delegation
+    # only it has, e.g. one call that starts several children).
+    extra_scenarios: tuple[Scenario, ...] = ()
+    # The profile to use instead when a run sets a launch option to a value that changes
+    # what the harness can do: `"KEY=VALUE" -> profile` (DeepSeek `profile=sdk`).
+    variants: Mapping[str, AcceptanceProfile] = field(default_factory=dict)
+
+    @property
+    def modes(self) -> tuple[AcceptanceProfile, ...]:
+        """This profile and its other modes, in that order."""
+        return (self, *self.other_modes)
+
+    def for_options(self, options: Mapping[str, str]) -> AcceptanceProfile:
+        """This profile, or the variant the run's launch options select."""
+        for selector, variant in self.variants.items():
+            key, _, value = selector.partition("=")
+            if options.get(key) == value:
+                return variant
+        return self
 
     def resolve(self, scenario: Scenario) -> Scenario | str:
         """The scenario as this harness runs it, or the reason it is not applicable."""

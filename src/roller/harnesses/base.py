@@ -120,6 +120,22 @@ class NativeEvidence:
 
 
 @dataclass(frozen=True)
+class InheritedContext:
+    """A child that started from a copy of another participant's history (a fork).
+
+    `from_key`: the participant whose conversation was copied; `items`: how many leading
+    items of the child's requests are that copy (its own turns come after them), as the
+    native log counts them (DeepSeek `seedLength` events, folded into wire messages).
+    Finalize records it on the participant and checks it against the child's first
+    request; exports leave the copied items out of the child's own turns.
+    """
+
+    from_key: str
+    items: int
+    evidence: tuple[NativeEvidence, ...] = ()
+
+
+@dataclass(frozen=True)
 class NativeParticipant:
     """One native executor as the harness's own logs describe it.
 
@@ -135,6 +151,7 @@ class NativeParticipant:
     name: str | None = None
     state: ParticipantState = "unknown"
     evidence: tuple[NativeEvidence, ...] = ()
+    inherited: InheritedContext | None = None
 
 
 @dataclass(frozen=True)
@@ -150,6 +167,9 @@ class NativeRelation:
     - `target_response_id` + `delivered_text`: a result delivered by notification is bound
       to the later call whose response id is this, and `delivered_text` must be found in
       that call's actual request; the same text alone proves nothing.
+    - `target_run_id`: instead of a response id, the harness's own id of the request that
+      carried the notification (a call's wire `run_id`, e.g. DeepSeek's log position);
+      `delivered_text` must still be in that call's actual request.
     """
 
     type: RelationType
@@ -162,6 +182,7 @@ class NativeRelation:
     target_response_id: str | None = None
     delivered_text: str | None = None
     note: str | None = None
+    target_run_id: str | None = None
 
 
 @dataclass(frozen=True)
@@ -180,12 +201,16 @@ class NativeCoverage:
     """Native outputs finalize must find among the captured calls.
 
     Per-id bases list the ids per participant; count bases give counts per participant.
+    `tool_call_ids` (optional, with a count basis): per participant, the tool-call ids its
+    native outputs carry; each must be emitted by one of its captured calls (Hermes
+    `messages.tool_calls`, DeepSeek `assistant/message` tool calls).
     """
 
     basis: OutputCoverage
     ids: Mapping[str, frozenset[str]] = field(default_factory=dict)
     counts: Mapping[str, int] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
+    tool_call_ids: Mapping[str, frozenset[str]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -337,4 +362,18 @@ class ResumableAdapter(Protocol):
 
     def resume_plan(self, request: LaunchRequest, root: str) -> LaunchPlan:
         """The launch of `request.prompt` as the next turn of the conversation `root`."""
+        ...
+
+
+@runtime_checkable
+class ModelNoticeAdapter(Protocol):
+    """Optional: a harness whose request shape depends on the model it is given.
+
+    `roller collect` against an upstream other than the mock and without `--model`
+    prints this one line before the run, so a user knows which shape of requests the
+    harness will send and why (Codex: its catalog default runs in code mode).
+    """
+
+    def model_notice(self, model: str | None, version: str) -> str | None:
+        """The line for `model` (None: none given) and harness `version`, or None."""
         ...

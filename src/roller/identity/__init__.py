@@ -11,7 +11,7 @@ The precedence, rule kinds, gating and validation are in docs/identity.md and in
 - `derive` (`roller.identity.derive`): the precedence; returns a `WireIdentity`.
 - `WireProfile` (`roller.identity.profile`): what a harness declares.
 - rule kinds: `rules.AgentScoped`, `rules.SessionPerAgent`, `rules.SessionHeader`,
-  `threads.ThreadSession`, `lineage.BodyLineage`; body ids `body.BodyField`,
+  `rules.CallerHeader`, `threads.ThreadSession`, `lineage.BodyLineage`; body ids `body.BodyField`,
   `body.JsonStringField`.
 - `Gate` (`roller.identity.gating`): which headers each declared harness is trusted to send.
 - `valid_id` (`roller.identity.validation`): what may become a key.
@@ -32,7 +32,7 @@ from roller.identity.gating import (
 )
 from roller.identity.lineage import BodyLineage
 from roller.identity.profile import BodyRule, HeaderRule, WireProfile
-from roller.identity.rules import AgentScoped, SessionHeader, SessionPerAgent
+from roller.identity.rules import AgentScoped, CallerHeader, SessionHeader, SessionPerAgent
 from roller.identity.threads import ThreadSession, TurnMetadata
 from roller.identity.validation import MAX_ID_LENGTH, id_problem, valid_id
 from roller.identity.wire_identity import (
@@ -57,6 +57,7 @@ __all__ = [
     "BodyLineage",
     "BodyRule",
     "BodySource",
+    "CallerHeader",
     "Gate",
     "HeaderRule",
     "IdentityRule",

@@ -73,6 +73,7 @@ def derive(
         parent_agent_id=keys.parent_agent_id,
         thread_id=keys.thread_id,
         agent_name=keys.agent_name,
+        run_id=keys.run_id,
         rule=keys.rule,
         evidence=dict(ev.values),
         rejected=tuple(ev.rejected),

@@ -27,6 +27,7 @@ class Keys:
     parent_agent_id: str | None = None
     thread_id: str | None = None
     agent_name: str | None = None
+    run_id: str | None = None
 
 
 def root(rule: IdentityRule, session: str) -> Keys:

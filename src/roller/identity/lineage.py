@@ -7,6 +7,10 @@ What the kind reads (names declared by the harness profile):
   <depth_key>?, …}`. A root has no parent there; a child names its parent, or says
   `<origin_key>: <child_origin>`. The harness may omit the whole object (nothing pending
   to log), so its absence says nothing about the caller's role.
+- `position` (optional): the body path of the integer that ends the log slice this
+  request carries (DeepSeek `dsh_session_log.throughSeq`). With it, a request whose slice
+  names the caller gets `run_id` `<caller>:<position>`: the harness's own id of the
+  request, which its native log confirms (`delivery-accepted {sessionId, throughSeq}`).
 
 Rules kept:
 - The header is authoritative for the caller: participant key = the header's value.
@@ -20,7 +24,7 @@ Rules kept:
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Final
 
 from roller.identity.evidence import Evidence, dig
@@ -28,6 +32,7 @@ from roller.identity.keys import Keys, child, root, unknown_role
 from roller.identity.wire_identity import IdentityRule
 
 REASON_SELF_PARENT: Final = "names the caller itself as its parent"
+REASON_NOT_A_POSITION: Final = "not a non-negative integer"
 
 
 def reason_body_mismatch(caller: str) -> str:
@@ -46,6 +51,7 @@ class BodyLineage:
     origin_key: str
     child_origin: str
     depth_key: str
+    position: tuple[str, ...] | None = None
 
     def headers(self) -> tuple[str, ...]:
         return (self.caller,)
@@ -72,7 +78,22 @@ class BodyLineage:
             if logged is not None and logged.value is not None:
                 ev.reject(f"{self.field}.{self.id_key}", reason_body_mismatch(self.caller))
             return unknown_role(self.name, caller, session_is_root=False, participant=caller)
-        return self._lineage(ev, caller, session_log)
+        return replace(
+            self._lineage(ev, caller, session_log), run_id=self._run_id(ev, caller, body)
+        )
+
+    def _run_id(self, ev: Evidence, caller: str, body: object) -> str | None:
+        if self.position is None:
+            return None
+        present, seq = dig(body, *self.position)
+        if not present:
+            return None
+        where = "body." + ".".join(self.position)
+        if type(seq) is not int or seq < 0:
+            ev.reject(where, REASON_NOT_A_POSITION)
+            return None
+        ev.label(where, str(seq))
+        return f"{caller}:{seq}"
 
     def _lineage(self, ev: Evidence, caller: str, session_log: Mapping[str, Any]) -> Keys:
         is_child = (

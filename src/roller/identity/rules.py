@@ -18,6 +18,10 @@ rule here assumes it may read.
   `evidence` are recorded, never used.
 - `SessionHeader`: one header names the session, which is the caller (a harness with no
   in-process subagents).
+- `CallerHeader`: one header names the caller, and nothing on the wire says whether it is
+  the root or a child (the header roller's own Hermes plugin adds: each agent's own
+  session id, parents named only in the native store). The caller is the participant;
+  its role and parent are left to native evidence.
 """
 
 from __future__ import annotations
@@ -27,7 +31,7 @@ from typing import Final
 
 from roller.identity.evidence import Evidence, Field
 from roller.identity.gating import ROLLER_AGENT, ROLLER_HEADERS, ROLLER_PARENT_AGENT, ROLLER_SESSION
-from roller.identity.keys import Keys, child, root
+from roller.identity.keys import Keys, child, root, unknown_role
 from roller.identity.validation import REASON_COMPOSITE_TOO_LONG, compose_key
 from roller.identity.wire_identity import IdentityRule
 
@@ -156,3 +160,20 @@ class SessionHeader:
     def read(self, ev: Evidence, body: object) -> Keys | None:
         session = ev.header_id(self.header)
         return root(self.name, session.value) if session.value is not None else None
+
+
+@dataclass(frozen=True, slots=True)
+class CallerHeader:
+    """One header names the caller; its role is not on the wire."""
+
+    name: IdentityRule
+    header: str
+
+    def headers(self) -> tuple[str, ...]:
+        return (self.header,)
+
+    def read(self, ev: Evidence, body: object) -> Keys | None:
+        caller = ev.header_id(self.header).value
+        if caller is None:
+            return None
+        return unknown_role(self.name, caller, session_is_root=False, participant=caller)

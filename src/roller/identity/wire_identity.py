@@ -89,6 +89,9 @@ class WireIdentity:
     - `agent_id`, `parent_agent_id`: agent ids inside a session (Claude Code agent ids,
       roller agent ids), validated.
     - `thread_id`, `agent_name`: Codex' requesting thread and its turn-metadata agent name.
+    - `run_id`: the harness's own local id of this request, when the wire carries one
+      (a DeepSeek Harness log position `<session>:<throughSeq>`, which its native log
+      confirms with a `delivery-accepted` event): what a native relation may bind a call by.
     - `rule`: which rule produced the keys (stable names, see `IdentityRule`).
     - `evidence`: the raw values considered (after validation), by field, for the call
       record's `native_identity`. Install-scoped ids are never included.
@@ -105,13 +108,15 @@ class WireIdentity:
     parent_agent_id: str | None = None
     thread_id: str | None = None
     agent_name: str | None = None
+    run_id: str | None = None
     rule: IdentityRule = "none"
     evidence: Mapping[str, str] = field(default_factory=dict)
     rejected: tuple[Rejection, ...] = ()
 
     def native_identity(self) -> dict[str, Any]:
-        """A JSON-ready dict for the call record's `native_identity` field."""
-        return {
+        """A JSON-ready dict for the call record's `native_identity` field (`run_id` only
+        when the wire carries one, so records of harnesses without it keep their bytes)."""
+        out: dict[str, Any] = {
             "rule": self.rule,
             "harness": self.harness,
             "session_key": self.session_key,
@@ -126,3 +131,6 @@ class WireIdentity:
             "evidence": dict(self.evidence),
             "rejected": [[r.field, r.reason] for r in self.rejected],
         }
+        if self.run_id is not None:
+            out["run_id"] = self.run_id
+        return out

@@ -2,8 +2,9 @@
 
 Rules kept here:
 - Every id carries its protocol's real prefix (`msg_01…`, `toolu_01…`, `req_011C…`,
-  `chatcmpl-…`, `call_…`, `resp_…`, `fc_…`, Responses `msg_…`) and a body in the real
-  alphabet and length, so harness validators and roller's own decoders accept it.
+  `chatcmpl-…`, `call_…`, `resp_…`, `fc_…`, `ctc_…`, `tsc_…`, Responses `msg_…`) and a
+  body in the real alphabet and length, so harness validators and roller's own decoders
+  accept it.
 - Uniqueness is guaranteed, not probable: the tail of every id is a bijective scramble of a
   per-instance counter, so two ids of one instance never collide. The head is a keyed
   hash that only makes the id look like a real one.
@@ -28,6 +29,8 @@ IdKind = Literal[
     "responses-message",
     "responses-function-call",
     "responses-call",
+    "responses-custom-tool-call",
+    "responses-tool-search-call",
     "gemini-response",
     "gemini-call",
     "openai-request",
@@ -47,6 +50,8 @@ _SHAPES: dict[IdKind, tuple[str, str, int]] = {
     "responses-message": ("msg_", _HEX, 48),
     "responses-function-call": ("fc_", _HEX, 48),
     "responses-call": ("call_", _BASE62, 24),
+    "responses-custom-tool-call": ("ctc_", _HEX, 48),
+    "responses-tool-search-call": ("tsc_", _HEX, 48),
     "gemini-response": ("", _BASE62, 23),
     "gemini-call": ("gcall_", _BASE62, 16),
     "openai-request": ("req_", _HEX, 32),

@@ -2,7 +2,9 @@
 
 Rules kept here:
 - A reply is text, tool calls, or both (text first, as the real APIs order them); several
-  tool calls in one reply are parallel calls.
+  tool calls in one reply are parallel calls. A call with `via` is a code-mode nested
+  call: the dialect makes it from inside one `exec` script; `lookups` asks for the
+  declarations of deferred code-mode namespaces (`roller.mock.code_mode`).
 - Arguments are concrete JSON objects here; each protocol serializes them its own way.
 - Token counts are estimates (about four characters a token) so every protocol can report
   a plausible, deterministic `usage`; nothing may treat them as real counts.
@@ -25,6 +27,8 @@ class ToolCallOut:
     name: str
     arguments: dict[str, Any]
     namespace: str | None = None
+    via: str | None = None
+    call_type: str | None = None  # a dedicated output item (`OfferedTool.call_type`)
 
     @property
     def arguments_json(self) -> str:
@@ -35,6 +39,7 @@ class ToolCallOut:
 class Reply:
     text: str = ""
     tool_calls: tuple[ToolCallOut, ...] = ()
+    lookups: tuple[str, ...] = ()
 
     @property
     def output_chars(self) -> int:
@@ -42,6 +47,8 @@ class Reply:
 
     def summary(self) -> str:
         """One line for logs: the text, or the tool names called."""
+        if self.lookups:
+            return "lookup " + ",".join(self.lookups)
         if self.tool_calls:
             return "tool_calls " + ",".join(c.name for c in self.tool_calls)
         return "text " + json.dumps(self.text[:60], ensure_ascii=False)

@@ -27,11 +27,17 @@ _TITLE_WORD = re.compile(r"\btitle\b", re.IGNORECASE)
 
 @dataclass(frozen=True, slots=True)
 class OfferedTool:
-    """A tool the request offers; `schema` is its parameters' JSON schema ({} when none)."""
+    """A tool the request offers; `schema` is its parameters' JSON schema ({} when none).
+    `via`: the name a code-mode script calls it by, for a tool reached only from inside
+    the `exec` tool (`roller.mock.code_mode`); None for a tool the model calls itself.
+    `call_type`: the output item a call of it is, when the protocol has a dedicated one
+    (Responses `tool_search_call` for a client `tool_search` tool); None: a plain call."""
 
     name: str
     namespace: str | None = None
     schema: JSONObject = field(default_factory=dict)
+    via: str | None = None
+    call_type: str | None = None
 
     @property
     def qualified_name(self) -> str:
@@ -77,6 +83,8 @@ class RequestView:
     json_schema: JSONObject | None = None
     include_usage: bool = False
     body_size: int = 0
+    # Code mode: namespaces of deferred tools the request names but does not declare yet.
+    deferred: tuple[str, ...] = ()
 
     @property
     def kind(self) -> RequestKind:

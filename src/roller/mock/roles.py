@@ -139,7 +139,13 @@ def resolve_call(spec: CallSpec, view: RequestView) -> ToolCallOut | None:
     if not isinstance(arguments, dict):
         arguments = {}
     arguments.update(spec.arguments)
-    return ToolCallOut(name=tool.name, namespace=tool.namespace, arguments=arguments)
+    return ToolCallOut(
+        name=tool.name,
+        namespace=tool.namespace,
+        arguments=arguments,
+        via=tool.via,
+        call_type=tool.call_type,
+    )
 
 
 def _tool_for(role: Role, view: RequestView, params: Mapping[str, Any]) -> OfferedTool | None:
@@ -254,16 +260,31 @@ def spawned_task_ids(view: RequestView) -> list[str]:
 
 
 def spawned_agent_ids(view: RequestView) -> list[str]:
-    """Agent ids the spawn results in this context report (Codex: `{"agent_id": …}`)."""
+    """Agent ids the spawn results in this context report (Codex: `{"agent_id": …}`), in
+    context order, each once. A result is one JSON document, or (a code-mode `exec`
+    output, one line per nested call) several, one a line."""
     ids: list[str] = []
     for call in calls_of(view, frozenset({"spawn"})):
         result = view.result_for(call)
         if result is None:
             continue
-        try:
-            payload = json.loads(result.text)
-        except ValueError:
-            continue
-        if isinstance(payload, dict) and isinstance(payload.get("agent_id"), str):
-            ids.append(payload["agent_id"])
+        for payload in _json_documents(result.text):
+            agent = payload.get("agent_id")
+            if isinstance(agent, str) and agent not in ids:
+                ids.append(agent)
     return ids
+
+
+def _json_documents(text: str) -> list[dict[str, Any]]:
+    whole = _loads(text)
+    if whole is not None:
+        return [whole]
+    return [payload for line in text.splitlines() if (payload := _loads(line)) is not None]
+
+
+def _loads(line: str) -> dict[str, Any] | None:
+    try:
+        payload = json.loads(line)
+    except ValueError:
+        return None
+    return payload if isinstance(payload, dict) else None

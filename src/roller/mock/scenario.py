@@ -3,7 +3,11 @@
 A scenario is a small TOML file (format reference: docs/mock.md). Rules kept here:
 - Rules are tried in file order; the first whose matchers all hold *and* whose tool calls
   all resolve on this request wins. So "spawn" on a harness without a spawn tool simply
-  falls through to the next rule, and one scenario serves every harness.
+  falls through to the next rule, and one scenario serves every harness. A code-mode
+  request may name deferred tool namespaces it does not declare yet: the first rule
+  whose matchers hold but whose calls do not resolve then gets a lookup of them instead
+  (`roller.mock.code_mode`); with the declarations in the next request's history the
+  rule resolves, or falls through as before.
 - A rule answers agent turns unless it names another `kind`; side requests (title
   generation, JSON mode) that no rule claims get a built-in answer: a short title, or an
   object filled from the requested schema. An agent turn no rule claims gets
@@ -48,8 +52,13 @@ class Match:
     tool_result_contains: tuple[str, ...] = ()
     last_tool_result_contains: tuple[str, ...] = ()
     context_contains: tuple[str, ...] = ()
+    not_context_contains: tuple[str, ...] = ()
     called: frozenset[str] = frozenset()
     not_called: frozenset[str] = frozenset()
+    # an earlier tool call's arguments (as JSON text) contain / no earlier call's contain
+    # one of these: tells a level's own calls from those a forked context copied
+    called_with: tuple[str, ...] = ()
+    not_called_with: tuple[str, ...] = ()
 
     def holds(self, view: RequestView) -> bool:
         if view.kind != self.kind:
@@ -79,10 +88,17 @@ class Match:
             (self.tool_result_contains, lambda: [e.text for e in view.tool_results]),
             (self.last_tool_result_contains, lambda: [view.last_tool_result]),
             (self.context_contains, lambda: [view.context_text]),
+            (self.called_with, lambda: _call_texts(view)),
         ]
         for needles, haystacks in texts:
             if needles and not any(n in h for h in haystacks() for n in needles):
                 return False
+        if self.not_called_with and any(
+            n in h for h in _call_texts(view) for n in self.not_called_with
+        ):
+            return False
+        if any(n in view.context_text for n in self.not_context_contains):
+            return False
         if self.called and not calls_of(view, self.called):
             return False
         return not (self.not_called and calls_of(view, self.not_called))
@@ -134,12 +150,18 @@ class Scenario:
                 reply = rule.reply(view)
                 if reply is not None:
                     return Decision(rule.name, reply)
+                if view.deferred:
+                    return Decision(f"{rule.name}: look up tools", Reply(lookups=view.deferred))
         kind = view.kind
         if kind == "json":
             return Decision("default:json", Reply(text=_json_text(view, {})))
         if kind == "title":
             return Decision("default:title", Reply(text=self.title_text))
         return Decision("default:agent", Reply(text=self.default_text))
+
+
+def _call_texts(view: RequestView) -> list[str]:
+    return [json.dumps(c.arguments, ensure_ascii=False) for c in view.calls]
 
 
 def _json_text(view: RequestView, given: Mapping[str, Any]) -> str:

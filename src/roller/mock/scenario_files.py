@@ -36,6 +36,9 @@ _STRING_LIST_MATCHERS = (
     "tool_result_contains",
     "last_tool_result_contains",
     "context_contains",
+    "not_context_contains",
+    "called_with",
+    "not_called_with",
 )
 _RULE_KEYS = {
     "name",

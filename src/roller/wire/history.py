@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from roller.wire.types import History, Key
@@ -52,12 +52,18 @@ class Conversation:
     server_state_fields: tuple[str, ...] = ()
     # Whether the item field may be a bare string, one user message (Responses `input`).
     string_items: bool = False
+    # Every tool definition a request offers, when not only its `tools` field (Responses
+    # also carries some in input items); None: the `tools` value.
+    tools_of: Callable[[Any], Any] | None = None
 
     def history_of(self, context: Any) -> History | None:
         field = self.items_field
         if self.string_items and isinstance(context, dict) and isinstance(context.get(field), str):
             context = {**context, field: [context[field]]}
-        return split_history(context, field, self.system_field)
+        history = split_history(context, field, self.system_field)
+        if history is None or self.tools_of is None:
+            return history
+        return replace(history, tools=self.tools_of(context))
 
     def system_prompt(self, config: Any) -> Any:
         """The system prompt verbatim, from a request body or its `History.config`."""

@@ -21,7 +21,14 @@ from roller.capture.tape.meta import (
     SegmentHeader,
     TapeMeta,
 )
-from roller.capture.tape.reader import TapeExchange, TapeReadResult, read_tape
+from roller.capture.tape.reader import (
+    ExchangeRef,
+    TapeExchange,
+    TapeIndex,
+    TapeReadResult,
+    index_tape,
+    read_tape,
+)
 from roller.capture.tape.writer import (
     DEFAULT_FSYNC_INTERVAL,
     DEFAULT_SEGMENT_MAX_BYTES,
@@ -36,16 +43,19 @@ __all__ = [
     "TAPE_VERSION",
     "EndMeta",
     "ExchangeError",
+    "ExchangeRef",
     "Outcome",
     "Redaction",
     "RequestMeta",
     "ResponseMeta",
     "SegmentHeader",
     "TapeExchange",
+    "TapeIndex",
     "TapeMeta",
     "TapeOpenError",
     "TapeReadResult",
     "TapeWriter",
+    "index_tape",
     "read_tape",
     "segment_name",
 ]

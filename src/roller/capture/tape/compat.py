@@ -14,7 +14,8 @@ The shape of mitmproxy's `io/compat.py`. Rules this module keeps:
   meaning or shape changes, a key renamed or removed, a change of framing. Such a change
   bumps `TAPE_VERSION` and adds its converter here, with a test that reads a tape of the
   old version (tests/capture/test_tape_compat.py).
-- Version 1 is the first version, so the chain is empty today.
+- Version 2 added the `bref` frame kind (a request body stored in the capture): a
+  version 1 frame is a version 2 frame as it is, so its converter is the identity.
 """
 
 from __future__ import annotations
@@ -27,8 +28,13 @@ from roller.capture.tape.format import TAPE_VERSION
 JSONObject = dict[str, Any]
 Converter = Callable[[JSONObject], JSONObject]
 
+
+def _v1_to_v2(header: JSONObject) -> JSONObject:
+    return header
+
+
 # version v -> the converter from v to v + 1.
-CONVERTERS: Mapping[int, Converter] = {}
+CONVERTERS: Mapping[int, Converter] = {1: _v1_to_v2}
 
 
 def readable(version: int | None) -> bool:

@@ -6,15 +6,21 @@ itself is specified in docs/architecture.md ("roller.capture.tape").
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, get_args
 
 import orjson
 
-TAPE_VERSION = 1
+# Version 2 added the `bref` frame (a request body stored once, in the capture: `BodyRef`),
+# which only publication writes (`roller.capture.body_refs`); version 1 frames are
+# version 2 frames unchanged (`compat`), and a version 1 segment holds no `bref`.
+TAPE_VERSION = 2
+REF_VERSION = 2
 SEGMENT_PREFIX = "tape-"
 SEGMENT_SUFFIX = ".rtape"
 
@@ -33,8 +39,40 @@ Outcome = Literal[
 ]
 OUTCOMES: tuple[Outcome, ...] = get_args(Outcome)
 
-FRAME_KINDS = frozenset({"seg", "req", "body", "resp", "chunk", "end"})
-META_KINDS = frozenset({"req", "resp", "end"})
+FRAME_KINDS = frozenset({"seg", "req", "body", "resp", "chunk", "end", "bref"})
+META_KINDS = frozenset({"req", "resp", "end", "bref"})
+
+
+@dataclass(frozen=True, slots=True)
+class BodyRef:
+    """A `bref` frame's meta: the request body is the context of call `call_id` (line
+    `sequence` + 1 of calls.jsonl), `bytes` long, hashing to `sha256`."""
+
+    call_id: str
+    sequence: int
+    sha256: str
+    size: int  # meta key `bytes`
+
+    def to_meta(self) -> JSONObject:
+        return {"call_id": self.call_id, "sequence": self.sequence, "sha256": self.sha256,
+                "bytes": self.size}  # fmt: skip
+
+    @classmethod
+    def from_meta(cls, meta: JSONObject) -> BodyRef | None:
+        call_id, seq, digest, size = (
+            meta.get(k) for k in ("call_id", "sequence", "sha256", "bytes")
+        )
+        texts = isinstance(call_id, str) and isinstance(digest, str)
+        if texts and isinstance(seq, int) and isinstance(size, int):
+            return cls(str(call_id), seq, str(digest), size)
+        return None
+
+    def matches(self, body: bytes) -> bool:
+        return len(body) == self.size and hashlib.sha256(body).hexdigest() == self.sha256
+
+
+# Resolves a body reference to the body (None when the capture cannot give it).
+Resolver = Callable[[BodyRef], "bytes | None"]
 
 _SEGMENT_RE = re.compile(r"^tape-(\d{6,})\.rtape$")
 

@@ -14,17 +14,30 @@ Rules this module keeps:
 - Metas come out typed (`RequestMeta`, `ResponseMeta`, `EndMeta`). A segment of an older
   tape version is converted frame by frame first (`compat`); a known meta key whose value
   has the wrong shape is reported and kept, as read, in the record's `extra`.
+- A `bref` frame (tape version 2) is a request body stored in the capture: resolved when
+  loaded, through the resolver the caller gives, and accepted only when its length and
+  sha256 match (`roller.capture.body_refs`).
 """
 
 from __future__ import annotations
 
 import json
+import os
+from array import array
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
 
 from roller.capture.tape import compat
-from roller.capture.tape.format import FRAME_KINDS, META_KINDS, JSONObject, list_segments
+from roller.capture.tape.format import (
+    FRAME_KINDS,
+    META_KINDS,
+    REF_VERSION,
+    BodyRef,
+    JSONObject,
+    Resolver,
+    list_segments,
+)
 from roller.capture.tape.meta import EndMeta, RequestMeta, ResponseMeta, SegmentHeader
 
 _Meta = TypeVar("_Meta", RequestMeta, ResponseMeta, EndMeta)
@@ -70,26 +83,182 @@ class TapeReadResult:
         return {ex.exchange_id: ex for ex in self.exchanges}
 
 
-def read_tape(directory: Path | str) -> TapeReadResult:
-    """Read every segment of a tape directory, oldest first.
+def read_tape(directory: Path | str, resolve: Resolver | None = None) -> TapeReadResult:
+    """Read every segment of a tape directory, oldest first, into memory.
 
     A missing directory reads as an empty tape with one problem. Exchanges are ordered by
     their `req` frame (segment order, then position in the segment).
     """
+    with index_tape(directory, keep_data=True, resolve=resolve) as index:
+        exchanges = tuple(index.load(ref) for ref in index.exchanges)
+        return TapeReadResult(exchanges, index.problems, index.segments)
+
+
+@dataclass(frozen=True, slots=True)
+class ExchangeRef:
+    """Where one exchange's frames lie: enough to load it, small enough to keep many.
+
+    `frames` is flat: per frame `kind code, segment, header start, header stop, payload
+    start, payload stop` (codes in `_KIND_CODES`); the `req` frame comes first.
+    """
+
+    exchange_id: str
+    request_time_ns: int
+    frames: array[int]  # 8 bytes an entry, not a Python int each
+
+
+class TapeIndex:
+    """A tape read once for its framing: exchanges as `ExchangeRef`s, bodies left on disk.
+
+    `load(ref)` reads one exchange's frames back (the same `TapeExchange` `read_tape`
+    gives), `request_body(ref)` only its request body. Memory is one segment while
+    indexing, then a few integers per frame. Use it as a context manager (it keeps the
+    segment files open).
+    """
+
+    def __init__(
+        self,
+        names: tuple[str, ...],
+        sources: list[Path],
+        exchanges: tuple[ExchangeRef, ...],
+        problems: tuple[str, ...],
+        data: dict[int, bytes] | None,
+        resolve: Resolver | None = None,
+        versions: dict[int, int] | None = None,
+    ) -> None:
+        self.segments = names
+        self._versions = versions or {}
+        self.exchanges = exchanges
+        self._problems = list(problems)
+        self._paths = sources
+        self._data = data
+        self._fds: dict[int, int] = {}
+        self._resolve = resolve
+        self._unresolved: set[str] = set()
+
+    @property
+    def problems(self) -> tuple[str, ...]:
+        """The framing problems, and each body reference that did not resolve so far."""
+        return tuple(self._problems)
+
+    def __enter__(self) -> TapeIndex:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        for fd in self._fds.values():
+            os.close(fd)
+        self._fds.clear()
+
+    def _read(self, segment: int, start: int, stop: int) -> bytes:
+        if self._data is not None:
+            return self._data[segment][start:stop]
+        fd = self._fds.get(segment)
+        if fd is None:
+            fd = self._fds[segment] = os.open(self._paths[segment], os.O_RDONLY)
+        return os.pread(fd, stop - start, start)
+
+    def request_body(self, ref: ExchangeRef) -> bytes:
+        f = ref.frames
+        return b"".join(
+            self._read(f[i + 1], f[i + 4], f[i + 5])
+            if f[i] == _BODY
+            else self._referenced(ref.exchange_id, f, i)
+            for i in range(0, len(f), _FIELDS)
+            if f[i] in (_BODY, _BREF)
+        )
+
+    def referenced(self, ref: ExchangeRef) -> bool:
+        """Whether the exchange's request body is a `bref` frame (stored in the capture)."""
+        f = ref.frames
+        return any(f[i] == _BREF for i in range(0, len(f), _FIELDS))
+
+    def _referenced(self, exchange_id: str, f: array[int], i: int) -> bytes:
+        """The body a `bref` frame names, rebuilt from the capture and checked against its
+        sha256 and length; empty (and a problem, once) when it cannot be."""
+        meta = BodyRef.from_meta(self._header(f, i).get("meta") or {})
+        body = self._resolve(meta) if self._resolve is not None and meta is not None else None
+        if body is not None and meta is not None and meta.matches(body):
+            return body
+        if exchange_id not in self._unresolved:
+            self._unresolved.add(exchange_id)
+            why = "no capture to resolve it from" if self._resolve is None else "unresolved"
+            self._problems.append(f"exchange {exchange_id}: body reference {why}")
+        return b""
+
+    def load(self, ref: ExchangeRef) -> TapeExchange:
+        f = ref.frames
+        request = RequestMeta.from_json(self._header(f, 0)["meta"])
+        b = _Builder(ref.exchange_id, request, ref.request_time_ns)
+        for i in range(_FIELDS, len(f), _FIELDS):
+            code, seg = f[i], f[i + 1]
+            if code == _BODY:
+                b.body.append(self._read(seg, f[i + 4], f[i + 5]))
+            elif code == _BREF:
+                b.body.append(self._referenced(ref.exchange_id, f, i))
+            elif code == _CHUNK:
+                header = self._header(f, i)
+                b.chunks.append((header["t"], self._read(seg, f[i + 4], f[i + 5])))
+            else:
+                header = self._header(f, i)
+                if code == _RESP:
+                    b.response = ResponseMeta.from_json(header["meta"])
+                    b.response_time_ns = header["t"]
+                else:
+                    b.end, b.end_time_ns = EndMeta.from_json(header["meta"]), header["t"]
+        return b.freeze()
+
+    def _header(self, f: array[int], i: int) -> JSONObject:
+        """Frame i's header, read again and converted as indexing converted it."""
+        seg = f[i + 1]
+        header: JSONObject = json.loads(self._read(seg, f[i + 2], f[i + 3]))
+        return compat.upgrade(header, self._versions.get(seg, 1))
+
+
+def index_tape(
+    directory: Path | str, *, keep_data: bool = False, resolve: Resolver | None = None
+) -> TapeIndex:
+    """Index every segment of a tape directory, oldest first (see `TapeIndex`).
+
+    The same framing rules and problems as `read_tape`; `keep_data` keeps the segments
+    in memory (what `read_tape` does) instead of reading frames back from disk.
+    `resolve` gives the body a `bref` frame names (`roller.capture.body_refs`).
+    """
     root = Path(directory)
     if not root.is_dir():
-        return TapeReadResult((), (f"{root}: not a tape directory",))
+        return TapeIndex((), [], (), (f"{root}: not a tape directory",), None)
     reader = _Reader()
     names: list[str] = []
+    paths: list[Path] = []
+    kept: dict[int, bytes] | None = {} if keep_data else None
     for _, path in list_segments(root):
         names.append(path.name)
+        paths.append(path)
         try:
             data = path.read_bytes()
         except OSError as exc:
             reader.problems.append(f"{path.name}: unreadable: {exc}")
             continue
-        reader.segment(path.name, data)
-    return reader.result(tuple(names))
+        reader.segment(len(paths) - 1, path.name, data)
+        if kept is not None:
+            kept[len(paths) - 1] = data
+    exchanges, problems = reader.result()
+    return TapeIndex(tuple(names), paths, exchanges, problems, kept, resolve, reader.versions)
+
+
+# An indexed frame: kind code, segment, header start/stop, payload start/stop.
+_FIELDS = 6
+_REQ, _BODY, _RESP, _CHUNK, _END, _BREF = range(6)
+_KIND_CODES = {
+    "req": _REQ,
+    "body": _BODY,
+    "resp": _RESP,
+    "chunk": _CHUNK,
+    "end": _END,
+    "bref": _BREF,
+}
 
 
 @dataclass
@@ -118,6 +287,18 @@ class _Builder:
         )
 
 
+@dataclass
+class _Spans:
+    """An exchange being indexed: its frames' places and what the checks need."""
+
+    request_time_ns: int
+    frames: list[int]
+    has_response: bool = False
+    ended: bool = False
+    response_bytes: int | None = None
+    chunk_bytes: int = 0
+
+
 class _FrameError(Exception):
     """A frame whose framing cannot be trusted: the rest of its segment is unreadable."""
 
@@ -141,24 +322,27 @@ def _parse_header(line: bytes) -> JSONObject:
 
 class _Reader:
     def __init__(self) -> None:
-        self.builders: dict[str, _Builder] = {}
+        self.spans: dict[str, _Spans] = {}
         self.order: list[str] = []
         self.problems: list[str] = []
+        self.versions: dict[int, int] = {}  # segment -> the tape version of its frames
 
-    def result(self, segments: tuple[str, ...]) -> TapeReadResult:
+    def result(self) -> tuple[tuple[ExchangeRef, ...], tuple[str, ...]]:
         for x in self.order:
-            b = self.builders[x]
-            stated = None if b.end is None else b.end.response_bytes
-            if stated is not None:
-                got = sum(len(d) for _, d in b.chunks)
-                if got != stated:
-                    self.problems.append(
-                        f"exchange {x}: chunk frames hold {got} bytes, its end frame says {stated}"
-                    )
-        exchanges = tuple(self.builders[x].freeze() for x in self.order)
-        return TapeReadResult(exchanges, tuple(self.problems), segments)
+            s = self.spans[x]
+            stated = s.response_bytes
+            if s.ended and stated is not None and s.chunk_bytes != stated:
+                self.problems.append(
+                    f"exchange {x}: chunk frames hold {s.chunk_bytes} bytes, "
+                    f"its end frame says {stated}"
+                )
+        refs = tuple(
+            ExchangeRef(x, self.spans[x].request_time_ns, array("q", self.spans[x].frames))
+            for x in self.order
+        )
+        return refs, tuple(self.problems)
 
-    def segment(self, name: str, data: bytes) -> None:
+    def segment(self, number: int, name: str, data: bytes) -> None:
         pos = 0
         size = len(data)
         version: int | None = None  # of this segment's frames, from its `seg` frame
@@ -190,6 +374,11 @@ class _Reader:
                 if version is None or not compat.readable(version):
                     self.problems.append(f"{name}: unsupported tape version {header.get('v')!r}")
                     return
+                self.versions[number] = version
+            elif header["k"] == "bref" and version < REF_VERSION:
+                self.problems.append(
+                    f"{name} byte {pos}: bref frame in a version {version} segment"
+                )
             else:
                 where = f"{name} byte {pos}"
                 try:
@@ -199,10 +388,10 @@ class _Reader:
                         f"{where}: cannot convert from tape version {version}: {exc}"
                     )
                 else:
-                    self._apply(where, header, data[start:stop])
+                    self._apply(where, header, (number, pos, newline, start, stop))
             pos = stop + 1
 
-    def _apply(self, where: str, header: JSONObject, payload: bytes) -> None:
+    def _apply(self, where: str, header: JSONObject, place: tuple[int, int, int, int, int]) -> None:
         kind: str = header["k"]
         x = header.get("x")
         t: int = header["t"]
@@ -217,35 +406,37 @@ class _Reader:
             if not isinstance(meta, dict):
                 self.problems.append(f"{where}: {kind} frame of {x} has no meta object")
                 return
-            if payload:
+            if place[4] > place[3]:
                 self.problems.append(f"{where}: {kind} frame of {x} carries payload bytes")
+        frame = [_KIND_CODES[kind], *place]
         if kind == "req":
-            if x in self.builders:
+            if x in self.spans:
                 self.problems.append(f"{where}: second req frame for exchange {x}")
                 return
             assert isinstance(meta, dict)
-            self.builders[x] = _Builder(x, self._typed(where, x, RequestMeta.from_json(meta)), t)
+            self._typed(where, x, RequestMeta.from_json(meta))
+            self.spans[x] = _Spans(t, frame)
             self.order.append(x)
             return
-        builder = self.builders.get(x)
-        if builder is None:
+        spans = self.spans.get(x)
+        if spans is None:
             self.problems.append(f"{where}: {kind} frame for unknown exchange {x}")
-        elif builder.end is not None:
+        elif spans.ended:
             self.problems.append(f"{where}: {kind} frame after the end of exchange {x}")
-        elif kind == "body":
-            builder.body.append(payload)
-        elif kind == "chunk":
-            builder.chunks.append((t, payload))
-        elif kind == "resp":
-            if builder.response is not None:
-                self.problems.append(f"{where}: second resp frame for exchange {x}")
-                return
-            assert isinstance(meta, dict)
-            builder.response = self._typed(where, x, ResponseMeta.from_json(meta))
-            builder.response_time_ns = t
-        else:  # end
-            assert isinstance(meta, dict)
-            builder.end, builder.end_time_ns = self._typed(where, x, EndMeta.from_json(meta)), t
+        elif kind == "resp" and spans.has_response:
+            self.problems.append(f"{where}: second resp frame for exchange {x}")
+        else:
+            spans.frames += frame
+            if kind == "chunk":
+                spans.chunk_bytes += place[4] - place[3]
+            elif kind == "resp":
+                assert isinstance(meta, dict)
+                self._typed(where, x, ResponseMeta.from_json(meta))
+                spans.has_response = True
+            elif kind == "end":
+                assert isinstance(meta, dict)
+                end = self._typed(where, x, EndMeta.from_json(meta))
+                spans.ended, spans.response_bytes = True, end.response_bytes
 
     def _typed(self, where: str, x: str, meta: _Meta) -> _Meta:
         """`meta`, after reporting the known keys it had to keep as read (wrong shape)."""

@@ -16,15 +16,24 @@ dir, HOME/TMPDIR = scratch, `CODEX_HOME=$HOME/.codex` holding a generated `confi
   chatgpt.com), `check_for_update_on_startup = false`, `[analytics] enabled = false`:
   with these the only connections are to the proxy (measured with strace);
 - `approval_policy = "never"`, `sandbox_mode = "workspace-write"` (headless: a command
-  runs in the sandbox or fails, it never waits for an approval).
+  runs in the sandbox or fails, it never waits for an approval);
+- `CODEX_ROLLOUT_TRACE_ROOT=$CODEX_HOME/rollout-trace`: Codex's rollout trace, the only
+  record binding a code-mode script's nested calls to their `exec` call
+  (`roller.harnesses.codex.trace`); it adds the header `x-codex-inference-call-id` to
+  each request and changes nothing else on the wire (compared 2026-12-01).
+Mode: the model decides (`roller.harnesses.codex.catalog`): no `--model` or a catalog
+model runs Codex's code mode (tools in an `additional_tools` input item, called from a
+JavaScript `exec` tool), another name plain function tools; `model_notice` says which.
 Subagents: v1 (the `multi_agent_v1` namespace) is Codex's default; the option
 `multi-agent=v2` sets `[features] multi_agent_v2` (the `collaboration` namespace,
 warm-forked children). Without `--capture-calls`, `[agents] enabled = false` and no
 `multi_agent_v2`, so no delegation tool is offered (`[features] multi_agent` is
 deprecated in 0.171.0 and says so on every run). `max-depth=N` sets `[agents]
-max_depth` (v1 only; with Codex's default 1 a child gets no spawn tool). `codex exec`
-aborts a child whose parent turn ends first, so a parent must call `wait_agent` for its
-children to run.
+max_depth` (v1 only; with Codex's default 1 a child gets no spawn tool). In code mode
+the catalog model's multi-agent version wins, and `agent-tools=exec` moves the v2 tools
+into the scripts (`[features.multi_agent_v2] non_code_mode_only = false`, a table that
+replaces the scalar). `codex exec` aborts a child whose parent turn ends first, so a
+parent must call `wait_agent` for its children to run.
 
 Multi-turn: a later turn resumes `codex exec resume <root thread id> -` with the root
 thread confirmed by the native logs (`confirmed_root_thread`), never `--last`, which
@@ -33,7 +42,9 @@ picks the most recently updated thread and may pick a child.
 Native logs: `$CODEX_HOME/sessions/` (rollout JSONL per thread) is copied to
 `raw/native/sessions/`, and `state_5.sqlite` (threads, spawn edges) to
 `raw/native/state_5.sqlite` through SQLite's backup API (one consistent snapshot,
-WAL included). The reader is `roller.harnesses.codex.native.read_native`.
+WAL included); each rollout trace's `trace.jsonl` and `manifest.json` to
+`raw/native/rollout-trace/` (not its payloads: the tape holds every byte). The reader is
+`roller.harnesses.codex.native.read_native`.
 """
 
 from __future__ import annotations
@@ -55,17 +66,22 @@ from roller.harnesses.base import (
     ScratchDirs,
 )
 from roller.harnesses.codex.acceptance import ACCEPTANCE
+from roller.harnesses.codex.catalog import mode_notice
 from roller.harnesses.codex.native import SESSIONS, read_native
 from roller.harnesses.codex.profile import INJECTIONS, NAME, TOOLS, WIRE
 from roller.harnesses.codex.state import COPY_ERROR_SUFFIX, STATE_DB
+from roller.harnesses.codex.trace import TRACE_FILE, TRACE_MANIFEST, TRACES
 from roller.harnesses.harness import Harness
 from roller.harnesses.launch import checked_launch, harness_env
-from roller.harnesses.native_files import copy_tree, snapshot_sqlite
+from roller.harnesses.native_files import copy_file, copy_tree, snapshot_sqlite
 from roller.harnesses.options import ConfigKey, LaunchOption, LaunchOptions
 from roller.harnesses.resume import confirmed_id, confirmed_root_participant, resume_id
 
 PROVIDER = "roller"
 KEY_ENV = "OPENAI_API_KEY"
+# Codex writes its rollout trace here: the only record binding a code-mode script's
+# nested calls to their `exec` call (`roller.harnesses.codex.trace`).
+TRACE_ENV = "CODEX_ROLLOUT_TRACE_ROOT"
 EXEC_ARGS: tuple[str, ...] = ("exec", "--skip-git-repo-check", "--json")
 OPTIONS: tuple[LaunchOption, ...] = (
     LaunchOption(
@@ -80,6 +96,14 @@ OPTIONS: tuple[LaunchOption, ...] = (
         ConfigKey("[agents] max_depth"),
         "how deep v1 children may spawn (Codex's default 1: a child gets no spawn tool)",
         integer=(1, 8),
+    ),
+    LaunchOption(
+        "agent-tools",
+        ConfigKey("[features.multi_agent_v2] non_code_mode_only"),
+        "code mode, v2: collaboration tools the model calls itself (direct, Codex's default) "
+        "or from inside its exec scripts (exec)",
+        choices=("direct", "exec"),
+        default="direct",
     ),
     LaunchOption(
         "sandbox",
@@ -144,6 +168,13 @@ def config_tables(
         },
         "features": {"plugins": False, "multi_agent_v2": request.capture_calls and v2},
     }
+    if options["agent-tools"] == "exec":
+        # the table form replaces the scalar: TOML cannot hold both
+        del tables["features"]["multi_agent_v2"]
+        tables["features.multi_agent_v2"] = {
+            "enabled": request.capture_calls and v2,
+            "non_code_mode_only": False,
+        }
     agents: dict[str, str | bool | int] = {}
     if not request.capture_calls:
         agents["enabled"] = False
@@ -198,6 +229,7 @@ class CodexAdapter:
         home = codex_home(request.dirs)
         env = harness_env(request.dirs, binary)
         env["CODEX_HOME"] = str(home)
+        env[TRACE_ENV] = str(home / TRACES)
         env[KEY_ENV] = key
         return LaunchPlan(
             argv=tuple(argv),
@@ -214,9 +246,14 @@ class CodexAdapter:
         )
 
     def collect_native(self, dirs: ScratchDirs, dest: Path) -> None:
-        """Copy `sessions/` and a consistent snapshot of `state_5.sqlite`."""
+        """Copy `sessions/`, each rollout trace's event log and manifest (not its
+        payloads: the tape holds every byte), and a snapshot of `state_5.sqlite`."""
         home = codex_home(dirs)
         copy_tree(home / SESSIONS, dest / SESSIONS)
+        traces = home / TRACES
+        for trace in sorted(traces.iterdir()) if traces.is_dir() else []:
+            for name in (TRACE_FILE, TRACE_MANIFEST):
+                copy_file(trace / name, dest / TRACES / trace.name / name)
         state = home / STATE_DB
         if state.is_file():
             try:
@@ -227,6 +264,10 @@ class CodexAdapter:
                 (dest / f"{STATE_DB}{COPY_ERROR_SUFFIX}").write_text(f"{exc}\n")
 
     read_native = staticmethod(read_native)
+
+    def model_notice(self, model: str | None, version: str) -> str | None:
+        """Which mode (code mode, function tools, fallback) Codex runs `model` in."""
+        return mode_notice(model, version)
 
 
 HARNESS = Harness(

@@ -6,9 +6,12 @@ the default, and `collaboration` with `features.multi_agent_v2`); real files und
 
 Inputs (copied by `CodexAdapter.collect_native`):
 - `sessions/**/rollout-*.jsonl`, one per thread (shape: `roller.harnesses.codex.rollout`);
-- `state_5.sqlite`, the thread index (shape: `roller.harnesses.codex.state`).
-Participants come from `.lineage`, relations from `.relations`; this module joins them
-with identity, coverage, lifecycle and the main-trajectory bar.
+- `state_5.sqlite`, the thread index (shape: `roller.harnesses.codex.state`);
+- `rollout-trace/*/trace.jsonl`, Codex's rollout traces (shape:
+  `roller.harnesses.codex.trace`): which code-mode `exec` call made each nested call.
+Participants come from `.lineage`, relations from `.relations` (direct tool calls) and
+`.nested` (calls a code-mode script made); this module joins them with identity,
+coverage, lifecycle and the main-trajectory bar.
 
 What it asserts, and from which evidence:
 - Participants: every thread with a rollout. Root: `thread_source: user` and no parent.
@@ -35,8 +38,12 @@ What it asserts, and from which evidence:
   `task_complete` / `turn_aborted`.
 - A warm-forked (v2) child's copied parent history is the parent's: it yields nothing
   for the child and nothing twice for the parent.
-- Tools loaded dynamically (`tool_search_call` / `tool_search_output`) in the root
-  thread bar the main trajectory (never per-call export).
+- Tools loaded dynamically (`tool_search_call` / `tool_search_output`) or carried by an
+  `additional_tools` item (code mode) in the root thread bar the main trajectory (never
+  per-call export).
+- Code mode: a spawn or v1 wait a script made is bound to its `exec` call by ids only
+  (the rollout item's id -> the trace's nested call -> its cell's `exec` call); one no
+  trace binds stays an `unknown` spawn (`.nested`).
 
 Disagreeing evidence is a problem (the capture becomes partial); nothing is resolved by
 picking a side, and nothing is inferred from time, text or order. Problem codes: those
@@ -56,10 +63,13 @@ from roller.harnesses.base import (
     NativeLifecycle,
     NativeProblem,
 )
+from roller.harnesses.codex.jsonl import read_text
 from roller.harnesses.codex.lineage import check_index, is_root, parents_of, participants
+from roller.harnesses.codex.nested import nested_calls, nested_deliveries, nested_spawns
 from roller.harnesses.codex.relations import relations, spawns
 from roller.harnesses.codex.rollout import Rollout, parse_rollout
 from roller.harnesses.codex.state import STATE_DB, read_state_db
+from roller.harnesses.codex.trace import read_traces
 
 SESSIONS = "sessions"
 COVERAGE_NOTE = (
@@ -80,7 +90,10 @@ def read_native(native_dir: Path) -> NativeCapture:
     people = participants(rollouts, parents, state, problems)
     spawned = spawns(rollouts, parents, problems)
     notes: list[str] = []
-    found = relations(rollouts, spawned, state, notes)
+    nested = nested_calls(rollouts, read_traces(native_dir, problems), problems)
+    scripted, unbound = nested_spawns(rollouts, parents, nested, problems, notes)
+    found = relations(rollouts, spawned + scripted, state, notes) + unbound
+    found += nested_deliveries(rollouts, scripted, nested)
     running = tuple(p.key for p in people if p.state == "running")
     unknown = any(p.state == "unknown" for p in people)
     if not rollouts:
@@ -110,10 +123,8 @@ def _read_rollouts(native_dir: Path, problems: list[NativeProblem]) -> dict[str,
     files = sorted(root.rglob("*.jsonl")) if root.is_dir() else []
     for path in files:
         rel = path.relative_to(native_dir).as_posix()
-        try:
-            text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            problems.append(NativeProblem("unreadable_file", f"unreadable ({exc})", rel))
+        text = read_text(path, rel, problems)
+        if text is None:
             continue
         rollout = parse_rollout(text, rel, problems)
         if rollout is None:

@@ -7,15 +7,20 @@ Identity headers (rule `codex-headers`, kind `ThreadSession`), on every
 - children only: `x-codex-parent-thread-id` (the spawning thread) and
   `x-openai-subagent: collab_spawn` (evidence only);
 - `x-codex-turn-metadata`: a JSON object repeating `session_id`, `thread_id`, and for
-  children `parent_thread_id`, plus `agent_name` (`<home>` for parent and child alike in
-  this version, so a label, never a key) and `installation_id` (install-scoped).
+  children `parent_thread_id`, plus `agent_name` (`/root` for parent and v1 child alike,
+  `/root/<task>` for a v2 child: a label, never a key) and `installation_id`
+  (install-scoped).
+Code mode (catalog models, probed 2026-12-01) sends the same headers, plus
+`x-openai-internal-codex-responses-lite: true`; with the rollout trace on, also
+`x-codex-inference-call-id` (per request): neither is identity.
 Thread ids are uuids: the participant key is the bare thread id at any depth.
 
 Body: `prompt_cache_key` is the root session id, in child requests too: per conversation,
 not per participant.
 
 Tools (mock roles): `spawn_agent` and `wait_agent` (namespaced `multi_agent_v1.…` in v1,
-`collaboration.…` in v2), `exec_command` (older: `shell`, `shell_command`).
+`collaboration.…` in v2), `exec_command` (older: `shell`, `shell_command`). In code mode
+the same names, called from an `exec` script when nested (`roller.mock.code_mode`).
 
 Injected input: a user message whose text is a whole
 `<subagent_notification>{json}</subagent_notification>` (v1, naming `agent_path`), and

@@ -36,12 +36,16 @@ FINAL_STATUSES = frozenset({"completed", "errored"})
 
 @dataclass(frozen=True)
 class Spawn:
-    """One `spawn_agent` call of `parent` and the child thread its evidence names."""
+    """One spawn by `parent` and the child thread its evidence names. `call` is the
+    `spawn_agent` function call, or (code mode) the `exec` call whose script made the
+    spawn (`roller.harnesses.codex.nested`); `acknowledged`: the call's output, which
+    the parent's model reads, carries the launch acknowledgement."""
 
     parent: Rollout
     call: ToolCall
     child: str
     evidence: tuple[NativeEvidence, ...]
+    acknowledged: bool
 
     @property
     def ref(self) -> tuple[str, str] | None:
@@ -68,14 +72,68 @@ def _is_multi_agent(call: ToolCall, name: str) -> bool:
     return call.name == name and call.namespace in MULTI_AGENT_NAMESPACES
 
 
-def spawns(
-    rollouts: dict[str, Rollout], parents: dict[str, str | None], problems: list[NativeProblem]
-) -> list[Spawn]:
+def agent_paths(
+    rollouts: dict[str, Rollout], parents: dict[str, str | None]
+) -> dict[tuple[str, str], list[str]]:
+    """(parent thread, agent path) -> the child threads with that path (v2 names a child
+    by its path)."""
     by_path: dict[tuple[str, str], list[str]] = {}
     for tid, r in rollouts.items():
         parent, path = parents[tid], r.agent_path
         if parent is not None and path is not None:
             by_path.setdefault((parent, path), []).append(tid)
+    return by_path
+
+
+def children_named(
+    r: Rollout, items: Iterable[dict[str, Any]], by_path: dict[tuple[str, str], list[str]]
+) -> set[str]:
+    """The child threads collab items name: v1 `receiver_thread_ids`, v2
+    `agent_thread_id` and `agent_path` (a path of one of `r`'s children)."""
+    named: set[str] = set()
+    for item in items:
+        receivers = item.get("receiver_thread_ids")
+        if isinstance(receivers, list):
+            named.update(x for x in receivers if isinstance(x, str))
+        thread = item.get("agent_thread_id")
+        if isinstance(thread, str) and thread:
+            named.add(thread)
+        path = item.get("agent_path")
+        if isinstance(path, str):
+            named.update(by_path.get((r.thread_id, path), []))
+    return named
+
+
+def checked_child(
+    rollouts: dict[str, Rollout],
+    parents: dict[str, str | None],
+    r: Rollout,
+    named: set[str],
+    where: str,
+    problems: list[NativeProblem],
+) -> str | None:
+    """The one child `named` holds, its rollout and parent checked; None when the
+    evidence names no thread (a failed spawn: no subtask) or several (a problem)."""
+    if not named:
+        return None
+    if len(named) > 1:
+        message = f"its evidence names several threads: {', '.join(sorted(named))}"
+        problems.append(NativeProblem("disagreement", message, where))
+        return None
+    child = next(iter(named))
+    if child not in rollouts:
+        message = f"child thread {child} has no rollout"
+        problems.append(NativeProblem("missing_file", message, where))
+    elif parents.get(child) != r.thread_id:
+        message = f"child thread {child} names parent {parents.get(child)}"
+        problems.append(NativeProblem("disagreement", message, where))
+    return child
+
+
+def spawns(
+    rollouts: dict[str, Rollout], parents: dict[str, str | None], problems: list[NativeProblem]
+) -> list[Spawn]:
+    by_path = agent_paths(rollouts, parents)
     out: list[Spawn] = []
     for r in (rollouts[t] for t in sorted(rollouts)):
         for call in r.tool_calls:
@@ -93,26 +151,10 @@ def spawns(
                     message = f"{len(found)} child threads have agent path {acked['task_name']}"
                     problems.append(NativeProblem("unexpected_count", message, where))
                 named.update(found)
-            for item in r.collab.get(call.call_id, []):
-                receivers = item.get("receiver_thread_ids")
-                if isinstance(receivers, list):
-                    named.update(x for x in receivers if isinstance(x, str))
-                path = item.get("agent_path")
-                if isinstance(path, str):
-                    named.update(by_path.get((r.thread_id, path), []))
-            if not named:
+            named |= children_named(r, r.collab.get(call.call_id, []), by_path)
+            child = checked_child(rollouts, parents, r, named, where, problems)
+            if child is None:
                 continue  # the spawn failed (its output is an error text): no subtask exists
-            if len(named) > 1:
-                message = f"its evidence names several threads: {', '.join(sorted(named))}"
-                problems.append(NativeProblem("disagreement", message, where))
-                continue
-            child = named.pop()
-            if child not in rollouts:
-                message = f"child thread {child} has no rollout"
-                problems.append(NativeProblem("missing_file", message, where))
-            elif parents.get(child) != r.thread_id:
-                message = f"child thread {child} names parent {parents.get(child)}"
-                problems.append(NativeProblem("disagreement", message, where))
             evidence = [NativeEvidence(r.path, f"#{call.ordinal} function_call {call.call_id}")]
             if output is not None:
                 evidence.append(
@@ -123,7 +165,7 @@ def spawns(
             if call.item_id is None:
                 message = "the function_call has no item id"
                 problems.append(NativeProblem("missing_field", message, where))
-            out.append(Spawn(r, call, child, tuple(evidence)))
+            out.append(Spawn(r, call, child, tuple(evidence), acknowledged=output is not None))
     return out
 
 
@@ -141,8 +183,8 @@ def relations(
             evidence += (NativeEvidence(STATE_DB, f"thread_spawn_edges {parent} -> {s.child}"),)
         kinds: tuple[RelationType, ...] = ("spawn", "launch_acknowledged")
         for kind in kinds:
-            if kind == "launch_acknowledged" and s.call.call_id not in s.parent.outputs:
-                continue  # no acknowledgement was recorded
+            if kind == "launch_acknowledged" and not s.acknowledged:
+                continue  # no acknowledgement reached the parent's model
             out.append(
                 NativeRelation(
                     type=kind,

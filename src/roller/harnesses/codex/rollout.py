@@ -33,6 +33,10 @@ these fields are relied on):
 Rules kept: a record belongs to the thread whose file it is in (outside an inherited
 block) and whose explicit ids agree; a record naming another thread is a problem, never
 re-assigned. Malformed lines are problems naming file and line, never skipped silently.
+Code mode adds `response_item/additional_tools` (a dynamic-tools item), `custom_tool_call`
+(`exec`: `input` is the script, `id` the provider's `ctc_…`) and `custom_tool_call_output`
+(a list of text parts, kept one a line); a script's nested calls are only
+`item_completed` items with `exec-<uuid>` ids (`roller.harnesses.codex.nested`).
 Problem codes: `not_json`, `not_an_object` (a line), `missing_header` (no leading
 `session_meta`), `missing_field` (no thread id, a `token_usage_record` without
 `response_id`, a `function_call` without `call_id`), `unexpected_record` (a
@@ -48,6 +52,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from roller.harnesses.base import NativeProblem
+from roller.harnesses.codex.jsonl import json_lines
 
 # Items the model produced (their `sampled_through_sequence` says what input they saw).
 _MODEL_OUTPUT_ITEMS = frozenset(
@@ -61,8 +66,13 @@ _MODEL_OUTPUT_ITEMS = frozenset(
         "image_generation_call",
     }
 )
-# Items that mean the thread loaded tool definitions dynamically.
-DYNAMIC_TOOL_ITEMS = frozenset({"tool_search_call", "tool_search_output"})
+# Items that mean the thread loaded tool definitions dynamically (code mode's
+# `additional_tools` item carries them in the history instead of the request's `tools`).
+DYNAMIC_TOOL_ITEMS = frozenset({"tool_search_call", "tool_search_output", "additional_tools"})
+# Tool calls the model makes and their outputs; `custom_tool_call` is code mode's
+# freeform `exec` (its `input` is the script, its output a list of text parts).
+_CALLS = {"function_call": "arguments", "custom_tool_call": "input"}
+_OUTPUTS = ("function_call_output", "custom_tool_call_output")
 
 
 def _obj(value: object) -> dict[str, Any] | None:
@@ -107,7 +117,8 @@ class ToolCall:
     item_id: str | None
     name: str | None
     namespace: str | None
-    arguments: str | None
+    arguments: str | None  # a custom tool call's `input` (a code-mode script)
+    item: str = "function_call"  # or `custom_tool_call`
 
 
 @dataclass(frozen=True)
@@ -160,6 +171,7 @@ class Rollout:
     tool_calls: list[ToolCall] = field(default_factory=list)
     outputs: dict[str, ToolOutput] = field(default_factory=dict)
     collab: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # call_id -> items
+    collab_at: dict[str, int] = field(default_factory=dict)  # call_id -> first item's ordinal
     delivered: list[Delivered] = field(default_factory=list)
     dynamic_tools: list[tuple[int, str]] = field(default_factory=list)
 
@@ -205,14 +217,7 @@ class Rollout:
 def parse_rollout(text: str, rel: str, problems: list[NativeProblem]) -> Rollout | None:
     """Parse one rollout file; problems are appended, never raised."""
     lines: list[Line] = []
-    for number, raw in enumerate(text.split("\n"), 1):
-        if not raw.strip():
-            continue
-        try:
-            record = json.loads(raw)
-        except json.JSONDecodeError as exc:
-            problems.append(NativeProblem("not_json", f"not JSON ({exc.msg})", f"{rel}:{number}"))
-            continue
+    for number, record in json_lines(text, rel, problems):
         if not isinstance(record, dict):
             problems.append(NativeProblem("not_an_object", "not a JSON object", f"{rel}:{number}"))
             continue
@@ -246,6 +251,16 @@ def parse_rollout(text: str, rel: str, problems: list[NativeProblem]) -> Rollout
         problems.append(NativeProblem("disagreement", message, rel))
     _index(rollout, problems)
     return rollout
+
+
+def _output_text(output: object) -> str:
+    """A tool output as text: a string as is; content parts' texts one a line (an `exec`
+    output), as the request carries them; anything else as sorted JSON."""
+    if isinstance(output, str):
+        return output
+    if isinstance(output, list) and all(isinstance(p, dict) for p in output):
+        return "\n".join(p["text"] for p in output if isinstance(p.get("text"), str))
+    return json.dumps(output, sort_keys=True)
 
 
 def _text_parts(content: object) -> str:
@@ -301,6 +316,7 @@ def _index(rollout: Rollout, problems: list[NativeProblem]) -> None:
                     key = _str(done.get("id"))
                     if key is not None:
                         rollout.collab.setdefault(key, []).append(done)
+                        rollout.collab_at.setdefault(key, line.ordinal)
         elif kind == "token_usage_record":
             response_id = _str(payload.get("response_id"))
             if response_id is None:
@@ -326,12 +342,13 @@ def _index_item(rollout: Rollout, line: Line, where: str, problems: list[NativeP
     history = line.metadata_int("history_sequence")
     if item in DYNAMIC_TOOL_ITEMS:
         rollout.dynamic_tools.append((line.ordinal, item or ""))
-    if item == "function_call":
+    if item in _CALLS:
         call_id = _str(payload.get("call_id"))
         if call_id is None:
-            message = "function_call without a call_id"
+            message = f"{item} without a call_id"
             problems.append(NativeProblem("missing_field", message, where))
             return
+        raw = payload.get(_CALLS[item])
         rollout.tool_calls.append(
             ToolCall(
                 line.ordinal,
@@ -339,15 +356,17 @@ def _index_item(rollout: Rollout, line: Line, where: str, problems: list[NativeP
                 _str(payload.get("id")),
                 _str(payload.get("name")),
                 _str(payload.get("namespace")),
-                payload.get("arguments") if isinstance(payload.get("arguments"), str) else None,
+                raw if isinstance(raw, str) else None,
+                item,
             )
         )
-    elif item == "function_call_output":
+    elif item in _OUTPUTS:
         call_id = _str(payload.get("call_id"))
         output = payload.get("output")
         if call_id is not None:
-            text = output if isinstance(output, str) else json.dumps(output, sort_keys=True)
-            rollout.outputs[call_id] = ToolOutput(line.ordinal, call_id, text, history)
+            rollout.outputs[call_id] = ToolOutput(
+                line.ordinal, call_id, _output_text(output), history
+            )
     elif item == "message" and payload.get("role") == "user":
         text = _text_parts(payload.get("content"))
         parsed = _parse_notification(text)

@@ -4,11 +4,13 @@
   is a user message.
 - `message` items keep their role (`developer` included); text parts (`input_text`,
   `output_text`) become `text` parts, `input_image` with an `image_url` an `image_url`.
-- Consecutive `reasoning`, assistant `message`, `function_call` and `custom_tool_call`
-  items are one assistant message (the chat format puts text and tool calls on one
-  message): `reasoning` summaries fold into `reasoning_content` (encrypted reasoning is
-  not kept), calls become `tool_calls` — a namespaced tool's name is `namespace.name`,
-  as in the tools list, and the namespace stays in the item's envelope.
+- Consecutive `reasoning`, assistant `message`, `function_call`, `custom_tool_call` and
+  client `tool_search_call` items are one assistant message (the chat format puts text
+  and tool calls on one message): `reasoning` summaries fold into `reasoning_content`
+  (encrypted reasoning is not kept), calls become `tool_calls` — a namespaced tool's name
+  is `namespace.name`, as in the tools list, and the namespace stays in the item's
+  envelope; a tool search is a `tool_search` function call whose arguments (an object
+  in Responses) are its JSON text, its `execution` kept in the envelope.
 - `function_call_output` / `custom_tool_call_output` are `tool` messages.
 - Any other item (Codex `agent_message`, provider tool calls such as `web_search_call`)
   is kept verbatim as the one content part of a message (role: its own, else assistant
@@ -28,6 +30,8 @@ from roller.wire.chat import (
     ChatMessage,
     ChatView,
     MessageBuilder,
+    arguments_text,
+    arguments_value,
     content_pieces,
     only_keys,
     text_part,
@@ -39,7 +43,9 @@ from roller.wire.types import JSONObject
 _CALL_FIELDS = {
     "function_call": ("call_id", "name", "arguments"),
     "custom_tool_call": ("call_id", "name", "input"),
+    "tool_search_call": ("call_id", "arguments"),
 }
+_TOOL_SEARCH = "tool_search"
 
 
 def _part(part: Any) -> JSONObject:
@@ -113,6 +119,13 @@ class _Walk:
                 "id": item.get("call_id"),
                 "type": "function",
                 "function": {"name": name, "arguments": item.get("arguments")},
+            }
+        elif kind == "tool_search_call":
+            arguments = arguments_text(item.get("arguments"))
+            call = {
+                "id": item.get("call_id"),
+                "type": "function",
+                "function": {"name": _TOOL_SEARCH, "arguments": arguments},
             }
         else:
             call = {
@@ -245,6 +258,8 @@ def _restored_part(piece: Any, role: Any) -> Any:
 def _call_fields(call: JSONObject, envelope: JSONObject) -> JSONObject:
     body = call.get("function") if call.get("type") == "function" else call.get("custom")
     body = body if isinstance(body, dict) else {}
+    if envelope.get("type") == "tool_search_call":
+        return {"call_id": call.get("id"), "arguments": arguments_value(body.get("arguments"))}
     name = body.get("name")
     namespace = envelope.get("namespace")
     if isinstance(namespace, str) and isinstance(name, str) and name.startswith(namespace + "."):

@@ -24,6 +24,7 @@ from roller.wire.jsonvalues import (
 from roller.wire.openai_responses.chat import CHAT
 from roller.wire.openai_responses.history import CONVERSATION
 from roller.wire.openai_responses.stream import ResponsesAssembler, whole_body
+from roller.wire.openai_responses.tools import definitions
 from roller.wire.types import (
     JSONObject,
     ProtocolName,
@@ -148,9 +149,10 @@ class ResponsesCodec(BodyCodec):
         return texts
 
     def offered_tools(self, request: JSONObject | None) -> list[str]:
-        """Named tools; a namespace's tools as `namespace.name` (Codex `multi_agent_v1`)."""
+        """Named tools; a namespace's tools as `namespace.name` (Codex `multi_agent_v1`);
+        `tools` and the definitions carried by input items (`tools.definitions`)."""
         names: list[str] = []
-        for tool in as_list(request.get("tools") if request is not None else None):
+        for tool in as_list(definitions(request)):
             if not isinstance(tool, dict):
                 continue
             name = as_str(tool.get("name"))

@@ -10,7 +10,9 @@
   `custom_tool_call_output` by `call_id` and output; `reasoning` is never compared; any
   other item by its whole value minus `id` and `status` (Codex re-sends output items with
   minted ids).
-- Tools load at run time through `tool_search_call` / `tool_search_output` items (Codex).
+- Tools load at run time through `tool_search_call` / `tool_search_output` items (Codex),
+  and arrive in the conversation as `additional_tools` items (Codex code mode): the
+  history's `tools` are every definition the request offers (`tools.definitions`).
 """
 
 from __future__ import annotations
@@ -18,12 +20,13 @@ from __future__ import annotations
 from typing import Any
 
 from roller.wire.history import Conversation, arguments, canon, without
+from roller.wire.openai_responses.tools import definitions
 from roller.wire.types import Key
 
 # Text content part types, and the items that carry a tool's result (also `chat`'s).
 TEXT_PARTS = ("input_text", "output_text", "text")
 RESULT_ITEMS = ("function_call_output", "custom_tool_call_output")
-_TOOL_LOADING = ("tool_search_call", "tool_search_output")
+_TOOL_LOADING = ("tool_search_call", "tool_search_output", "additional_tools")
 
 
 def output_items(output: Any) -> list[Any]:
@@ -96,4 +99,5 @@ CONVERSATION = Conversation(
     loads_tools=loads_tools,
     server_state_fields=("previous_response_id", "conversation"),
     string_items=True,
+    tools_of=definitions,
 )

@@ -12,6 +12,12 @@ Needs codex 0.171.0 in roller's cache (`roller harness install codex`); runs on
 - `tape/` and `attempt.json` (scenarios run through the proxy): the proxy's recording
   with request bodies trimmed the same way (`content-length` adjusted); response bytes
   are exactly as the mock sent them.
+- `native/rollout-trace/*/trace.jsonl` (and `manifest.json`): Codex's rollout trace,
+  copied whole (it binds a code-mode script's nested calls to their `exec` call).
+The code-mode runs (no model: Codex's catalog default `gpt-6.2-sol`; or a catalog model)
+also leave `code-mode-requests/<name>.json`: one request body each, untrimmed where the
+mock reads it (the `additional_tools` item, `exec` calls and their outputs), for the
+mock's code-mode tests.
 Nothing here is a secret: the provider key is a placeholder the proxy never records.
 """
 
@@ -43,15 +49,29 @@ from roller.mock.server import MockModel
 HERE = Path(__file__).parent
 LIMIT = 1200
 PROMPT = "Do the task."
-# name -> (mock scenario, launch options)
-COLLECTED: dict[str, tuple[str, dict[str, str]]] = {
-    "v1-single": ("spawn-one", {}),
-    "v2-fork": ("spawn-fork", {"multi-agent": "v2"}),
-    "v1-nested": ("spawn-nested", {"max-depth": "2"}),
-    "v1-identical-prompts": ("spawn-identical-prompts", {}),
-    "v1-no-wait": ("spawn-no-wait", {}),
+MOCK_MODEL = "mock-model"  # outside the catalog: function tools
+# name -> (mock scenario, launch options, model; None: Codex's catalog default)
+COLLECTED: dict[str, tuple[str, dict[str, str], str | None]] = {
+    "v1-single": ("spawn-one", {}, MOCK_MODEL),
+    "v2-fork": ("spawn-fork", {"multi-agent": "v2"}, MOCK_MODEL),
+    "v1-nested": ("spawn-nested", {"max-depth": "2"}, MOCK_MODEL),
+    "v1-identical-prompts": ("spawn-identical-prompts", {}, MOCK_MODEL),
+    "v1-no-wait": ("spawn-no-wait", {}, MOCK_MODEL),
+    "code-v2-single": ("spawn-one", {}, None),
+    "code-v1-exec-single": ("spawn-one", {}, "gpt-5.6-luna"),
+    "code-v1-exec-parallel": ("spawn-two-parallel", {}, "gpt-5.6-luna"),
+    "code-v2-exec-parallel": ("spawn-two-parallel", {"agent-tools": "exec"}, None),
+    "tool-search-single": ("tests/data/harnesses/codex/tool-search.toml", {}, "gpt-5.5"),
 }
 RESUMED = "v1-resume"
+# code-mode-requests/<name>.json <- (fixture, index of the request on its tape)
+REQUESTS: dict[str, tuple[str, int]] = {
+    "sol-first": ("code-v2-single", 0),
+    "luna-first": ("code-v1-exec-single", 0),
+    "luna-lookup": ("code-v1-exec-single", 1),
+}
+# Request items the mock reads whole (the rest is trimmed like the tapes).
+KEPT_ITEMS = ("additional_tools", "custom_tool_call", "custom_tool_call_output")
 
 
 def trim(value: Any) -> Any:
@@ -70,6 +90,11 @@ def compact(value: Any) -> str:
 
 
 def copy_native(source: Path, dest: Path) -> None:
+    for path in sorted((source / "rollout-trace").rglob("*")):
+        if path.is_file():
+            out = dest / path.relative_to(source)
+            out.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(path, out)
     for path in sorted((source / "sessions").rglob("*.jsonl")):
         lines = path.read_text().splitlines()
         out = dest / path.relative_to(source)
@@ -113,14 +138,30 @@ def copy_tape(source: Path, dest: Path) -> None:
             tape.end(xid, ex.end._replace(request_bytes=len(body)), t=ex.end_time_ns)
 
 
-async def collected(name: str, scenario: str, options: dict[str, str], work: Path) -> None:
+def write_requests(name: str, tape: Path) -> None:
+    """The code-mode request samples taken from fixture `name`'s untrimmed tape."""
+    bodies = [json.loads(ex.request_body) for ex in read_tape(tape).exchanges]
+    for sample, (fixture, index) in REQUESTS.items():
+        if fixture != name:
+            continue
+        body = bodies[index]
+        body["input"] = [i if i.get("type") in KEPT_ITEMS else trim(i) for i in body["input"]]
+        kept = {k: v if k == "input" else trim(v) for k, v in body.items()}
+        out = HERE / "code-mode-requests" / f"{sample}.json"
+        out.parent.mkdir(exist_ok=True)
+        out.write_text(compact(kept))
+
+
+async def collected(
+    name: str, scenario: str, options: dict[str, str], model: str | None, work: Path
+) -> None:
     spec = RunSpec(
         harness="codex",
         harness_version=None,
         api_base=f"mock:{scenario}",
         capture_calls=True,
         capture_debug="full",
-        model="mock-model",
+        model=model,
         options=options,
     )
     run = await collect_run(RunRequest(work / name, spec, task=Task("sample-0001", (PROMPT,))))
@@ -131,6 +172,7 @@ async def collected(name: str, scenario: str, options: dict[str, str], work: Pat
     shutil.rmtree(out, ignore_errors=True)
     copy_native(raw / "native", out / "native")
     copy_tape(raw / "tape", out / "tape")
+    write_requests(name, raw / "tape")
     shutil.copyfile(raw / "attempt.json", out / "attempt.json")
     print(f"{name}: {result.manifest.capture_status}, {result.manifest.counts.calls} calls")
 
@@ -178,9 +220,9 @@ async def resumed(work: Path) -> None:
 async def main(names: list[str]) -> None:
     with tempfile.TemporaryDirectory(prefix="roller-codex-data-") as tmp:
         work = Path(tmp)
-        for name, (scenario, options) in COLLECTED.items():
+        for name, (scenario, options, model) in COLLECTED.items():
             if not names or name in names:
-                await collected(name, scenario, options, work)
+                await collected(name, scenario, options, model, work)
         if not names or RESUMED in names:
             await resumed(work)
 

@@ -1,0 +1,72 @@
+"""Decoded calls between finalize's two passes, kept on disk instead of in memory.
+
+The first pass decodes each exchange once (the costly part: parsing the request and
+reassembling the response) and keeps only its `CallFacts` in memory; what assembly
+needs besides is put here, one entry per call in arrival order: the call's shell record
+(`roller.finalize.assemble.call_shell`, serialized with `context: null`) and the
+context's record JSON (`roller.capture.context.context_json`) — unless that is the
+request body itself, as harnesses sending compact JSON make it, which the second pass
+reads back from the tape instead. Serialized records, not pickles: reading one back
+with pydantic's JSON parser costs a fraction of unpickling the decoded call. Entries
+are read back by position (`get(i)`). An anonymous temporary file: nothing is left
+behind, whatever happens.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from array import array
+from pathlib import Path
+from typing import IO
+
+from roller.capture.context import context_json
+from roller.capture.models import CallRecord
+from roller.capture.writer import serialize
+
+# per call, how its context is held: no context, the request body's bytes, or spilled
+_NONE, _BODY, _SPILLED = 0, 1, 2
+
+
+class Spill:
+    def __init__(self, directory: Path) -> None:
+        self._file: IO[bytes] = tempfile.TemporaryFile(dir=directory)  # noqa: SIM115
+        self._offsets = array("q", [0])  # per call: shell start, context start; then the end
+        self._context = bytearray()
+
+    def __enter__(self) -> Spill:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._file.close()
+
+    def put(self, shell: CallRecord, body: bytes) -> None:
+        """Set call `len(self)`'s shell aside; `body` is its request body."""
+        ctx = None if shell.context is None else context_json(shell.context)
+        line = serialize(shell.model_copy(update={"context": None})).encode()
+        self._file.seek(self._offsets[-1])
+        self._file.write(line)
+        self._offsets.append(self._offsets[-1] + len(line))
+        if ctx is None:
+            self._context.append(_NONE)
+        elif ctx == body:
+            self._context.append(_BODY)
+        else:
+            self._context.append(_SPILLED)
+            self._file.write(ctx)
+        self._offsets.append(self._file.tell())
+
+    def context_is_body(self, i: int) -> bool:
+        """Whether call i's context JSON is its request body, byte for byte."""
+        return self._context[i] == _BODY
+
+    def __len__(self) -> int:
+        return len(self._context)
+
+    def get(self, i: int, body: bytes) -> tuple[CallRecord, bytes | None]:
+        """Call i's shell (context null) and its context JSON; `body` is its request body."""
+        start, middle, stop = self._offsets[2 * i : 2 * i + 3]
+        self._file.seek(start)
+        data = self._file.read(stop - start)
+        shell = CallRecord.model_validate_json(data[: middle - start])
+        how = self._context[i]
+        return shell, (None if how == _NONE else body if how == _BODY else data[middle - start :])
