@@ -61,6 +61,7 @@ def record_lost(job: AttemptJob, lost: AttemptLost) -> AttemptPaths:
             started = lost.started_at or inputs.started_at
             inputs = inputs.model_copy(update={"started_at": started, "ended_at": now_rfc3339()})
             atomic_write(attempt.attempt_inputs, dump_json(inputs))
+        attempt.tape.mkdir(parents=True, exist_ok=True)  # its calls were on the lost node
         finalize_attempt(attempt)
         write_trajectory(attempt)
     return attempt
