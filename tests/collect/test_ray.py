@@ -4,8 +4,8 @@ ray_support.py: a head and two one-CPU worker nodes on 127.0.0.1, one per module
 Shown: a 6-sample delegating run through the real CLI validates sample by sample and
 has the same samples, participants and relations as a local-executor run of the same
 tasks (structure compared, not ids: ids carry each attempt's random scope); `--resume`
-of that run on Ray reuses every validated sample (no model call; a removed sample makes
-exactly its own two calls); killing a worker node mid-run still completes the run, the
+of that run on Ray reuses every validated sample (no model call; a damaged sample makes
+exactly its own calls); killing a worker node mid-run still completes the run, the
 affected sample holding an interrupted attempt (with the reason) and a later valid one.
 
 The 6-sample run is the real Claude Code against the mock's `spawn-one` (each sample's
@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import shutil
 import sys
 from collections.abc import Iterator
 from dataclasses import replace
@@ -153,6 +154,31 @@ def test_six_delegating_samples_on_ray_equal_a_local_run(
     assert summary.calls == CALLS * 6
     # each sample came back through the object store: nothing was left on the nodes
     assert not [a for s in ray_run.all_samples() for a in s.attempts() if a.raw.exists()]
+
+
+@pytest.mark.e2e
+def test_resume_of_a_ray_run_reuses_its_validated_samples(
+    ray_run: RunPaths, cluster: LocalCluster, mock: CountingMock, tmp_path: Path
+) -> None:
+    run = RunPaths(tmp_path / "run")
+    shutil.copytree(ray_run.root, run.root)
+    before = mock.requests
+    flags = ("--executor", "ray", "--ray-address", cluster.address)
+    code, out = cli("collect", "--resume", str(run.root), *flags)
+    assert code == 0, out
+    assert mock.requests == before  # every sample reused: no model call
+    summary = read_json_model(run.summary, RunSummary)
+    assert [s.reused for s in summary.samples] == [True] * 6
+
+    run.sample("s3").attempts()[0].calls.write_bytes(b"")  # one sample's capture damaged
+    code, out = cli("collect", "--resume", str(run.root), *flags)
+    assert code == 0, out
+    assert mock.requests - before == CALLS  # s3's own calls, nobody else's
+    summary = read_json_model(run.summary, RunSummary)
+    assert [s.sample_id for s in summary.samples if not s.reused] == ["s3"]
+    (s3,) = [s for s in summary.samples if s.sample_id == "s3"]
+    assert [a.outcome for a in s3.attempts] == ["invalid", "succeeded"]  # the old one kept
+    assert structure(run) == structure(ray_run)
 
 
 def test_killing_a_worker_node_mid_run_still_completes_the_run(
