@@ -6,7 +6,8 @@ has the same samples, participants and relations as a local-executor run of the 
 tasks (structure compared, not ids: ids carry each attempt's random scope); `--resume`
 of that run on Ray reuses every validated sample (no model call; a damaged sample makes
 exactly its own calls); killing a worker node mid-run still completes the run, the
-affected sample holding an interrupted attempt (with the reason) and a later valid one.
+affected sample holding an interrupted attempt (with the reason) and a later valid one;
+with `--shared-run-dir` the nodes write the run directory themselves.
 
 The 6-sample run is the real Claude Code against the mock's `spawn-one` (each sample's
 root delegates to one subagent through its Task tool: 4 calls, a root and a child
@@ -179,6 +180,26 @@ def test_resume_of_a_ray_run_reuses_its_validated_samples(
     (s3,) = [s for s in summary.samples if s.sample_id == "s3"]
     assert [a.outcome for a in s3.attempts] == ["invalid", "succeeded"]  # the old one kept
     assert structure(run) == structure(ray_run)
+
+
+def test_a_shared_run_dir_is_written_by_the_nodes_themselves(
+    cluster: LocalCluster, tmp_path: Path
+) -> None:
+    """On one machine every node sees the run directory: nothing travels back."""
+    run = RunPaths(tmp_path / "run")
+    choice = ExecutorChoice("ray", ray_address=cluster.address, shared_run_dir=True)
+    with counting_mock() as mock:
+        request = RunRequest(
+            run.root, _generic(mock.url, "delegate"),
+            tasks_file=write_tasks(tmp_path / "tasks.jsonl", ("a", "b")),
+        )  # fmt: skip
+        result = asyncio.run(collect_run(request, executor=RayExecutor(choice)))
+        assert mock.requests == 4
+    assert result.summary.succeeded == 2
+    for sample in run.all_samples():
+        (attempt,) = sample.attempts()
+        assert validate_attempt(attempt).ok
+        assert read_manifest(attempt).execution_status == "completed"
 
 
 def test_killing_a_worker_node_mid_run_still_completes_the_run(
