@@ -244,5 +244,5 @@ def test_killing_a_worker_node_mid_run_still_completes_the_run(
     assert summary.attempts[0].problems[0].startswith("lost: ")
     assert summary.attempts[-1].outcome == "succeeded"
     record = json.loads(run.sample(victim).lost_file(1).read_text())
-    assert record["reason"]
+    assert record["reason"] and record["where"] == node
     assert node not in cluster.node_ids()

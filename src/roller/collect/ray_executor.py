@@ -57,6 +57,7 @@ from roller.harnesses.install import install_once
 # Ray's own phoning home and dashboard stay off unless the user set them otherwise.
 QUIET_ENV = {"RAY_USAGE_STATS_ENABLED": "0"}
 POLL_S = 0.25
+RUNNING_ON = "running on node "  # the first report of every attempt, then the node's id
 
 
 @dataclass(frozen=True)
@@ -117,7 +118,7 @@ def run_on_node(remote: RemoteJob, reports: Any) -> RemoteDone:
     def report(text: str, calls: int) -> None:
         reports.put.remote(remote.key, text, calls)
 
-    report(f"running on node {node}", 0)
+    report(f"{RUNNING_ON}{node}", 0)
     root = Path(tempfile.mkdtemp(prefix="roller-ray-"))
     try:
         job = _node_job(remote, root, report)
@@ -164,6 +165,7 @@ class RayExecutor:
         self._slots: asyncio.Semaphore | None = None
         self._reports: Any = None
         self._reporters: dict[str, Report] = {}
+        self._where: dict[str, str] = {}  # the node each running attempt reported
         self._poller: asyncio.Task[None] | None = None
         self._started_ray = False
 
@@ -185,13 +187,20 @@ class RayExecutor:
             self._reports = actor.options(scheduling_strategy=strategy).remote()
 
     async def _poll(self) -> None:
-        while self._reporters:
-            for key, text, calls in await self._reports.take.remote():
-                reporter = self._reporters.get(key)  # gone: that attempt has returned
-                if reporter is not None:
+        try:
+            while self._reporters:
+                for key, text, calls in await self._reports.take.remote():
+                    reporter = self._reporters.get(key)  # gone: that attempt has returned
+                    if reporter is None:
+                        continue
+                    if text.startswith(RUNNING_ON):
+                        self._where[key] = text.removeprefix(RUNNING_ON)
                     reporter(text, calls)
-            await asyncio.sleep(POLL_S)
-        self._poller = None
+                await asyncio.sleep(POLL_S)
+        except ray.exceptions.RayError:
+            pass  # the progress actor is gone: the samples run on, unreported
+        finally:
+            self._poller = None
 
     async def run(
         self, job: AttemptJob, report: Report, stop: asyncio.Event | None
@@ -210,6 +219,7 @@ class RayExecutor:
                 return await self._submit(job, report, stop)
             finally:
                 del self._reporters[key]
+                self._where.pop(key, None)
 
     async def _submit(
         self, job: AttemptJob, report: Report, stop: asyncio.Event | None
@@ -232,7 +242,7 @@ class RayExecutor:
             remote: RemoteDone = await waiter
         except ray.exceptions.RayError as exc:
             reason = "stopped (Ctrl-C)" if stop is not None and stop.is_set() else _reason(exc)
-            return AttemptLost(reason, None, started)
+            return AttemptLost(reason, self._where.get(str(job.attempt.root)), started)
         finally:
             if stopping is not None:
                 stopping.cancel()
