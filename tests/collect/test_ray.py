@@ -7,7 +7,8 @@ tasks (structure compared, not ids: ids carry each attempt's random scope); `--r
 of that run on Ray reuses every validated sample (no model call; a damaged sample makes
 exactly its own calls); killing a worker node mid-run still completes the run, the
 affected sample holding an interrupted attempt (with the reason) and a later valid one;
-with `--shared-run-dir` the nodes write the run directory themselves.
+with `--shared-run-dir` the nodes write the run directory themselves; a stopped run
+(Ctrl-C) records its running attempts as interrupted and leaves the queued ones not run.
 
 The 6-sample run is the real Claude Code against the mock's `spawn-one` (each sample's
 root delegates to one subagent through its Task tool: 4 calls, a root and a child
@@ -39,7 +40,7 @@ from roller.capture.integrity import validate_attempt
 from roller.capture.layout import RunPaths
 from roller.capture.reader import read_attempt, read_json_model, read_manifest
 from roller.capture.summary_record import RunSummary
-from roller.collect.collection import RunEvent, RunRequest, collect_run
+from roller.collect.collection import RunEvent, RunRequest, RunResult, collect_run
 from roller.collect.executor import ExecutorChoice, LocalExecutor
 from roller.collect.ray_executor import RayExecutor
 from roller.collect.runs import RunSpec
@@ -200,6 +201,40 @@ def test_a_shared_run_dir_is_written_by_the_nodes_themselves(
         (attempt,) = sample.attempts()
         assert validate_attempt(attempt).ok
         assert read_manifest(attempt).execution_status == "completed"
+
+
+def test_stopping_a_ray_run_records_the_running_attempts_and_starts_no_more(
+    cluster: LocalCluster, tmp_path: Path
+) -> None:
+    """Ctrl-C (`stop`): the running tasks are cancelled (their workers killed, and with
+    them the harnesses), their attempts recorded as interrupted; the tasks still queued
+    in Ray never started, so they leave no attempt (`not_run`), as locally."""
+    run = RunPaths(tmp_path / "run")
+    stop_holder: list[asyncio.Event] = []
+
+    def on_event(event: RunEvent) -> None:
+        if " 1 model call(s)" in (event.status or "") and not stop_holder[0].is_set():
+            stop_holder[0].set()
+
+    async def collect(request: RunRequest) -> RunResult:
+        stop_holder.append(asyncio.Event())
+        executor = RayExecutor(ExecutorChoice("ray", ray_address=cluster.address))
+        return await collect_run(request, on_event, stop_holder[0], executor)
+
+    with counting_mock() as mock:
+        request = RunRequest(
+            run.root, _generic(mock.url, "delegate-slow"),
+            tasks_file=write_tasks(tmp_path / "tasks.jsonl", ("a", "b", "c", "d")),
+        )  # fmt: skip
+        result = asyncio.run(collect(request))
+    assert result.stopped and result.summary.stopped
+    ran = [s for s in result.summary.samples if s.attempts]
+    assert ran and len(ran) <= 2  # two nodes: at most two were running
+    for s in ran:
+        assert [a.outcome for a in s.attempts] == ["interrupted"]
+        (problem,) = s.attempts[0].problems
+        assert problem.startswith("lost: stopped (Ctrl-C) (on ")  # and the node it ran on
+    assert {s.status for s in result.summary.samples if not s.attempts} == {"not_run"}
 
 
 def test_killing_a_worker_node_mid_run_still_completes_the_run(

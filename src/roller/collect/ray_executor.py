@@ -223,7 +223,7 @@ class RayExecutor:
 
     async def _submit(
         self, job: AttemptJob, report: Report, stop: asyncio.Event | None
-    ) -> AttemptDone | AttemptLost:
+    ) -> AttemptDone | AttemptLost | None:
         shared = self.choice.shared_run_dir
         files = pack_dir(job.files) if job.files is not None and not shared else None
         started = now_rfc3339()
@@ -241,8 +241,12 @@ class RayExecutor:
                 ray.cancel(ref, force=True)
             remote: RemoteDone = await waiter
         except ray.exceptions.RayError as exc:
-            reason = "stopped (Ctrl-C)" if stop is not None and stop.is_set() else _reason(exc)
-            return AttemptLost(reason, self._where.get(str(job.attempt.root)), started)
+            where = self._where.get(str(job.attempt.root))
+            if stop is None or not stop.is_set():
+                return AttemptLost(_reason(exc), where, started)
+            # stopped: a task still queued in Ray never started (as a local sample
+            # waiting for its slot); one that ran is recorded as interrupted
+            return None if where is None else AttemptLost("stopped (Ctrl-C)", where, started)
         finally:
             if stopping is not None:
                 stopping.cancel()
