@@ -60,7 +60,9 @@ def _documents(real_captures: RealCaptures) -> dict[tuple[str, str], dict[str, A
 
 def test_every_real_capture_validates_with_atif(real_captures: RealCaptures) -> None:
     docs = _documents(real_captures)
-    assert len(docs) >= len(ALL) - 1  # gemini-cli/killed-child has no built trajectory
+    # no built trajectory: gemini-cli/killed-child, and openclaw/announce-pending (its
+    # announce call was cut off before OpenClaw stored it, so it stays unattributed)
+    assert len(docs) >= len(ALL) - 2
     for key, doc in docs.items():
         trajectory = atif.Trajectory.model_validate(json.loads(json.dumps(doc)))
         assert trajectory.schema_version == "ATIF-v1.8", key

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+import sys
 from pathlib import Path
 
 import pytest
@@ -39,8 +40,11 @@ def test_every_installed_harness_refuses_the_same_requests(
 ) -> None:
     plan = adapter.launch_plan(_request(tmp_path))
     binary = bin_path(adapter.pin, tmp_path / "install")
-    # the pinned binary, or (a harness that is an SDK: DeepSeek) its venv's interpreter
-    assert plan.argv[0] in (str(binary), str(binary.parent / "python"))
+    # the pinned binary, (a harness that is an SDK: DeepSeek) its venv's interpreter, or
+    # (OpenClaw's Gateway) a roller launcher module that runs the pinned binary
+    assert plan.argv[0] in (str(binary), str(binary.parent / "python")) or (
+        plan.argv[:2] == (sys.executable, "-m") and str(binary) in plan.argv
+    )
     with pytest.raises(HarnessError, match=f"roller harness install {adapter.name}"):
         adapter.launch_plan(_request(tmp_path, install_dir=None))
     for prompt in (None, "", " \n"):

@@ -159,7 +159,7 @@ def test_names_are_unique_and_a_taken_name_is_refused() -> None:
 
 def test_profile_only_harnesses_are_known_on_the_wire_but_not_launchable() -> None:
     wire_only = [h.name for h in BUILTIN if h.adapter is None]
-    assert wire_only == ["openclaw", "qwen-code"]
+    assert wire_only == ["qwen-code"]
     for name in wire_only:
         assert name in registry().names
         with pytest.raises(UsageError, match="known on the wire only"):

@@ -2,10 +2,19 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from roller.mock.request_view import RequestView
-from roller.mock.roles import CallSpec, resolve_call, role_of, spawned_agent_ids
+from roller.mock.roles import (
+    CallSpec,
+    authored_user_texts,
+    calls_of,
+    quotes_a_task,
+    resolve_call,
+    role_of,
+    spawned_agent_ids,
+)
 from tests.mock import views
 
 
@@ -319,3 +328,69 @@ def test_a_resuming_spawn_names_the_child_the_earlier_result_reported() -> None:
     assert resumed["task_id"] == "ses_child1"
     _, plain = resolve(later, "spawn", prompt="p")
     assert "task_id" not in plain
+
+
+def _openclaw_chat(tools: list[str], system: str, messages: list[Any] | None = None) -> RequestView:
+    return views.chat(
+        [{"role": "system", "content": system}, *(messages or [{"role": "user", "content": "go"}])],
+        tools=tools,
+    )
+
+
+DEFERRED = "### Deferred Tool Schemas\n- sessions_spawn (core): Spawn child session"
+
+
+def test_a_deferred_spawn_is_called_through_the_bridge_the_system_text_names() -> None:
+    """OpenClaw's default Tool Search surface: only `tool_call` is offered, the spawn
+    tool is listed in the system prompt; a plain and a forking spawn go through it."""
+    view = _openclaw_chat(["exec", "tool_call", "tool_search"], DEFERRED)
+    call = resolve_call(CallSpec(role="spawn", params={"prompt": "p"}), view)
+    assert call is not None
+    assert (call.name, call.arguments) == (
+        "tool_call",
+        {"id": "sessions_spawn", "args": {"task": "p"}},
+    )
+    fork = resolve_call(CallSpec(role="spawn", params={"prompt": "p", "fork": True}), view)
+    assert fork is not None
+    assert fork.arguments["args"] == {"task": "p", "context": "fork"}
+    # not named by the system text: the bridge does not reach it
+    assert (
+        resolve_call(
+            CallSpec(role="spawn", params={"prompt": "p"}), _openclaw_chat(["tool_call"], "x")
+        )
+        is None
+    )
+
+
+def test_a_bridged_call_in_the_context_counts_as_a_call_of_the_tool_it_names() -> None:
+    bridged = {
+        "role": "assistant",
+        "tool_calls": [
+            {
+                "id": "c1",
+                "type": "function",
+                "function": {
+                    "name": "tool_call",
+                    "arguments": json.dumps({"id": "sessions_spawn", "args": {"task": "p"}}),
+                },
+            }
+        ],
+    }
+    view = _openclaw_chat(["tool_call"], DEFERRED, [{"role": "user", "content": "go"}, bridged])
+    assert [c.id for c in calls_of(view, frozenset({"spawn"}))] == ["c1"]
+    assert [c.id for c in calls_of(view, frozenset({"sessions_spawn"}))] == ["c1"]
+
+
+def test_a_text_that_quotes_a_child_task_back_is_not_user_authored() -> None:
+    announce = (
+        "[Tue 2026-12-01 19:15 UTC] A background task completed. task: ROLLER-SUBTASK depth=1 id=a"
+    )
+    internal = "<<<BEGIN_OPENCLAW_INTERNAL_CONTEXT>>>\ntask: ROLLER-SUBTASK depth=1 id=a"
+    child = (
+        "[Tue 2026-12-01 19:15 UTC] [Subagent Context] You are running as a subagent (depth 1/5)."
+    )
+    view = _openclaw_chat(
+        [], "s", [{"role": "user", "content": t} for t in ("go", announce, internal, child)]
+    )
+    assert authored_user_texts(view) == ["go", child]
+    assert quotes_a_task(announce) and quotes_a_task(internal) and not quotes_a_task(child)

@@ -114,3 +114,11 @@ def test_problems_name_the_file_rule_and_key(text: str, message: str) -> None:
     with pytest.raises(ConfigError, match=message) as caught:
         parse_scenario(text, "s.toml")
     assert str(caught.value).startswith("s.toml")
+
+
+def test_a_rule_delay_must_be_a_non_negative_integer() -> None:
+    ok = parse_scenario('[[rules]]\nname = "r"\ndelay_ms = 5\ntext = "x"\n', "inline")
+    assert ok.rules[0].delay_ms == 5
+    for bad in ("-1", "true", '"5"'):
+        with pytest.raises(ConfigError, match="delay_ms"):
+            parse_scenario(f'[[rules]]\nname = "r"\ndelay_ms = {bad}\ntext = "x"\n', "inline")

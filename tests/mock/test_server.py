@@ -13,6 +13,7 @@ import pytest
 
 from roller.mock.dialects import DIALECTS
 from roller.mock.dialects.openai_chat import ChatDialect
+from roller.mock.scenario_files import parse_scenario
 from tests.mock.conftest import ServeMock
 from tests.mock.http import post_json, request, sse
 from tests.mock.scenarios import LONG_TEXT, calls_scenario, text_scenario
@@ -265,3 +266,22 @@ def test_concurrent_conversations_are_answered_from_their_own_context(
         answers = list(pool.map(ask, bodies))
     assert answers == ["task", "done", "done"] * 20
     assert sorted({s.rule for s in mock.served}) == ["child: reply", "root: finish", "root: spawn"]
+
+
+def test_a_rule_paces_its_own_reply_and_the_others_keep_the_scenario_delay(
+    serve_mock: ServeMock,
+) -> None:
+    scenario = parse_scenario(
+        '[[rules]]\nname = "slow"\nuser_text_contains = "slow"\ndelay_ms = 60\ntext = "'
+        + LONG_TEXT
+        + '"\n[[rules]]\nname = "fast"\ntext = "'
+        + LONG_TEXT
+        + '"\n',
+        "inline",
+    )
+    _, url = serve_mock(scenario)
+    slow = {**CHAT, "stream": True, "messages": [{"role": "user", "content": "slow please"}]}
+    times = _arrivals(url, "/v1/chat/completions", slow)
+    assert min(b - a for a, b in itertools.pairwise(times)) >= 0.045
+    times = _arrivals(url, "/v1/chat/completions", {**CHAT, "stream": True})
+    assert times[-1] - times[0] < 0.045 * (len(times) - 1)

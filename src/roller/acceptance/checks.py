@@ -73,6 +73,7 @@ def check_run(ev: RunEvidence) -> list[str]:
     failures += _tool_results(capture, expect)
     failures += _child_config(capture, expect)
     failures += _forked_child(capture, expect)
+    failures += _notification_runs(capture, expect)
     return failures
 
 
@@ -321,3 +322,24 @@ def _forked_child(capture: Capture, expect: Expect) -> list[str]:
     if not root_texts or root_texts[-1] not in (user_texts(first.context) or []):
         return [f"{first.call_id}: the child's first call does not carry the root's prompt"]
     return []
+
+
+def _notification_runs(capture: Capture, expect: Expect) -> list[str]:
+    """Each call a result was delivered to by notification names the native notification
+    it received, with the expected prefix (the harness's own proof of which it was)."""
+    prefix = expect.notification_id_prefix
+    if prefix is None:
+        return []
+    calls = {c.call_id: c for c in capture.calls}
+    targets = [
+        calls[r.target_call_id]
+        for r in capture.relations
+        if r.type == "result_delivered" and r.status == "established" and r.target_call_id in calls
+    ]
+    if not targets:
+        return ["no result was delivered by notification into a call"]
+    return [
+        f"{c.call_id}: its native run id {c.native_identity.get('run_id')!r} is not a {prefix}… run"
+        for c in targets
+        if not c.native_identity.get("run_id", "").startswith(prefix)
+    ]

@@ -8,6 +8,9 @@ are ordered: a nested or warm-forked child's context may also carry its ancestor
 history. User-authored text is every user message (Codex's first one is its
 `<environment_context>`, the task comes after) and Codex v2 `agent_message` items,
 whose task part is `encrypted_content` (plaintext when the provider is not OpenAI).
+A user text a harness wrote itself quoting a child's task back (OpenClaw's announce
+block: `roller.mock.roles.quotes_a_task`) is not user-authored, exactly as the mock
+reads it.
 This is how the acceptance suite knows the RIGHT answer to compare roller's attribution
 with. It is test knowledge about our own mock, never
 used by roller to attribute anything (roller attributes from native evidence only), and
@@ -19,6 +22,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from typing import Any
+
+from roller.mock.roles import quotes_a_task
 
 _MARKER = re.compile(r"ROLLER-SUBTASK depth=(?P<depth>\d+) id=(?P<id>[A-Za-z0-9_.]+)")
 _MESSAGE_LISTS = ("messages", "input", "contents")
@@ -116,5 +121,10 @@ def label_of(context: Any) -> Label | None:
     texts = user_texts(context)
     if texts is None:
         return None
-    labels = [Label(int(m["depth"]), m["id"]) for text in texts for m in _MARKER.finditer(text)]
+    labels = [
+        Label(int(m["depth"]), m["id"])
+        for text in texts
+        if not quotes_a_task(text)
+        for m in _MARKER.finditer(text)
+    ]
     return max(labels, key=lambda label: label.depth, default=ROOT)

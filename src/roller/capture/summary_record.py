@@ -13,7 +13,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from roller.capture.models import CaptureStatus, ExecutionStatus, _Record
+from roller.capture.models import CaptureStatus, ExecutionStatus, Record
 
 SUMMARY_SCHEMA = "roller.summary/v1"
 
@@ -27,7 +27,7 @@ AttemptOutcome = Literal["succeeded", "failed", "interrupted", "invalid"]
 SampleStatus = Literal["succeeded", "failed", "not_run"]
 
 
-class AttemptSummary(_Record):
+class AttemptSummary(Record):
     """One attempt of a sample, as judged."""
 
     attempt: int = Field(description="1-based attempt number (`capture/attempt-NNNN`).")
@@ -55,7 +55,7 @@ class AttemptSummary(_Record):
     )
 
 
-class SampleSummary(_Record):
+class SampleSummary(Record):
     """One sample: its attempts and where it stands."""
 
     sample_id: str = Field(description="Sample id (the task's id).")
@@ -74,7 +74,7 @@ class SampleSummary(_Record):
     wall_s: float = Field(description="Harness run time summed over every attempt.")
 
 
-class RunSummary(_Record):
+class RunSummary(Record):
     """`summary.json`: the run's samples after the latest `roller collect` of it."""
 
     schema_: Literal["roller.summary/v1"] = Field(alias="schema", description="Record schema.")

@@ -20,7 +20,7 @@ from roller.capture.models import (
     ExportBlock,
     ExportStatus,
     HarnessInfo,
-    _Record,
+    Record,
 )
 
 TRAJECTORY_SCHEMA = "roller.trajectory/v1"
@@ -37,16 +37,21 @@ TrajectoryBlock = Literal[
     "dynamic_tools",
     "native_bar",
     "coverage_mismatch",
+    "notification_unbound",
 ]
 SegmentStartReason = Literal[
     "first_call", "not_a_continuation", "system_changed", "protocol_changed"
 ]
 InjectionKind = Literal[
-    "task_notification", "system_reminder", "subagent_notification", "agent_message"
+    "task_notification",
+    "system_reminder",
+    "subagent_notification",
+    "agent_message",
+    "subagent_announce",
 ]
 
 
-class TrajectorySource(_Record):
+class TrajectorySource(Record):
     """The capture the trajectory was derived from."""
 
     sample_id: str = Field(description="Sample id.")
@@ -69,7 +74,7 @@ class TrajectorySource(_Record):
     )
 
 
-class TrajectoryProblem(_Record):
+class TrajectoryProblem(Record):
     """One reason the trajectory is unavailable or blocked, or a fact worth knowing."""
 
     code: TrajectoryBlock = Field(description="The block this problem causes.")
@@ -77,13 +82,14 @@ class TrajectoryProblem(_Record):
     call_id: str | None = Field(description="The call it concerns, when there is one.")
 
 
-class Injection(_Record):
+class Injection(Record):
     """Evidence that the harness, not a person, put (part of) an input item there."""
 
     kind: InjectionKind = Field(
         description="`task_notification` (Claude Code background-task notification), "
         "`system_reminder` (Claude Code `<system-reminder>` text), "
-        "`subagent_notification` (Codex v1), `agent_message` (Codex v2 input item)."
+        "`subagent_notification` (Codex v1), `agent_message` (Codex v2 input item), "
+        "`subagent_announce` (OpenClaw's announce turn input)."
     )
     part: int | None = Field(
         description="Index of the content part carrying it; null when it is the whole item."
@@ -104,7 +110,7 @@ class Injection(_Record):
     )
 
 
-class TrajectoryMessage(_Record):
+class TrajectoryMessage(Record):
     """One item of the conversation, verbatim in the protocol's own shape."""
 
     call_id: str = Field(
@@ -128,14 +134,14 @@ class TrajectoryMessage(_Record):
     )
 
 
-class ToolSnapshot(_Record):
+class ToolSnapshot(Record):
     """A tool configuration exactly as root requests sent it."""
 
     tools: Any = Field(description="The request's `tools` value verbatim; null when absent.")
     call_ids: list[str] = Field(description="The calls that sent exactly this value.")
 
 
-class TrajectoryRequest(_Record):
+class TrajectoryRequest(Record):
     """One root model call of a segment."""
 
     call_id: str = Field(description="The call (calls.jsonl).")
@@ -148,7 +154,7 @@ class TrajectoryRequest(_Record):
     export_blocked_by: list[ExportBlock] = Field(description="Why the call is blocked.")
 
 
-class SegmentStart(_Record):
+class SegmentStart(Record):
     """Why a segment begins where it does."""
 
     reason: SegmentStartReason = Field(
@@ -164,7 +170,7 @@ class SegmentStart(_Record):
     detail: str | None = Field(description="Where the history diverged, when it did.")
 
 
-class TrajectorySegment(_Record):
+class TrajectorySegment(Record):
     """A maximal run of root calls each extending the previous one's history."""
 
     index: int = Field(description="0-based, in order of the segment's first call.")
@@ -188,7 +194,7 @@ class TrajectorySegment(_Record):
     )
 
 
-class TrajectoryRecord(_Record):
+class TrajectoryRecord(Record):
     """`roller.trajectory/v1`: the root participant's main trajectory of one attempt."""
 
     schema_: Literal["roller.trajectory/v1"] = Field(alias="schema", description="Record schema.")

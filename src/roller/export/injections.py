@@ -18,7 +18,8 @@ Rules:
   relation carrying no tool call, i.e. delivered by the notification itself — by the
   child participant whose native ids hold the agent the wrapper names (`binds="child"`).
   An unbound notification is still injected: the wrapper is the evidence, and
-  `relation_ids` stays empty.
+  `relation_ids` stays empty; one whose shape `bars_unbound` (OpenClaw's announce block)
+  also bars the main trajectory (`unbound_barring`).
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from roller.harnesses.wrappers import (
     Binding,
     ElementPart,
     InjectionWrappers,
+    MarkedPart,
     NotificationPart,
     PartShape,
 )
@@ -56,6 +58,12 @@ def _parts(content: Any) -> list[tuple[int | None, str]]:
 
 
 def _match(shape: PartShape, part: int | None, body: str) -> Found | None:
+    if isinstance(shape, MarkedPart):
+        marked = shape.marker.match(body)
+        if marked is None:
+            return None
+        named = shape.names.search(body)
+        return (shape.kind, part, marked.group(0), named.group(1) if named else None, shape.binds)
     if isinstance(shape, NotificationPart):
         opening = next((o for o in shape.openings if body.startswith(o)), None)
         if opening is None:
@@ -140,6 +148,20 @@ def injections_of(
         any(i.part is None for i in out) or (parts is not None and len(out) == parts)
     )
     return whole, out
+
+
+def unbound_barring(harness: str, injections: Sequence[Injection]) -> list[Injection]:
+    """The injections that bound to no delivered result although their declared shape
+    bars the main trajectory when unbound."""
+    declared = registry().get(harness)
+    if declared is None:
+        return []
+    barring = {
+        shape.kind
+        for shape in declared.injections.parts
+        if isinstance(shape, MarkedPart) and shape.bars_unbound
+    }
+    return [i for i in injections if i.kind in barring and not i.relation_ids]
 
 
 def _binding(

@@ -13,7 +13,9 @@
    call's segment, contributing only the items it added. A call that extends no earlier
    history (compaction, a side request such as title generation, rewritten history), or
    whose system prompt or protocol differs, starts a new segment whose `start` says why
-   and where it diverged. Segments are never stitched together.
+   and where it diverged. Segments are never stitched together. An output is compared
+   with its tool-call ids as the harness sends them back (the manifest's `tool_id_map`:
+   OpenClaw's `call_probe_1` -> `callprobe1`), built from the actual outputs.
 3. Verbatim. Items are the protocol's own, exactly as sent (input) or received (output,
    as the protocol's history item); no cross-protocol conversion. An output that did
    not complete is not an item (its call is blocked anyway, and a retry resends the
@@ -27,7 +29,8 @@
    per-call export is not affected.
 6. Only exportable root calls may back an exportable trajectory (`root_call_blocked`);
    a failed coverage check (`coverage_mismatch`) or another adapter bar (`native_bar`)
-   blocks it too.
+   blocks it too, as does an injected notification whose wrapper must bind and did not
+   (`notification_unbound`, OpenClaw's announce block).
 """
 
 from __future__ import annotations
@@ -46,7 +49,7 @@ from roller.capture.trajectory_record import (
     TrajectorySegment,
     TrajectorySource,
 )
-from roller.export.injections import injections_of
+from roller.export.injections import injections_of, unbound_barring
 from roller.export.segments import Segment, start_of
 from roller.wire import Codec, codec_named
 from roller.wire.types import History, Key
@@ -76,6 +79,31 @@ class _Context:
 
     def problem(self, code: TrajectoryBlock, message: str, call_id: str | None = None) -> None:
         self.problems.append(TrajectoryProblem(code=code, message=message, call_id=call_id))
+
+    @property
+    def replayed(self) -> dict[str, str]:
+        """Output tool-call id -> the id the harness replays it under (`tool_id_map`)."""
+        return {m.output_id: m.context_id for m in self.capture.manifest.tool_id_map or []}
+
+
+# Where a tool-call id sits in a history item, in every protocol roller records.
+_TOOL_ID_FIELDS = frozenset({"id", "call_id", "tool_call_id", "tool_use_id"})
+
+
+def _as_replayed(value: Any, replayed: dict[str, str]) -> Any:
+    """`value` with each output tool-call id the harness rewrites put as it is replayed,
+    so an output compares equal to the same message sent back (the record keeps the
+    output verbatim; only the comparison key changes)."""
+    if isinstance(value, list):
+        return [_as_replayed(v, replayed) for v in value]
+    if not isinstance(value, dict):
+        return value
+    return {
+        k: replayed.get(v, v)
+        if k in _TOOL_ID_FIELDS and isinstance(v, str)
+        else _as_replayed(v, replayed)
+        for k, v in value.items()
+    }
 
 
 def _source(capture: Capture) -> TrajectorySource:
@@ -258,6 +286,13 @@ def _add_call(ctx: _Context, segments: list[Segment], call: CallRecord, history:
         injected, injections = injections_of(
             ctx.harness, item, call.call_id, ctx.root_id, ctx.capture.relations, ctx.participants
         )
+        for unbound in unbound_barring(ctx.harness, injections):
+            ctx.problem(
+                "notification_unbound",
+                f"the injected {unbound.kind} naming {unbound.names} binds to no delivered "
+                "result: which run it completes is not proven",
+                call.call_id,
+            )
         segment.messages.append(
             TrajectoryMessage(
                 call_id=call.call_id,
@@ -285,7 +320,9 @@ def _add_call(ctx: _Context, segments: list[Segment], call: CallRecord, history:
         )
         _note_tool_loading(ctx, codec, item, call.call_id)
 
-    segment.state = keys + [k for _, k in _keyed(codec, produced)]
+    replayed = ctx.replayed
+    as_sent_back = [_as_replayed(item, replayed) for item in produced] if replayed else produced
+    segment.state = keys + [k for _, k in _keyed(codec, as_sent_back)]
     segment.last_call_id = call.call_id
     segment.requests.append(
         TrajectoryRequest(

@@ -38,6 +38,7 @@ from roller.capture.models import (
     ResponseInfo,
     ResultToolRef,
     StorageLayout,
+    ToolIdMapping,
     ToolRefs,
     TurnRecord,
     UsageInfo,
@@ -106,7 +107,8 @@ def call_record(parts: CaptureParts, i: int, call: DecodedCall) -> CallRecord:
 
 def decide(parts: CaptureParts, i: int, shell: CallRecord) -> CallRecord:
     """A call's shell (`call_shell`) completed with what the stages decided of call i:
-    its participant, attribution, capture and export statuses, errors and `raw_path`."""
+    its participant, attribution, capture and export statuses, errors, `raw_path`, and
+    the store's identity facts of its output."""
     attr, status = parts.attributed.calls[i], parts.statuses[i]
     pids = parts.ids.participants
     raw_path = (
@@ -124,6 +126,7 @@ def decide(parts: CaptureParts, i: int, shell: CallRecord) -> CallRecord:
             "export_status": status.export,
             "export_blocked_by": status.blocked,
             "errors": status.errors,
+            **_store_identity(parts, i, shell.native_identity),
         }
     )
 
@@ -198,8 +201,46 @@ def _manifest(
         raw_retained=parts.verdict.retained,
         counts=counts,
         files={},
+        tool_id_map=_tool_id_map(parts) or None,
         turns=parts.turns,
     )
+
+
+def _tool_id_map(parts: CaptureParts) -> list[ToolIdMapping]:
+    """Each output tool-call id the results carry under another id (`replayed_tool_ids`),
+    and whether a later call of the same participant carries one under it."""
+    owners = parts.attributed.owners
+    out: list[ToolIdMapping] = []
+    for i, (call, ids) in enumerate(zip(parts.calls, parts.related.tool_ids, strict=True)):
+        for tool, context_id in zip(call.emitted, ids, strict=True):
+            if tool.id is None or context_id is None or context_id == tool.id:
+                continue
+            seen = owners[i] is not None and any(
+                owners[j] == owners[i] and context_id in parts.calls[j].result_ids
+                for j in range(i + 1, len(parts.calls))
+            )
+            out.append(
+                ToolIdMapping(
+                    call_id=parts.ids.calls[i],
+                    output_id=tool.id,
+                    context_id=context_id,
+                    seen=seen,
+                )
+            )
+    return out
+
+
+def _store_identity(
+    parts: CaptureParts, i: int, wire: Mapping[str, str]
+) -> dict[str, dict[str, str]]:
+    """Call i's `native_identity` update, when the harness's store records facts of its
+    output (`call_native_ids`, e.g. OpenClaw's run) and it is attributed by response id:
+    the wire's evidence plus those; else nothing (most calls)."""
+    attr, response_id = parts.attributed.calls[i], parts.calls[i].response_id
+    if parts.native is None or attr.participant_key is None or not response_id:
+        return {}
+    facts = parts.native.call_native_ids.get(response_id)
+    return {"native_identity": {**wire, **facts}} if facts else {}
 
 
 def _capabilities(

@@ -262,7 +262,7 @@ def _entered(
     """A notification-delivered result enters the bound call, and every later call of the
     same participant whose actual request still carries the notification text."""
     entered = [target]
-    if rel.delivered_text is not None and rel.parent_key is not None:
+    if rel.delivered_text is not None and rel.parent_key is not None and rel.carried_forward:
         entered += [
             j
             for j in index.of_participant(rel.parent_key)

@@ -5,7 +5,10 @@ A tool call's id is the one its HTTP output carries. Where the output carries no
 log records it under the output's response id (`NativeCapture.assigned_tool_ids`),
 stands in — only when the native list names the same tools in the same order as the
 output; a list that does not fit assigns nothing and is a `native_log_problem`.
-Position inside one output is its structure, not request order.
+Position inside one output is its structure, not request order. A harness that sends a
+tool call back under another id (`NativeCapture.replayed_tool_ids`: OpenClaw's
+`call_probe_1` -> `callprobe1`) has its results found under that id; the relation keeps
+the output's own id, and the manifest lists each such mapping (`tool_id_map`).
 """
 
 from __future__ import annotations
@@ -25,10 +28,13 @@ def tool_refs_of(
     """Per call, per emitted tool call, the id its results carry; and the problems found
     (one message per native list that does not fit its output)."""
     assigned = native.assigned_tool_ids if native is not None else {}
+    replayed = native.replayed_tool_ids if native is not None else {}
     out: list[ToolIds] = []
     problems: list[str] = []
     for call in calls:
-        own: ToolIds = tuple(t.id for t in call.emitted)
+        own: ToolIds = tuple(
+            replayed.get(t.id, t.id) if t.id is not None else None for t in call.emitted
+        )
         listed = assigned.get(call.response_id) if call.response_id is not None else None
         if listed is None:
             out.append(own)
@@ -41,10 +47,5 @@ def tool_refs_of(
             )
             out.append(own)
             continue
-        out.append(
-            tuple(
-                t.id if t.id is not None else a.id
-                for t, a in zip(call.emitted, listed, strict=True)
-            )
-        )
+        out.append(tuple(o if o is not None else a.id for o, a in zip(own, listed, strict=True)))
     return out, problems

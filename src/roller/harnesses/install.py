@@ -9,6 +9,10 @@ is redone. Rules kept:
 - after installing, the version actually installed is read back from the package's own
   metadata and must equal the pin;
 - idempotent: an intact install is reused (CI keeps the cache between runs);
+- a pin's `runtime` (a Node the machine lacks, from npm) is installed into the same
+  prefix first, at its exact version, and the package is then installed with the
+  runtime's bin directory first on PATH, so npm and every install script run under it;
+  the marker records it and an install whose runtime differs from the pin is redone;
 - `install_once` serializes installs of one version on one machine (a file lock), so
   concurrent samples on a Ray node wait for one install.
 """
@@ -27,7 +31,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from roller.errors import HarnessError
-from roller.harnesses.base import HarnessAdapter, Pin
+from roller.harnesses.base import HarnessAdapter, Pin, Runtime
 
 MARKER = "roller-install.json"
 
@@ -72,14 +76,22 @@ def find_installed(adapter: HarnessAdapter, version: str | None = None) -> Insta
     binary = bin_path(pin, root)
     if data.get("version") != version or not binary.exists():
         return None
+    if pin.runtime is not None and data.get("runtime") != _runtime_spec(pin.runtime):
+        return None
     return Installed(adapter.name, version, root, binary)
 
 
-def _run(argv: list[str], cwd: Path, log: Callable[[str], None]) -> None:
+def _runtime_spec(runtime: Runtime) -> str:
+    return f"{runtime.package}@{runtime.version}"
+
+
+def _run(
+    argv: list[str], cwd: Path, log: Callable[[str], None], env: dict[str, str] | None = None
+) -> None:
     log("$ " + " ".join(argv))
     try:
         proc = subprocess.Popen(
-            argv, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+            argv, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
         )
     except OSError as exc:
         raise HarnessError(f"cannot run {argv[0]}: {exc.strerror or exc}") from exc
@@ -94,6 +106,36 @@ def _run(argv: list[str], cwd: Path, log: Callable[[str], None]) -> None:
         raise HarnessError(
             f"{' '.join(argv[:3])} … failed (exit {proc.returncode}):\n" + "\n".join(tail)
         )
+
+
+def _npm_install(
+    root: Path, specs: list[str], log: Callable[[str], None], env: dict[str, str] | None = None
+) -> None:
+    argv = ["npm", "install", "--prefix", str(root), "--no-audit", "--no-fund"]
+    _run([*argv, "--loglevel=error", "--save-exact", *specs], root, log, env)
+
+
+def _install_npm(pin: Pin, version: str, root: Path, log: Callable[[str], None]) -> str | None:
+    """npm-install the pin (its runtime first) into `root`; the version installed."""
+    if shutil.which("npm") is None:
+        raise HarnessError("npm is not on PATH; install Node.js (>= 20) and npm first")
+    (root / "package.json").write_text('{"name": "roller-harness", "private": true}\n')
+    env: dict[str, str] | None = None
+    if pin.runtime is not None:
+        runtime = pin.runtime
+        _npm_install(root, [_runtime_spec(runtime)], log)
+        got = _installed_npm_version(root, runtime.package)
+        if got != runtime.version:
+            raise HarnessError(
+                f"{runtime.package}: asked for {runtime.version}, the registry installed "
+                f"{got or 'nothing'}"
+            )
+        # npm is a node script (`#!/usr/bin/env node`): with the runtime first on PATH,
+        # npm and the package's install scripts run under the runtime, not the machine's.
+        bin_dir = str(root / "node_modules" / ".bin")
+        env = {**os.environ, "PATH": os.pathsep.join([bin_dir, os.environ.get("PATH", "")])}
+    _npm_install(root, [f"{pin.package}@{version}", *pin.extra_packages], log, env)
+    return _installed_npm_version(root, pin.package)
 
 
 def _installed_npm_version(root: Path, package: str) -> str | None:
@@ -139,25 +181,7 @@ def install(
         shutil.rmtree(root)
     root.mkdir(parents=True)
     if pin.registry == "npm":
-        if shutil.which("npm") is None:
-            raise HarnessError("npm is not on PATH; install Node.js (>= 20) and npm first")
-        (root / "package.json").write_text('{"name": "roller-harness", "private": true}\n')
-        specs = [f"{pin.package}@{version}", *pin.extra_packages]
-        _run(
-            [
-                "npm",
-                "install",
-                "--prefix",
-                str(root),
-                "--no-audit",
-                "--no-fund",
-                "--loglevel=error",
-                *specs,
-            ],
-            root,
-            log,
-        )
-        got = _installed_npm_version(root, pin.package)
+        got = _install_npm(pin, version, root, log)
     else:
         _run([sys.executable, "-m", "venv", str(root / "venv")], root, log)
         specs = [f"{pin.package}=={version}", *pin.extra_packages]
@@ -189,6 +213,8 @@ def install(
         "bin": str(binary.relative_to(root)),
         "installed_at": datetime.now(UTC).isoformat(timespec="seconds"),
     }
+    if pin.runtime is not None:
+        marker["runtime"] = _runtime_spec(pin.runtime)
     (root / MARKER).write_text(json.dumps(marker, indent=2) + "\n")
     return Installed(adapter.name, version, root, binary)
 

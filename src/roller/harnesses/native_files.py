@@ -64,3 +64,18 @@ def snapshot_sqlite(db: Path, dest: Path) -> None:
             partial.replace(dest)
         finally:
             partial.unlink(missing_ok=True)
+
+
+def consolidate_sqlite(db: Path, dest: Path) -> None:
+    """`db` (with its -wal and -shm) as one self-contained file at `dest`.
+
+    A missing database writes nothing, and one SQLite cannot read is copied as the raw
+    files: the reader reports both (failures are data).
+    """
+    if not db.is_file():
+        return
+    try:
+        snapshot_sqlite(db, dest)
+    except sqlite3.Error:
+        # Kept as they were, so the reader reports a store that is not a consolidated copy.
+        copy_sqlite_parts(db, dest)

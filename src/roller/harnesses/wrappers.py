@@ -15,7 +15,12 @@ None — it binds to nothing):
   JSON naming the string under `names_key` (or names nothing);
 - `NotificationPart`: a text part opening with one of `openings` and holding a whole
   `element` (a `trailer` after it is allowed), naming what `names` (a regex, group 1)
-  finds inside.
+  finds inside;
+- `MarkedPart`: a text part whose start matches `marker` (a regex: OpenClaw stamps its
+  announce block with a date first), naming what `names` (group 1) finds inside. With
+  `bars_unbound`, such a notification that binds to no delivered result bars the main
+  trajectory (`notification_unbound`): the harness's own store is the only proof of which
+  run it belongs to, so an unbound one cannot be placed.
 Only top-level parts of a message whose role is in `roles` (and, with `message_type`,
 whose item `type`, absent meaning `message`, is that) are examined; the first part
 shape that matches a part wins.
@@ -59,7 +64,16 @@ class NotificationPart:
     binds: Binding | None = None
 
 
-PartShape = ElementPart | NotificationPart
+@dataclass(frozen=True)
+class MarkedPart:
+    kind: InjectionKind
+    marker: re.Pattern[str]
+    names: re.Pattern[str]
+    binds: Binding | None = None
+    bars_unbound: bool = False
+
+
+PartShape = ElementPart | NotificationPart | MarkedPart
 
 
 @dataclass(frozen=True)

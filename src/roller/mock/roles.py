@@ -14,6 +14,13 @@ package's profile); `role_tools()` merges them over the harness registry. Rules 
   an agent name), and finally the scenario's explicit `arguments`, which always win.
 - Everything derived from the context (Codex v1 `wait_agent` targets) comes from this
   request's own history: the spawn results it carries.
+- A tool a harness defers behind a bridge (`ToolHints.bridge`: OpenClaw's Tool Search
+  `tool_call{id, args}`) resolves when the request offers the bridge and its system text
+  names the deferred tool; the call is made through the bridge, its arguments filled from
+  the schema the harness declares for the deferred tool. A bridged call in the context
+  counts as a call of the tool it names (`called`, `not_called`).
+- User texts a harness wrote itself that quote a child's task back (`quoting_wrappers`,
+  OpenClaw's announce block) are not what the user wrote (`authored_user_texts`).
 """
 
 from __future__ import annotations
@@ -26,7 +33,7 @@ from typing import Any
 
 from roller.harnesses import registry
 from roller.harnesses.registry import Registry
-from roller.harnesses.tools import ROLES, Role
+from roller.harnesses.tools import ROLES, Role, ToolBridge
 from roller.mock.arguments import fill
 from roller.mock.reply import ToolCallOut
 from roller.mock.request_view import ContextCall, OfferedTool, RequestView
@@ -53,9 +60,45 @@ def _constants(reg: Registry) -> dict[str, dict[str, Any]]:
     return out
 
 
+def _fork_arguments(reg: Registry) -> dict[str, dict[str, Any]]:
+    out: dict[str, dict[str, Any]] = {}
+    for harness in reg.harnesses:
+        for tool, values in harness.tools.fork_arguments.items():
+            out.setdefault(tool, {}).update(values)
+    return out
+
+
+def _bridges(reg: Registry) -> tuple[ToolBridge, ...]:
+    return tuple(h.tools.bridge for h in reg.harnesses if h.tools.bridge is not None)
+
+
+def _quoting(reg: Registry) -> tuple[re.Pattern[str], ...]:
+    return tuple(re.compile(p) for h in reg.harnesses for p in h.tools.quoting_wrappers)
+
+
 def role_tools() -> dict[Role, tuple[str, ...]]:
     """role -> every registered harness's tool names for it, in order of preference."""
     return registry().derived(_merged_roles)
+
+
+def quotes_a_task(text: str) -> bool:
+    """Whether a harness wrote this user text itself, quoting a child's task back."""
+    return any(p.match(text) for p in registry().derived(_quoting))
+
+
+def authored_user_texts(view: RequestView) -> list[str]:
+    """The request's user texts minus those a harness wrote quoting a child's task."""
+    return [t for t in view.user_texts if not quotes_a_task(t)]
+
+
+def _bridged_name(call: ContextCall) -> str | None:
+    """The tool a bridge call in the context runs, when `call` is one."""
+    for bridge in registry().derived(_bridges):
+        if call.name == bridge.tool and isinstance(call.arguments, dict):
+            name = call.arguments.get(bridge.name_field)
+            if isinstance(name, str):
+                return name
+    return None
 
 
 # Parameters a role takes in a scenario (name -> accepted Python types), and the required ones.
@@ -115,7 +158,11 @@ def calls_of(view: RequestView, wanted: frozenset[str]) -> list[ContextCall]:
     found = []
     for call in view.calls:
         qualified = call.name if call.namespace is None else f"{call.namespace}.{call.name}"
-        if {role_of(call.name), call.name, qualified} & wanted:
+        names = {role_of(call.name), call.name, qualified}
+        bridged = _bridged_name(call)
+        if bridged is not None:
+            names |= {role_of(bridged), bridged}
+        if names & wanted:
             found.append(call)
     return found
 
@@ -133,9 +180,17 @@ def resolve_call(spec: CallSpec, view: RequestView) -> ToolCallOut | None:
     else:
         assert spec.role is not None
         tool = _tool_for(spec.role, view, spec.params)
+        bridge = None
         if tool is None:
-            return None
+            tool, bridge = _bridged_tool(spec.role, view, spec.params)
+            if tool is None:
+                return None
         arguments = _role_arguments(spec.role, tool, spec.params, view)
+        if bridge is not None:
+            if isinstance(arguments, dict):
+                arguments.update(spec.arguments)
+            wrapped = {bridge.name_field: tool.name, bridge.args_field: arguments}
+            return ToolCallOut(name=bridge.tool, arguments=wrapped)
     if not isinstance(arguments, dict):
         arguments = {}
     arguments.update(spec.arguments)
@@ -148,14 +203,33 @@ def resolve_call(spec: CallSpec, view: RequestView) -> ToolCallOut | None:
     )
 
 
-def _tool_for(role: Role, view: RequestView, params: Mapping[str, Any]) -> OfferedTool | None:
+def _bridged_tool(
+    role: Role, view: RequestView, params: Mapping[str, Any]
+) -> tuple[OfferedTool | None, ToolBridge | None]:
+    """The deferred tool a role reaches through an offered bridge (see the docstring)."""
+    names = _role_names(role, params)
+    for bridge in registry().derived(_bridges):
+        if view.offered(bridge.tool) is None:
+            continue
+        for name in names:
+            schema = bridge.deferred.get(name)
+            if schema is not None and name in view.system_text:
+                return OfferedTool(name=name, schema=dict(schema)), bridge
+    return None, None
+
+
+def _role_names(role: Role, params: Mapping[str, Any]) -> tuple[str, ...]:
     names = role_tools()[role]
     if role == "spawn":
         # A harness's fork spawn may be its own tool; only a forking spawn uses it.
         fork = registry().derived(_fork_spawn)
         first = fork if params.get("fork") else ()
         names = first + tuple(n for n in names if n not in fork)
-    for name in names:
+    return names
+
+
+def _tool_for(role: Role, view: RequestView, params: Mapping[str, Any]) -> OfferedTool | None:
+    for name in _role_names(role, params):
         tool = next((t for t in view.tools if t.name == name), None)
         if tool is not None:
             return tool
@@ -196,6 +270,8 @@ def _role_arguments(
             args[name] = value
     if role == "spawn":
         _spawn_arguments(args, schema, params)
+        if params.get("fork"):
+            args.update(registry().derived(_fork_arguments).get(tool.name, {}))
         if params.get("resume") and _has(schema, "task_id"):
             resumed = spawned_task_ids(view)
             if resumed:

@@ -27,7 +27,7 @@ from typing import Any
 from roller.mock.arguments import fill
 from roller.mock.reply import Reply
 from roller.mock.request_view import RequestKind, RequestView
-from roller.mock.roles import CallSpec, calls_of, resolve_call
+from roller.mock.roles import CallSpec, authored_user_texts, calls_of, resolve_call
 
 DEFAULT_TEXT = "done"
 DEFAULT_TITLE = "Roller mock session"
@@ -83,8 +83,8 @@ class Match:
         # Haystacks are built only for the matchers a rule uses: contexts can be large.
         texts: list[tuple[tuple[str, ...], Callable[[], list[str]]]] = [
             (self.system_contains, lambda: [view.system_text]),
-            (self.user_text_contains, lambda: view.user_texts),
-            (self.last_user_text_contains, lambda: [view.last_user_text]),
+            (self.user_text_contains, lambda: authored_user_texts(view)),
+            (self.last_user_text_contains, lambda: authored_user_texts(view)[-1:]),
             (self.tool_result_contains, lambda: [e.text for e in view.tool_results]),
             (self.last_tool_result_contains, lambda: [view.last_tool_result]),
             (self.context_contains, lambda: [view.context_text]),
@@ -111,6 +111,8 @@ class Rule:
     text: str | None = None
     calls: tuple[CallSpec, ...] = ()
     json: Mapping[str, Any] | None = None
+    # this rule's own pause between streamed events (None: the scenario's `delay_ms`)
+    delay_ms: int | None = None
 
     def reply(self, view: RequestView) -> Reply | None:
         """This rule's reply to `view`, or None when a tool call it makes isn't offered."""
@@ -131,6 +133,7 @@ class Decision:
 
     rule: str
     reply: Reply
+    delay_ms: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,7 +152,7 @@ class Scenario:
             if rule.match.holds(view):
                 reply = rule.reply(view)
                 if reply is not None:
-                    return Decision(rule.name, reply)
+                    return Decision(rule.name, reply, rule.delay_ms)
                 if view.deferred:
                     return Decision(f"{rule.name}: look up tools", Reply(lookups=view.deferred))
         kind = view.kind

@@ -50,6 +50,7 @@ _RULE_KEYS = {
     "text",
     "tool_calls",
     "json",
+    "delay_ms",
     *_STRING_LIST_MATCHERS,
 }
 _KINDS: tuple[RequestKind, ...] = get_args(RequestKind)
@@ -139,7 +140,12 @@ def _rule(where: _Where, raw: Mapping[str, Any]) -> Rule:
         raise where.error("`json` cannot be combined with `text` or `tool_calls`")
     if given_json is None and not calls and text is None:
         raise where.error("a rule needs a reply: `text`, `tool_calls` or `json`")
-    return Rule(name=where.name, match=match, text=text, calls=calls, json=given_json)
+    delay = raw.get("delay_ms")
+    if delay is not None and (not isinstance(delay, int) or isinstance(delay, bool) or delay < 0):
+        raise where.error("`delay_ms` must be a non-negative integer")
+    return Rule(
+        name=where.name, match=match, text=text, calls=calls, json=given_json, delay_ms=delay
+    )
 
 
 def _turn(where: _Where, raw: Any) -> tuple[int | None, int | None]:

@@ -215,7 +215,7 @@ class MockModel:
                 "Cache-Control": "no-cache",
             }
         )
-        delay = self.delay_ms / 1000
+        delay = (self.delay_ms if decision.delay_ms is None else decision.delay_ms) / 1000
         try:
             await response.prepare(request)
             for index, event in enumerate(events):

@@ -56,7 +56,6 @@ from __future__ import annotations
 
 import json
 import re
-import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -72,7 +71,7 @@ from roller.harnesses.base import (
 )
 from roller.harnesses.harness import Harness
 from roller.harnesses.launch import checked_launch, harness_env, passed_credentials
-from roller.harnesses.native_files import copy_sqlite_parts, copy_tree, snapshot_sqlite
+from roller.harnesses.native_files import consolidate_sqlite, copy_tree
 from roller.harnesses.opencode.acceptance import ACCEPTANCE
 from roller.harnesses.opencode.native import read_native
 from roller.harnesses.opencode.profile import NAME, TOOLS, WIRE
@@ -247,19 +246,8 @@ class OpenCodeAdapter:
     read_native = staticmethod(read_native)
 
 
-def consolidate_db(db: Path, dest: Path) -> None:
-    """`db` (with its -wal and -shm) as one self-contained file at `dest`.
-
-    A missing database writes nothing, and one SQLite cannot read is copied as the raw
-    files: the reader reports both (failures are data).
-    """
-    if not db.is_file():
-        return
-    try:
-        snapshot_sqlite(db, dest)
-    except sqlite3.Error:
-        # Kept as they were, so the reader reports a store that is not a consolidated copy.
-        copy_sqlite_parts(db, dest)
+# The database copy shared by every SQLite-keeping harness (kept under its old name).
+consolidate_db = consolidate_sqlite
 
 
 HARNESS = Harness(
