@@ -7,6 +7,7 @@ Modes (argv[1]):
 - `sdks`: three calls, one per SDK surface — Anthropic Messages, OpenAI Chat
   Completions, OpenAI Responses — no identity headers;
 - `delegate`: a root call and a child call, declared with roller's x-roller-* headers;
+- `delegate-slow`: the same, 3 s apart (time for a test to kill the node it runs on);
 - `fail`: one call, then exit status 3.
 """
 
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 
 import anthropic
 import openai
@@ -33,9 +35,11 @@ if MODE == "sdks":
     chat = openai.OpenAI()
     chat.chat.completions.create(model="mock-model", messages=[{"role": "user", "content": PROMPT}])
     chat.responses.create(model="mock-model", input=PROMPT)
-elif MODE == "delegate":
+elif MODE in ("delegate", "delegate-slow"):
     session = {"x-roller-session-id": "delegating-1"}
     ask(anthropic.Anthropic(default_headers=session))
+    if MODE == "delegate-slow":
+        time.sleep(3)
     ask(anthropic.Anthropic(default_headers={**session, "x-roller-agent-id": "helper-1"}))
 elif MODE == "fail":
     ask(anthropic.Anthropic())

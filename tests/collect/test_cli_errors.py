@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from tests.support.captures import roller
@@ -102,3 +103,21 @@ def test_resume_takes_no_new_tasks(tmp_path: Path) -> None:
     assert "it takes no --prompt" in proc.stderr
     missing = roller("collect", "--resume", str(tmp_path / "nothing"))
     assert missing.returncode == 2 and "no run.json there" in missing.stderr
+
+
+def test_executor_ray_without_ray_says_how_to_install_it(tmp_path: Path) -> None:
+    # A `ray` that cannot be imported, ahead of the installed one on the path.
+    shadow = tmp_path / "no-ray" / "ray"
+    shadow.mkdir(parents=True)
+    (shadow / "__init__.py").write_text(
+        "raise ModuleNotFoundError(\"No module named 'ray'\", name='ray')\n"
+    )
+    run_dir = tmp_path / "run"
+    proc = roller(
+        "collect", "--harness", "generic", "--api-base", "mock:plain", "--run-dir",
+        str(run_dir), "--executor", "ray", "--", "true",
+        env={**os.environ, "PYTHONPATH": str(shadow.parent)},
+    )  # fmt: skip
+    assert proc.returncode == 2, proc.stderr
+    assert "pip install 'roller[ray]'" in proc.stderr and "Traceback" not in proc.stderr
+    assert not run_dir.exists()

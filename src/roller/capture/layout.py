@@ -10,6 +10,7 @@ RUN_DIR/
     sample.json
     capture/attempt-NNNN/   manifest.json calls.jsonl relations.jsonl [contexts.blobs] [raw/]
     trajectory/attempt-NNNN.json   the attempt's main trajectory (derived, regenerable)
+    lost/attempt-NNNN.json   why an attempt was lost (its worker died; the attempt is interrupted)
 ```
 Inside `raw/` (debug material, removed per retention): `tape/` (the proxy's segments),
 `native/` (the harness's native logs, copied), `harness/` (stdout, stderr, launch plan),
@@ -134,6 +135,10 @@ class SamplePaths:
     def trajectory_file(self, number: int) -> Path:
         """The main trajectory derived from attempt `number` (derived data, regenerable)."""
         return self.trajectory / f"attempt-{number:04d}.json"
+
+    def lost_file(self, number: int) -> Path:
+        """Why attempt `number` was lost: its runner died elsewhere (a Ray worker or node)."""
+        return self.root / "lost" / f"attempt-{number:04d}.json"
 
     def attempt(self, number: int) -> AttemptPaths:
         return AttemptPaths(self.capture / f"attempt-{number:04d}")

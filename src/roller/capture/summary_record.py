@@ -50,7 +50,8 @@ class AttemptSummary(Record):
     )
     problems: list[str] = Field(
         description="Why it is invalid: each validation problem (`code: where: message`) "
-        "or why it could not be recovered; empty otherwise."
+        "or why it could not be recovered; for an interrupted attempt whose runner was "
+        "lost (a Ray worker or node died), `lost: REASON`; empty otherwise."
     )
 
 

@@ -26,7 +26,13 @@ from roller.capture.reader import read_run_config
 from roller.cli.progress import RunDisplay, summary_table
 from roller.cli.sample_report import exit_code, finish_single
 from roller.collect.collection import RunEvent, RunRequest, RunResult, collect_run
-from roller.collect.executor import LocalExecutor
+from roller.collect.executor import (
+    EXECUTORS,
+    Executor,
+    ExecutorChoice,
+    ExecutorName,
+    make_executor,
+)
 from roller.collect.runs import RunSpec, resumed_spec
 from roller.collect.tasks import Task
 from roller.errors import UsageError
@@ -154,9 +160,34 @@ def _capture_calls_help() -> str:
 @click.option(
     "--concurrency",
     type=click.IntRange(min=1),
-    default=1,
+    help="Samples collected at once, each with its own proxy, scratch dirs and harness. "
+    "Default 1; with --executor ray, as many as the cluster's CPUs allow.",
+)
+@click.option(
+    "--executor",
+    type=click.Choice(EXECUTORS),
+    default="local",
     show_default=True,
-    help="Samples collected at once, each with its own proxy, scratch dirs and harness.",
+    help="Where samples run: in this process, or as tasks on a Ray cluster "
+    "(pip install 'roller[ray]'; docs/scale.md).",
+)
+@click.option(
+    "--ray-address",
+    help="The Ray cluster: auto (the one `ray start` runs here), ray://HOST:PORT, or "
+    "none given: a Ray started for this run on this machine.",
+)
+@click.option(
+    "--cpus-per-sample",
+    type=click.FloatRange(min=0, min_open=True),
+    default=1.0,
+    show_default=True,
+    help="CPUs Ray reserves for each sample (--executor ray).",
+)
+@click.option(
+    "--shared-run-dir",
+    is_flag=True,
+    help="Every Ray node sees the run directory at the same path: samples write it "
+    "directly instead of coming back as archives (--executor ray).",
 )
 @click.option(
     "--attempts",
@@ -186,6 +217,8 @@ def command(ctx: click.Context, /, **flags: object) -> int:
       roller collect --harness claude-code --api-base mock:spawn-one --capture-calls \\
           --tasks tasks.jsonl --run-dir runs/many --concurrency 4 --attempts 2
       roller collect --resume runs/many
+      roller collect --harness claude-code --api-base mock:spawn-one --capture-calls \\
+          --tasks tasks.jsonl --run-dir runs/many --executor ray --ray-address auto
 
     Several prompts run one after the other in the same scratch HOME and work dir, each
     after the previous turn exited; a later turn resumes the root conversation the
@@ -201,11 +234,34 @@ def command(ctx: click.Context, /, **flags: object) -> int:
     is complete, 1 otherwise (the captures are written either way), 130 when stopped.
     """
     request, single = _request(ctx, flags)
+    executor = make_executor(_executor_choice(flags))
+    try:
+        return _collect(request, single, flags, executor)
+    finally:
+        executor.close()
+
+
+def _executor_choice(flags: dict[str, object]) -> ExecutorChoice:
+    name: ExecutorName = "ray" if flags["executor"] == "ray" else "local"
+    cpus = flags["cpus_per_sample"]
+    assert isinstance(cpus, float)
+    concurrency = flags["concurrency"]
+    return ExecutorChoice(
+        name=name,
+        concurrency=concurrency if isinstance(concurrency, int) else None,
+        ray_address=_str(flags["ray_address"]),
+        cpus_per_sample=cpus,
+        shared_run_dir=bool(flags["shared_run_dir"]),
+    )
+
+
+def _collect(
+    request: RunRequest, single: bool, flags: dict[str, object], executor: Executor
+) -> int:
     err = Console(stderr=True, highlight=False)
     notice = model_notice(request.spec)
     if notice is not None:
         err.print(notice, markup=False, soft_wrap=True)  # one line, never wrapped
-    executor = LocalExecutor(_int(flags["concurrency"]))
     if single:
         with err.status("starting…") as status:
 
@@ -234,11 +290,6 @@ def model_notice(spec: RunSpec) -> str | None:
     if not isinstance(adapter, ModelNoticeAdapter):
         return None
     return adapter.model_notice(None, spec.harness_version or adapter.pin.version)
-
-
-def _int(value: object) -> int:
-    assert isinstance(value, int)
-    return value
 
 
 def _str(value: object) -> str | None:
@@ -414,7 +465,7 @@ def read_prompts(prompts: tuple[str, ...], prompts_file: Path | None) -> tuple[s
 
 
 async def _until_interrupted(
-    request: RunRequest, on_event: Callable[[RunEvent], None], executor: LocalExecutor
+    request: RunRequest, on_event: Callable[[RunEvent], None], executor: Executor
 ) -> RunResult:
     """The first Ctrl-C (or SIGTERM) stops the running harnesses and still publishes
     their captures, and starts no more; a second one interrupts roller itself."""

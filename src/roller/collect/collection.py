@@ -11,9 +11,11 @@ Order, and why (docs/collect.md):
 2. The harness is installed when missing; run.json, the task snapshot and each
    sample.json are written.
 3. Each sample that is not finished gets attempts from the executor (at most
-   `--concurrency` at once, `roller.collect.executor`) until one succeeds or its budget
-   (`--attempts`) is used; every attempt is judged like a resumed one, so what this run
-   collects and what a later `--resume` reuses are decided by the same rules. A failing
+   `--concurrency` at once, `roller.collect.executor`: local, or Ray) until one succeeds
+   or its budget (`--attempts`) is used; every attempt is judged like a resumed one, so
+   what this run collects and what a later `--resume` reuses are decided by the same
+   rules, whichever executor ran it. An attempt the executor lost (its worker died) is
+   recorded here as interrupted (`roller.collect.lost`) and the sample gets a new one. A failing
    sample never stops the run; Ctrl-C (`stop`) ends the running attempts (published as
    interrupted) and starts no more.
 4. `summary.json` is written from the judged attempts, whatever happened.
@@ -34,6 +36,7 @@ from roller.capture.layout import RunPaths
 from roller.capture.reader import dump_json
 from roller.capture.summary_record import RunSummary, SampleStatus, SampleSummary
 from roller.collect.executor import Executor, LocalExecutor
+from roller.collect.lost import AttemptLost, record_lost
 from roller.collect.runs import RunSpec, check_run, now_rfc3339, open_run, open_sample
 from roller.collect.session import AttemptDone, AttemptJob
 from roller.collect.tasks import (
@@ -53,6 +56,10 @@ from roller.harnesses import adapter_for
 from roller.harnesses.install import find_installed, install
 from roller.harnesses.options import resolve_options
 from roller.mock.scenario_files import load_scenario
+
+# Lost attempts (the runner's worker or node died) made good per sample per invocation;
+# they use none of `--attempts` (the harness did not decide them).
+LOST_RETRIES = 3
 
 
 @dataclass(frozen=True)
@@ -138,6 +145,8 @@ def _describe(verdict: AttemptVerdict) -> str:
         f"{name} {verdict.outcome} (execution {m.execution_status}, capture "
         f"{m.capture_status}, {m.counts.calls} calls, {m.counts.exportable_calls} exportable)"
     )
+    if verdict.lost:
+        text += f"; lost: {verdict.lost}"
     return ("recovered from raw/: " if verdict.recovered else "") + text
 
 
@@ -283,26 +292,41 @@ class _Scheduler:
             keep_scratch=self.request.keep_scratch,
         )
 
-    async def _attempt(self, task: Task) -> AttemptDone | None:
+    async def _attempt(self, task: Task) -> tuple[AttemptDone | None, AttemptVerdict | None]:
+        """One attempt from the executor, judged; a lost one is recorded first."""
+
         def report(text: str, calls: int) -> None:
             self.board.live[task.id] = calls
             self.emit(None, task.id, text)
 
-        done = await self.executor.run(self._job(task), report, self.stop)
+        job = self._job(task)
+        done = await self.executor.run(job, report, self.stop)
         self.board.calls_done += self.board.live.pop(task.id, 0)
-        return done
+        if done is None:
+            return None, None
+        if isinstance(done, AttemptLost):
+            return None, judge_attempt(record_lost(job, done), collected_now=True)
+        return done, judge_attempt(done.attempt, collected_now=True)
 
     async def _collect(self, task: Task, verdict: SampleVerdict) -> SampleResult:
-        """Attempts until one succeeds or the budget is used (at least one)."""
+        """Attempts until one succeeds or the budget is used (at least one). A lost
+        attempt (its runner died) uses none of the budget, but at most LOST_RETRIES of
+        them are made good in one invocation, so a failing cluster still ends the run."""
         last: AttemptDone | None = None
         tries = max(self.budget - verdict.used(), 1)
-        for n in range(1, tries + 1):
-            done = None if self.stopped else await self._attempt(task)
-            if done is None:
+        n = lost = 0
+        while n < tries and not self.stopped:
+            done, judged = await self._attempt(task)
+            if judged is None:
                 break
-            last = done
-            judged = judge_attempt(done.attempt, collected_now=True)
             verdict = verdict.with_attempt(judged)
+            if done is None:
+                lost += 1
+                if lost > LOST_RETRIES or self.stopped:
+                    break
+                self.emit(f"{task.id}: {_describe(judged)}; a new attempt", task.id)
+                continue
+            n, last = n + 1, done
             if judged.outcome == "succeeded" or n == tries or self.stopped:
                 break
             self.emit(f"{task.id}: {_describe(judged)}; another attempt ({n + 1}/{tries})", task.id)
@@ -310,10 +334,11 @@ class _Scheduler:
         status: SampleStatus = "not_run" if latest is None else (
             "succeeded" if latest.outcome == "succeeded" else "failed"
         )  # fmt: skip
-        self.board.finished_now += last is not None
+        ran = n + lost > 0
+        self.board.finished_now += ran
         self.board.succeeded += status == "succeeded"
         self.board.failed += status == "failed"
-        news = f"{task.id}: {_describe(latest)}" if last is not None and latest else None
+        news = f"{task.id}: {_describe(latest)}" if ran and latest else None
         self.emit(news, task.id)
         return SampleResult(task, verdict, status, False, last)
 

@@ -117,7 +117,8 @@ def base_urls(proxy_url: str) -> dict[str, str]:
     return {"anthropic": proxy_url, "openai": f"{proxy_url}/v1", "gemini": proxy_url}
 
 
-def _inputs(job: AttemptJob, profile: str | None) -> AttemptInputs:
+def attempt_inputs(job: AttemptJob, profile: str | None) -> AttemptInputs:
+    """`raw/attempt.json` as written before launch: a fresh scope, no end yet."""
     return AttemptInputs(
         schema_="roller.attempt/v1",
         capture_scope=secrets.token_hex(6),
@@ -204,7 +205,7 @@ async def run_attempt(
     adapter = adapter_for(job.spec.harness)
     spec, task, attempt = job.spec, job.task, job.attempt
     attempt.raw.mkdir(parents=True)  # exclusively: the attempt is this runner's
-    inputs = _inputs(job, adapter.profile)
+    inputs = attempt_inputs(job, adapter.profile)
     atomic_write(attempt.attempt_inputs, dump_json(inputs))
     scratch, dirs = _scratch(job)
     mock: RunningMock | None = None

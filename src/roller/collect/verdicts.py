@@ -15,8 +15,9 @@ Rules kept:
   recorded (`raw/scratch.json`), when it is still there, and the scratch is removed;
 
 - a valid attempt `succeeded` when its execution completed and its capture is complete;
-  it is `interrupted` when its harness was killed (timeout, Ctrl-C, roller's death), else
-  `failed`;
+  it is `interrupted` when its harness was killed (timeout, Ctrl-C, roller's death, or
+  the death of the Ray worker or node it ran on: `roller.collect.lost`, whose reason the
+  verdict carries), else `failed`;
 - a sample is finished (reused as it is) when its latest attempt is valid and terminal:
   it succeeded, or the sample has used its budget of `--attempts` failed attempts.
   Interrupted and invalid attempts never count against the budget: the harness did not
@@ -39,6 +40,7 @@ from roller.capture.models import AttemptInputs, Manifest
 from roller.capture.reader import read_attempt, read_json_model, read_manifest
 from roller.capture.summary_record import AttemptOutcome, AttemptSummary
 from roller.capture.trajectory_record import TrajectoryRecord
+from roller.collect.lost import lost_reason
 from roller.collect.session import read_scratch_record
 from roller.errors import RollerError
 from roller.export.trajectory_file import read_trajectory, write_trajectory
@@ -54,6 +56,7 @@ class AttemptVerdict:
     problems: tuple[str, ...] = ()
     recovered: bool = False
     collected_now: bool = False
+    lost: str | None = None  # why its runner was lost (`roller.collect.lost`)
 
     @property
     def counts(self) -> bool:
@@ -72,7 +75,7 @@ class AttemptVerdict:
             calls=m.counts.calls if m else 0,
             exportable_calls=m.counts.exportable_calls if m else 0,
             wall_s=wall_s(m) if m else None,
-            problems=list(self.problems),
+            problems=[*self.problems, *([f"lost: {self.lost}"] if self.lost else [])],
         )
 
 
@@ -107,7 +110,9 @@ def judge_attempt(attempt: AttemptPaths, collected_now: bool = False) -> Attempt
         manifest = None if report.unreadable else _manifest_or_none(attempt)
         return AttemptVerdict(attempt, "invalid", manifest, problems, recovered, collected_now)
     manifest = read_manifest(attempt)
-    return AttemptVerdict(attempt, _outcome(manifest), manifest, (), recovered, collected_now)
+    outcome = _outcome(manifest)
+    lost = lost_reason(attempt) if outcome == "interrupted" else None
+    return AttemptVerdict(attempt, outcome, manifest, (), recovered, collected_now, lost)
 
 
 def _recover(attempt: AttemptPaths) -> None:

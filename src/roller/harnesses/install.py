@@ -12,11 +12,14 @@ is redone. Rules kept:
 - a pin's `runtime` (a Node the machine lacks, from npm) is installed into the same
   prefix first, at its exact version, and the package is then installed with the
   runtime's bin directory first on PATH, so npm and every install script run under it;
-  the marker records it and an install whose runtime differs from the pin is redone.
+  the marker records it and an install whose runtime differs from the pin is redone;
+- `install_once` serializes installs of one version on one machine (a file lock), so
+  concurrent samples on a Ray node wait for one install.
 """
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import shutil
@@ -214,3 +217,22 @@ def install(
         marker["runtime"] = _runtime_spec(pin.runtime)
     (root / MARKER).write_text(json.dumps(marker, indent=2) + "\n")
     return Installed(adapter.name, version, root, binary)
+
+
+def install_once(
+    adapter: HarnessAdapter,
+    version: str | None = None,
+    log: Callable[[str], None] = lambda _line: None,
+) -> Installed:
+    """`install`, under an exclusive file lock in the cache: concurrent callers on one
+    machine (several Ray samples starting on one node) wait for one install, then all
+    find it intact, instead of racing on the same directory."""
+    version = version or adapter.pin.version
+    found = find_installed(adapter, version)
+    if found is not None:
+        return found
+    lock = cache_root() / "harnesses" / f".{adapter.name}-{version}.lock"
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    with open(lock, "a") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)  # released when the file closes
+        return install(adapter, version, log)
