@@ -37,6 +37,7 @@ LAYOUT_FILES: dict[str, tuple[str, ...]] = {
     "compact/v3": (CALLS, RELATIONS, CONTEXTS),
 }
 RAW = "raw"
+RAW_DISCARDED = "raw.discarded"
 
 _SAMPLE_ID = re.compile(r"^[A-Za-z0-9_.\-]{1,128}$")
 _ATTEMPT_DIR = re.compile(r"^attempt-(\d{4,})$")
@@ -74,6 +75,12 @@ class AttemptPaths:
     @property
     def raw(self) -> Path:
         return self.root / RAW
+
+    @property
+    def raw_discarded(self) -> Path:
+        """Where publication moves raw/ it cleans until the manifest is written
+        (`roller.capture.writer.settle_raw`)."""
+        return self.root / RAW_DISCARDED
 
     @property
     def tape(self) -> Path:

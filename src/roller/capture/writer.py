@@ -5,9 +5,13 @@ Order (`docs/protocol.md`, "Integrity and publication"):
    hashed as written: a capture of any size is never held in memory);
 2. read them back and check they hash to exactly what was written (integrity);
 3. clean `raw/` per retention — the records were already built knowing whether raw/
-   survives, so cleanup never changes a status or leaves a dangling reference;
+   survives, so cleanup never changes a status or leaves a dangling reference: raw/ is
+   renamed `raw.discarded/` (one atomic step), and removed only after step 4;
 4. hash the formal files and write `manifest.json` last, atomically.
-A crash before step 4 leaves an old or no manifest, which `roller validate` rejects.
+A crash before step 4 leaves an old or no manifest, which `roller validate` rejects, and
+raw/ whole (as `raw/` or `raw.discarded/`): `settle_raw` puts it back, so the attempt
+can be finalized again from it; a crash after step 4 leaves a `raw.discarded/` that
+`settle_raw` removes.
 """
 
 from __future__ import annotations
@@ -16,6 +20,8 @@ import os
 import shutil
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
+
+import orjson
 
 from roller.capture.files import atomic_write, atomic_write_lines, describe_file, fsync_dir
 from roller.capture.layout import CALLS, LAYOUT_FILES, RELATIONS, AttemptPaths
@@ -77,8 +83,34 @@ def publish_lines(
         if describe_file(paths.root / name) != entry:
             raise IntegrityError(f"{paths.root / name} does not hold what was just written")
     manifest = manifest_for(files)
-    if not manifest.raw_retained and paths.raw.exists():
-        shutil.rmtree(paths.raw)
+    discard = not manifest.raw_retained and paths.raw.exists()
+    if discard:
+        os.replace(paths.raw, paths.raw_discarded)
+        fsync_dir(paths.root)
     final = manifest.model_copy(update={"files": dict(files)})
     atomic_write(paths.manifest, (serialize(final) + "\n").encode("utf-8"))
+    if discard:
+        shutil.rmtree(paths.raw_discarded)
     return final
+
+
+def settle_raw(paths: AttemptPaths) -> None:
+    """Finish what a publication killed mid-cleanup left. The discarded raw/ is removed
+    only when the manifest on disk says raw/ was not retained (the publication that
+    discarded it got as far as its manifest); otherwise — no manifest, an unreadable
+    one, or an earlier one that still retains raw/ — it is put back, so the attempt can
+    be finalized again from it."""
+    if not paths.raw_discarded.exists():
+        return
+    if paths.raw.exists() or _published_without_raw(paths):
+        shutil.rmtree(paths.raw_discarded)
+    else:
+        os.replace(paths.raw_discarded, paths.raw)
+        fsync_dir(paths.root)
+
+
+def _published_without_raw(paths: AttemptPaths) -> bool:
+    try:
+        return orjson.loads(paths.manifest.read_bytes()).get("raw_retained") is False
+    except (OSError, orjson.JSONDecodeError, AttributeError):
+        return False

@@ -40,6 +40,7 @@ from roller.capture.models import AttemptInputs, Manifest
 from roller.capture.reader import read_attempt, read_json_model, read_manifest
 from roller.capture.summary_record import AttemptOutcome, AttemptSummary
 from roller.capture.trajectory_record import TrajectoryRecord
+from roller.capture.writer import settle_raw
 from roller.collect.lost import lost_reason
 from roller.collect.session import read_scratch_record
 from roller.errors import RollerError
@@ -97,6 +98,7 @@ def _outcome(manifest: Manifest) -> AttemptOutcome:
 def judge_attempt(attempt: AttemptPaths, collected_now: bool = False) -> AttemptVerdict:
     """Recover (when it has no manifest), validate and classify one attempt."""
     recovered = False
+    settle_raw(attempt)
     if not attempt.manifest.exists():
         try:
             _recover(attempt)

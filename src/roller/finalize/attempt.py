@@ -29,7 +29,7 @@ from roller.capture.models import AttemptInputs, FileEntry, Manifest, StorageLay
 from roller.capture.reader import read_json_model, read_manifest
 from roller.capture.tape import TapeIndex, index_tape
 from roller.capture.tape.format import BodyRef
-from roller.capture.writer import publish_lines, serialize
+from roller.capture.writer import publish_lines, serialize, settle_raw
 from roller.errors import CaptureFormatError
 from roller.finalize.assemble import CaptureParts, call_shell, decide, manifest, relation_records
 from roller.finalize.contexts import Contexts
@@ -45,6 +45,7 @@ def finalize_attempt(paths: AttemptPaths, layout: StorageLayout | None = None) -
     """Finalize and publish in `layout`; by default the layout the attempt is published
     in already (re-finalizing changes no byte), else the one raw/attempt.json names
     (`roller collect --storage-layout`), else compact/v2."""
+    settle_raw(paths)  # a publication killed while it cleaned raw/
     if not paths.attempt_inputs.exists():
         raise CaptureFormatError(
             f"{paths.root} has no raw/attempt.json: its debug material was cleaned "
