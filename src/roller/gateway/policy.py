@@ -15,7 +15,9 @@
 5. find or create the rows and link the parent (`roller.gateway.store`, with the tape
    exchange for the lineage audit), in a worker thread so the event loop never waits on
    the database; a store failure fails the request (500, recorded by the proxy as
-   `policy_error`): a call the gateway cannot account for is not forwarded;
+   `policy_error`): a call the gateway cannot account for is not forwarded. A plan the
+   store already answered is answered from `roller.gateway.resolutions` instead (no store
+   trip; `last_seen_at` touched through the writer at most once a second);
 6. swap the roller token for the real upstream key, and strip every other credential the
    gateway does not own (every header the redaction rules or the configured names call
    secret, every secret query parameter): outgoing changes are never recorded;
@@ -27,9 +29,10 @@ execution and response-capture statuses (`roller.capture.statuses`, the same fun
 finalize uses): for a model call the decision asks the proxy for the response body
 (`keep_response`), and the hook reads it with `roller.wire.response.read_response` after
 the client has its response, so no decoding happens on the request path. A response the
-proxy let go (over its `max_kept_response`) is judged without its body and flagged. A
-failing write is retried (`ROW_ATTEMPTS`), then raised: the proxy counts it and writes it
-on the exchange's tape record (`end_hook_error`).
+proxy let go (over its `max_kept_response`) is judged without its body and flagged. The
+row goes through the background writer (`roller.gateway.writer`: batched, one
+transaction per batch); a write that still fails after its retries is raised: the proxy
+counts it and writes it on the exchange's tape record (`end_hook_error`).
 """
 
 from __future__ import annotations
@@ -49,8 +52,10 @@ from roller.capture.statuses import ExchangeFacts, execution_status, response_ca
 from roller.gateway.config import Client, GatewayConfig
 from roller.gateway.derivation import SessionPlan, plan_session
 from roller.gateway.paths import own_route
-from roller.gateway.store import CallFacts, RequestRef, Resolution, SessionStore, StoreError
+from roller.gateway.resolutions import ResolutionCache
+from roller.gateway.store import CallFacts, RequestRef, Resolution, SessionStore
 from roller.gateway.tokens import CREDENTIAL_QUERY, presented_token, token_sha256
+from roller.gateway.writer import StoreWriter
 from roller.harnesses import identify
 from roller.identity import WireIdentity
 from roller.proxy import (
@@ -68,8 +73,6 @@ from roller.wire.types import ProtocolName
 
 log = logging.getLogger("roller.gateway")
 
-ROW_ATTEMPTS: Final = 3  # writes of a call row before its failure is raised
-_ROW_BACKOFF_S: Final = (0.05, 0.25)
 MAX_MODEL_ANNOTATION: Final = 1000  # characters of a requested model kept on the tape
 _FAMILY_BY_SOURCE: Final[Mapping[str, Family]] = {
     "x-api-key": "anthropic",
@@ -174,6 +177,12 @@ class GatewayPolicy:
         self.clock = clock
         self.clients = {client.token_sha256: client for client in config.clients}
         self.redactor = Redactor(config.redact_headers, config.redact_query)
+        self.resolutions = ResolutionCache(inactivity_seconds=config.inactivity_seconds)
+        self.writer = StoreWriter(store)
+
+    async def close(self) -> None:
+        """Write every queued call row and touch (after the proxy drained its hooks)."""
+        await self.writer.close()
 
     def authenticate(self, head: RequestHead) -> tuple[Client | None, str, tuple[str, ...]]:
         presented = presented_token(head.headers, head.query)
@@ -228,7 +237,7 @@ class GatewayPolicy:
         identity = identify(client.harness, head.headers, body, trust_roller=client.roller_headers)
         plan = plan_session(client, identity)
         request = RequestRef(str(self.tape_dir), head.exchange_id)
-        resolution = await self.store.run(self.store.resolve, plan, admitted.received, request)
+        resolution = await self._resolve(plan, admitted.received, request)
         annotation = {
             **admitted.annotation,
             "model": requested_model(body, endpoint),
@@ -252,6 +261,20 @@ class GatewayPolicy:
             keep_response=endpoint.output_protocol is not None,
         )
 
+    async def _resolve(
+        self, plan: SessionPlan, received: datetime, request: RequestRef
+    ) -> Resolution:
+        """The plan's rows: from the cache when the store already answered it (touching
+        `last_seen_at` through the writer when due), else from the store."""
+        hit = self.resolutions.get(plan)
+        if hit is not None:
+            if hit.touch_due:
+                self.writer.touch(hit.resolution.session_id, received)
+            return hit.resolution
+        resolution = await self.store.run(self.store.resolve, plan, received, request)
+        self.resolutions.put(plan, resolution)
+        return resolution
+
     def _credentials(self, head: RequestHead) -> tuple[str, ...]:
         """Every credential-bearing header of the request: the gateway owns none of them
         (it sets the upstream's key itself), so none is forwarded."""
@@ -259,17 +282,7 @@ class GatewayPolicy:
         return tuple(dict.fromkeys(name.lower() for name in head.headers if secret(name)))
 
     async def on_exchange_end(self, end: ExchangeEnd) -> None:
-        facts = await self._call_facts(end)
-        failure: StoreError | None = None
-        for attempt in range(ROW_ATTEMPTS):
-            try:
-                await self.store.run(self.store.record_call, facts)
-                return
-            except StoreError as exc:
-                failure = exc
-                if attempt + 1 < ROW_ATTEMPTS:
-                    await asyncio.sleep(_ROW_BACKOFF_S[attempt])
-        raise StoreError(f"call row not recorded after {ROW_ATTEMPTS} attempts: {failure}")
+        await self.writer.record(await self._call_facts(end))
 
     async def _call_facts(self, end: ExchangeEnd) -> CallFacts:
         gateway = end.annotations.get("gateway")
