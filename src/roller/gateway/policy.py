@@ -23,7 +23,8 @@
    secret, every secret query parameter): outgoing changes are never recorded;
 7. annotate the tape's request with who and which session (`annotations["gateway"]`).
 
-`on_exchange_end` writes the exchange's one `call` row pointing at the tape exchange —
+`on_exchange_end` hands on (to a task of its own, returning at once) the exchange's one
+`call` row pointing at the tape exchange —
 for every exchange the proxy recorded, refused ones included — with the status rulebook's
 execution and response-capture statuses (`roller.capture.statuses`, the same functions
 finalize uses): for a model call the decision asks the proxy for the response body
@@ -32,7 +33,8 @@ the client has its response, so no decoding happens on the request path. A respo
 proxy let go (over its `max_kept_response`) is judged without its body and flagged. The
 row goes through the background writer (`roller.gateway.writer`: batched, one
 transaction per batch); a write that still fails after its retries is raised: the proxy
-counts it and writes it on the exchange's tape record (`end_hook_error`).
+counts it and writes it on the exchange's tape record (`end_hook_error`, through
+`on_row_error`). `drain()` waits for every row handed on.
 """
 
 from __future__ import annotations
@@ -179,9 +181,13 @@ class GatewayPolicy:
         self.redactor = Redactor(config.redact_headers, config.redact_query)
         self.resolutions = ResolutionCache(inactivity_seconds=config.inactivity_seconds)
         self.writer = StoreWriter(store)
+        self._rows: set[asyncio.Task[None]] = set()
+        # Where a row that could not be written is noted (the server: on the tape).
+        self.on_row_error: Callable[[str, BaseException], None] = lambda _id, _exc: None
 
     async def close(self) -> None:
         """Write every queued call row and touch (after the proxy drained its hooks)."""
+        await self.drain()
         await self.writer.close()
 
     def authenticate(self, head: RequestHead) -> tuple[Client | None, str, tuple[str, ...]]:
@@ -282,7 +288,23 @@ class GatewayPolicy:
         return tuple(dict.fromkeys(name.lower() for name in head.headers if secret(name)))
 
     async def on_exchange_end(self, end: ExchangeEnd) -> None:
-        await self.writer.record(await self._call_facts(end))
+        """Hand the row on and return: the proxy awaits this hook before its handler
+        returns, so a keep-alive connection's next request would wait on the row."""
+        task = asyncio.get_running_loop().create_task(self._record(end))
+        self._rows.add(task)
+        task.add_done_callback(self._rows.discard)
+
+    async def _record(self, end: ExchangeEnd) -> None:
+        try:
+            await self.writer.record(await self._call_facts(end))
+        except Exception as exc:  # noqa: BLE001 - any failure: counted, noted on the tape
+            log.error("call row of exchange %s not written: %s", end.exchange_id, exc)
+            self.on_row_error(end.exchange_id, exc)
+
+    async def drain(self) -> None:
+        """Wait until every ended exchange's row is committed (or its failure noted)."""
+        while self._rows:
+            await asyncio.wait(set(self._rows))
 
     async def _call_facts(self, end: ExchangeEnd) -> CallFacts:
         gateway = end.annotations.get("gateway")

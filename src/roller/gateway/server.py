@@ -109,6 +109,7 @@ class Gateway:
                     server_ssl=self.server_ssl,
                 )
             )
+            self.policy.on_row_error = self.proxy.note_hook_error
             GatewayRoutes(self.policy).add_to(self.proxy.app())
             self.url = await self.proxy.start()
         except BaseException:
@@ -150,7 +151,8 @@ class Gateway:
                 await self._sweeper
             self._sweeper = None
         if self.proxy is not None:
-            await self.proxy.stop(grace=grace)
+            # The rows of the last exchanges are committed before the tape closes.
+            await self.proxy.stop(grace=grace, before_close=self._drain_rows)
             self.hook_errors += self.proxy.hook_errors
             self._tape_errors.extend(self.proxy.tape_errors)
             self.proxy = None
@@ -164,6 +166,17 @@ class Gateway:
             self.store = None
             if self.policy is None or self.policy.writer.failed == 0:
                 mark_stopped(self.tape_dir)  # else the next start reconciles the rows
+
+    async def _drain_rows(self) -> None:
+        if self.policy is not None:
+            await self.policy.drain()
+
+    async def idle(self, timeout: float) -> bool:
+        """True once nothing is in flight and every ended exchange's row is committed."""
+        if self.proxy is None or not await self.proxy.wait_idle(timeout):
+            return False
+        await self._drain_rows()
+        return True
 
     @property
     def tape_errors(self) -> list[str]:
