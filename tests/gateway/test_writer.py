@@ -13,32 +13,11 @@ from roller.gateway.store import CallFacts, SessionStore, StoreError
 from roller.gateway.writer import StoreWriter
 from tests.gateway.conftest import ALICE_CC, GatewayFactory
 from tests.gateway.test_sessions_http import opencode
-from tests.gateway.test_store import T0, plan
+from tests.gateway.test_store import T0, call_facts, plan
 
 
 def _facts(session_id: str | None, n: int) -> CallFacts:
-    return CallFacts(
-        tape_dir="/tape",
-        exchange_id=f"tape-000001:{n}",
-        session_id=session_id,
-        account="acme",
-        principal="alice",
-        method="POST",
-        path="/v1/messages",
-        family="anthropic",
-        protocol="anthropic-messages",
-        model="m",
-        participant_unknown=False,
-        identity=None,
-        outcome="ok",
-        client_status=200,
-        upstream_status=200,
-        execution_status="completed",
-        response_capture_status="complete",
-        error_code=None,
-        started_at=T0,
-        ended_at=T0 + timedelta(seconds=1),
-    )
+    return call_facts(session_id, f"tape-000001:{n}")
 
 
 def test_concurrent_rows_share_transactions_and_each_lands_once(store: SessionStore) -> None:
