@@ -9,7 +9,7 @@ from typing import Any
 
 from roller.gateway.recovery import RUN_MARKER
 from roller.gateway.server import Gateway
-from roller.gateway.store import CallFacts, SessionStore, StoreError
+from roller.gateway.store import CallFacts, SessionStore, StoreError, open_engine
 from roller.gateway.writer import StoreWriter
 from tests.gateway.conftest import ALICE_CC, GatewayFactory
 from tests.gateway.test_sessions_http import opencode
@@ -89,3 +89,19 @@ def test_rows_the_store_never_took_are_written_by_the_next_start(
     finally:
         gw.loop.run(restarted.stop(grace=1.0))
     assert not (gw.tape_dir / RUN_MARKER).exists()
+
+
+def test_a_stop_right_after_the_responses_commits_every_row(
+    start_gateway: GatewayFactory,
+) -> None:
+    gw = start_gateway()
+    for n in range(5):
+        opencode(gw, {"x-session-id": f"ses_{n}"})
+    # No idle(): the stop itself must drain the rows handed on and the writer's queue.
+    gw.loop.run(gw.gateway.stop(grace=1.0))
+    assert not (gw.tape_dir / RUN_MARKER).exists()
+    store = SessionStore(open_engine(gw.gateway.db_url))
+    try:
+        assert len(store.calls()) == 5
+    finally:
+        store.close()
