@@ -94,10 +94,10 @@ class Process:
         return self.popen.returncode
 
 
-def start(name: str, argv: list[str], log: Path) -> Process:
+def start(name: str, argv: list[str], log: Path, env: dict[str, str] | None = None) -> Process:
     """Start a server process and wait for the line that says where it listens."""
     with log.open("w") as err:
-        popen = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=err, text=True)
+        popen = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=err, text=True, env=env)
     assert popen.stdout is not None
     line = popen.stdout.readline()
     match = re.search(r"listening on (http://\S+)", line)

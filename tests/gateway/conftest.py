@@ -91,9 +91,7 @@ class RunningGateway:
         return self.gateway.store
 
     def idle(self) -> None:
-        proxy = self.gateway.proxy
-        assert proxy is not None
-        assert self.loop.run(proxy.wait_idle(10)), "gateway never went idle"
+        assert self.loop.run(self.gateway.idle(10)), "gateway never went idle"
 
     def tape(self) -> TapeReadResult:
         self.idle()

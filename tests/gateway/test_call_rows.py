@@ -62,15 +62,15 @@ def test_an_unusual_method_and_deep_nesting_still_get_their_row(
 
 def test_a_failing_store_is_retried(start_gateway: GatewayFactory) -> None:
     gw = start_gateway()
-    real = gw.store.record_call
+    real = gw.store.write_batch
     failures = [StoreError("session store: connection lost")] * 2
 
-    def flaky(*args: Any, **kwargs: Any) -> str:
+    def flaky(*args: Any, **kwargs: Any) -> None:
         if failures:
             raise failures.pop()
         return real(*args, **kwargs)
 
-    gw.store.record_call = flaky  # type: ignore[method-assign]
+    gw.store.write_batch = flaky  # type: ignore[method-assign]
     opencode(gw, {"x-session-id": "ses_1"})
     gw.idle()
     assert len(gw.store.calls()) == 1 and failures == []
@@ -78,14 +78,14 @@ def test_a_failing_store_is_retried(start_gateway: GatewayFactory) -> None:
 
 
 def test_a_store_that_stays_down_is_written_on_the_exchange(start_gateway: GatewayFactory) -> None:
-    from roller.gateway.policy import ROW_ATTEMPTS  # new in issue 15
+    from roller.gateway.writer import ROW_ATTEMPTS  # the writer retries a batch
 
     gw = start_gateway()
 
-    def down(*args: Any, **kwargs: Any) -> str:
+    def down(*args: Any, **kwargs: Any) -> None:
         raise StoreError("session store: disk I/O error")
 
-    gw.store.record_call = down  # type: ignore[method-assign]
+    gw.store.write_batch = down  # type: ignore[method-assign]
     opencode(gw, {"x-session-id": "ses_1"})
     (exchange,) = gw.tape().exchanges
     assert exchange.outcome == "ok"

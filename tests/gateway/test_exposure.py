@@ -102,4 +102,5 @@ def test_token_bytes_that_are_not_utf8_get_a_401(start_gateway: GatewayFactory) 
         value = b"rlr_\xff\xfe" if name != b"authorization" else b"Bearer rlr_\xff\xfe"
         response = send(gw.url, "POST", "/v1/messages", [(name, value)], b"{}")
         assert response.status == 401, (name, response)
+    gw.idle()  # rows are written by the background writer
     assert [c.client_status for c in gw.store.calls()] == [401, 401, 401]

@@ -262,7 +262,7 @@ def test_gateway_rows_and_finalize_agree_on_every_ending(
             expected[(path, mode)] = statuses
         bg_loop.run(_send(url + "/v1/messages", "POST", "complete", "rlr_wrong", _read_all))
         bg_loop.run(_client_gone_while_thinking(url, token))
-        assert gateway.proxy is not None and bg_loop.run(gateway.proxy.wait_idle(10))
+        assert bg_loop.run(gateway.idle(10))
         bg_loop.run(_shutdown_mid_stream(gateway, url, token))
     finally:
         never.set()

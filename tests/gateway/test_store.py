@@ -9,7 +9,7 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import pytest
 from alembic import command
@@ -230,10 +230,20 @@ def test_concurrent_source_keyed_requests_share_one_row(store: SessionStore) -> 
 
 def test_calls_are_recorded_against_their_session(store: SessionStore) -> None:
     session = store.resolve(plan(ALICE_CC, "S"), T0).session_id
-    facts = CallFacts(
+    store.record_call(call_facts(session, "tape-000001:1", {"rule": "claude-code-headers"}))
+    (call,) = store.calls(session)
+    assert call.exchange_id == "tape-000001:1" and call.identity == {"rule": "claude-code-headers"}
+    assert call.started_at == T0
+
+
+def call_facts(
+    session_id: str | None, exchange_id: str, identity: dict[str, Any] | None = None
+) -> CallFacts:
+    """A completed Anthropic call's facts, as the end hook would give them."""
+    return CallFacts(
         tape_dir="/tape",
-        exchange_id="tape-000001:1",
-        session_id=session,
+        exchange_id=exchange_id,
+        session_id=session_id,
         account="acme",
         principal="alice",
         method="POST",
@@ -242,7 +252,7 @@ def test_calls_are_recorded_against_their_session(store: SessionStore) -> None:
         protocol="anthropic-messages",
         model="m",
         participant_unknown=False,
-        identity={"rule": "claude-code-headers"},
+        identity=identity,
         outcome="ok",
         client_status=200,
         upstream_status=200,
@@ -252,10 +262,6 @@ def test_calls_are_recorded_against_their_session(store: SessionStore) -> None:
         started_at=T0,
         ended_at=T0 + timedelta(seconds=1),
     )
-    store.record_call(facts)
-    (call,) = store.calls(session)
-    assert call.exchange_id == "tape-000001:1" and call.identity == {"rule": "claude-code-headers"}
-    assert call.started_at == T0
 
 
 def _thread_after_a_pause() -> int:

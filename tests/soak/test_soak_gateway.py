@@ -9,8 +9,10 @@ the log, flat RSS, the process alive and its exit clean.
 
 Then `kill -9` mid-run and a restart on the same database and tape: every row written
 before is still there unchanged, every exchange on the tape has exactly one row, those
-that were in flight are `interrupted` (outcome `in_flight`), and the tape reads back with
-at most a torn last frame per segment.
+that were in flight are `interrupted` (outcome `in_flight`), those that ended while their
+row was still queued in the background writer get it from the tape with the end frame's
+outcome (delayed, never lost), and the tape reads back with at most a torn last frame
+per segment.
 """
 
 from __future__ import annotations
@@ -158,10 +160,19 @@ def test_kill_9_mid_run_loses_nothing_and_marks_the_in_flight(tmp_path: Path) ->
         row = after[exchange.exchange_id]
         assert (row.outcome, row.execution_status) == (IN_FLIGHT, "interrupted"), row
         assert row.error_code == "no_end_frame" and row.flags == ["recovered"]
+    # Rows the background writer still held when the process died: written from the tape
+    # on restart, with the outcome the tape's end frame says (delayed, never lost).
+    ended_recovered = [
+        ex for ex in tape.exchanges if ex.end is not None and ex.exchange_id not in before
+    ]
+    for exchange in ended_recovered:
+        row = after[exchange.exchange_id]
+        assert row.flags == ["recovered"] and row.outcome == exchange.end.outcome, row
     recovered = "exchange(s) without a call row recovered"
     assert recovered in log.read_text()
     print(
         f"soak gateway kill -9: {len(before)} rows before the kill kept, "
-        f"{len(after) - len(before)} recovered ({len(in_flight)} in flight), "
+        f"{len(after) - len(before)} recovered ({len(in_flight)} in flight, "
+        f"{len(ended_recovered)} ended but queued), "
         f"tape problems {len(tape.problems)}"
     )

@@ -15,21 +15,27 @@
 5. find or create the rows and link the parent (`roller.gateway.store`, with the tape
    exchange for the lineage audit), in a worker thread so the event loop never waits on
    the database; a store failure fails the request (500, recorded by the proxy as
-   `policy_error`): a call the gateway cannot account for is not forwarded;
+   `policy_error`): a call the gateway cannot account for is not forwarded. A plan the
+   store already answered is answered from `roller.gateway.resolutions` instead (no store
+   trip; `last_seen_at` touched through the writer at most once a second);
 6. swap the roller token for the real upstream key, and strip every other credential the
    gateway does not own (every header the redaction rules or the configured names call
    secret, every secret query parameter): outgoing changes are never recorded;
 7. annotate the tape's request with who and which session (`annotations["gateway"]`).
 
-`on_exchange_end` writes the exchange's one `call` row pointing at the tape exchange —
+`on_exchange_end` hands on (to a task of its own, returning at once) the exchange's one
+`call` row pointing at the tape exchange —
 for every exchange the proxy recorded, refused ones included — with the status rulebook's
 execution and response-capture statuses (`roller.capture.statuses`, the same functions
 finalize uses): for a model call the decision asks the proxy for the response body
 (`keep_response`), and the hook reads it with `roller.wire.response.read_response` after
-the client has its response, so no decoding happens on the request path. A response the
-proxy let go (over its `max_kept_response`) is judged without its body and flagged. A
-failing write is retried (`ROW_ATTEMPTS`), then raised: the proxy counts it and writes it
-on the exchange's tape record (`end_hook_error`).
+the client has its response, so no decoding happens on the request path (in a worker
+thread, unless the body is at most `INLINE_DECODE_BYTES`). A response the proxy let go
+(over its `max_kept_response`) is judged without its body and flagged. The row goes
+through the background writer (`roller.gateway.writer`: batched, one transaction per
+batch); a write that still fails after its retries is counted and written on the
+exchange's tape record (`end_hook_error`, through `on_row_error`). `drain()` waits for
+every row handed on.
 """
 
 from __future__ import annotations
@@ -49,8 +55,10 @@ from roller.capture.statuses import ExchangeFacts, execution_status, response_ca
 from roller.gateway.config import Client, GatewayConfig
 from roller.gateway.derivation import SessionPlan, plan_session
 from roller.gateway.paths import own_route
-from roller.gateway.store import CallFacts, RequestRef, Resolution, SessionStore, StoreError
+from roller.gateway.resolutions import ResolutionCache
+from roller.gateway.store import CallFacts, RequestRef, Resolution, SessionStore
 from roller.gateway.tokens import CREDENTIAL_QUERY, presented_token, token_sha256
+from roller.gateway.writer import StoreWriter
 from roller.harnesses import identify
 from roller.identity import WireIdentity
 from roller.proxy import (
@@ -68,8 +76,8 @@ from roller.wire.types import ProtocolName
 
 log = logging.getLogger("roller.gateway")
 
-ROW_ATTEMPTS: Final = 3  # writes of a call row before its failure is raised
-_ROW_BACKOFF_S: Final = (0.05, 0.25)
+# A response this small is read on the loop: ~0.2 ms, less than the hop to a thread costs.
+INLINE_DECODE_BYTES: Final = 2048
 MAX_MODEL_ANNOTATION: Final = 1000  # characters of a requested model kept on the tape
 _FAMILY_BY_SOURCE: Final[Mapping[str, Family]] = {
     "x-api-key": "anthropic",
@@ -174,6 +182,16 @@ class GatewayPolicy:
         self.clock = clock
         self.clients = {client.token_sha256: client for client in config.clients}
         self.redactor = Redactor(config.redact_headers, config.redact_query)
+        self.resolutions = ResolutionCache(inactivity_seconds=config.inactivity_seconds)
+        self.writer = StoreWriter(store)
+        self._rows: set[asyncio.Task[None]] = set()
+        # Where a row that could not be written is noted (the server: on the tape).
+        self.on_row_error: Callable[[str, BaseException], None] = lambda _id, _exc: None
+
+    async def close(self) -> None:
+        """Write every queued call row and touch (after the proxy drained its hooks)."""
+        await self.drain()
+        await self.writer.close()
 
     def authenticate(self, head: RequestHead) -> tuple[Client | None, str, tuple[str, ...]]:
         presented = presented_token(head.headers, head.query)
@@ -228,7 +246,7 @@ class GatewayPolicy:
         identity = identify(client.harness, head.headers, body, trust_roller=client.roller_headers)
         plan = plan_session(client, identity)
         request = RequestRef(str(self.tape_dir), head.exchange_id)
-        resolution = await self.store.run(self.store.resolve, plan, admitted.received, request)
+        resolution = await self._resolve(plan, admitted.received, request)
         annotation = {
             **admitted.annotation,
             "model": requested_model(body, endpoint),
@@ -252,6 +270,20 @@ class GatewayPolicy:
             keep_response=endpoint.output_protocol is not None,
         )
 
+    async def _resolve(
+        self, plan: SessionPlan, received: datetime, request: RequestRef
+    ) -> Resolution:
+        """The plan's rows: from the cache when the store already answered it (touching
+        `last_seen_at` through the writer when due), else from the store."""
+        hit = self.resolutions.get(plan)
+        if hit is not None:
+            if hit.touch_due:
+                self.writer.touch(hit.resolution.session_id, received)
+            return hit.resolution
+        resolution = await self.store.run(self.store.resolve, plan, received, request)
+        self.resolutions.put(plan, resolution)
+        return resolution
+
     def _credentials(self, head: RequestHead) -> tuple[str, ...]:
         """Every credential-bearing header of the request: the gateway owns none of them
         (it sets the upstream's key itself), so none is forwarded."""
@@ -259,17 +291,23 @@ class GatewayPolicy:
         return tuple(dict.fromkeys(name.lower() for name in head.headers if secret(name)))
 
     async def on_exchange_end(self, end: ExchangeEnd) -> None:
-        facts = await self._call_facts(end)
-        failure: StoreError | None = None
-        for attempt in range(ROW_ATTEMPTS):
-            try:
-                await self.store.run(self.store.record_call, facts)
-                return
-            except StoreError as exc:
-                failure = exc
-                if attempt + 1 < ROW_ATTEMPTS:
-                    await asyncio.sleep(_ROW_BACKOFF_S[attempt])
-        raise StoreError(f"call row not recorded after {ROW_ATTEMPTS} attempts: {failure}")
+        """Hand the row on and return: the proxy awaits this hook before its handler
+        returns, so a keep-alive connection's next request would wait on the row."""
+        task = asyncio.get_running_loop().create_task(self._record(end))
+        self._rows.add(task)
+        task.add_done_callback(self._rows.discard)
+
+    async def _record(self, end: ExchangeEnd) -> None:
+        try:
+            await self.writer.record(await self._call_facts(end))
+        except Exception as exc:  # noqa: BLE001 - any failure: counted, noted on the tape
+            log.error("call row of exchange %s not written: %s", end.exchange_id, exc)
+            self.on_row_error(end.exchange_id, exc)
+
+    async def drain(self) -> None:
+        """Wait until every ended exchange's row is committed (or its failure noted)."""
+        while self._rows:
+            await asyncio.wait(set(self._rows))
 
     async def _call_facts(self, end: ExchangeEnd) -> CallFacts:
         gateway = end.annotations.get("gateway")
@@ -282,7 +320,7 @@ class GatewayPolicy:
         )
         protocol = endpoint_for(end.method, end.path).output_protocol
         try:
-            if end.response_body is None:
+            if end.response_body is None or len(end.response_body) <= INLINE_DECODE_BYTES:
                 execution, response_capture = call_statuses(end, protocol)
             else:
                 # Reassembly costs ~0.1 ms per KiB: in a thread, so a long stream's decode

@@ -7,11 +7,12 @@ A gateway killed with `kill -9` leaves exchanges on the tape that were in flight
   mark. A mark found at start means the previous run did not stop cleanly.
 - Then, before listening, the segments of that run are read (`read_tape(from_segment=)`:
   one writer's exchanges never span another's segments) and every exchange without a
-  row gets one, from the tape alone: its annotations name the session, its frames give
-  the statuses through the same rulebook and reading finalize uses
-  (`roller.finalize.decode.exchange_facts`). An exchange without an `end` frame is
-  `interrupted` with outcome `in_flight` (`roller.capture.statuses.IN_FLIGHT`) and error
-  `no_end_frame`; nothing already written is changed.
+  row gets one (one transaction per `RECOVERY_BATCH` rows), from the tape alone: its
+  annotations name the session, its frames give the statuses through the same rulebook
+  and reading finalize uses (`roller.finalize.decode.exchange_facts`). An exchange
+  without an `end` frame is `interrupted` with outcome `in_flight`
+  (`roller.capture.statuses.IN_FLIGHT`) and error `no_end_frame`; nothing already written
+  is changed.
 - What the tape cannot say is left out, never guessed (a row's end time is the recovery's).
 """
 
@@ -35,6 +36,7 @@ from roller.wire.endpoints import endpoint_for
 from roller.wire.response import read_response
 
 RUN_MARKER: Final = ".roller-gateway-run"
+RECOVERY_BATCH: Final = 500  # rows per transaction
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,13 +72,15 @@ def recover(store: SessionStore, tape_dir: Path) -> Recovery:
     tape = read_tape(tape_dir, from_segment=first)
     resolved = str(tape_dir.resolve())
     recorded = store.recorded_exchanges(resolved)
-    written = 0
     now = datetime.now(UTC)
-    for exchange in tape.exchanges:
-        if exchange.exchange_id not in recorded:
-            store.record_call(facts_from_tape(exchange, resolved, now))
-            written += 1
-    return Recovery(crashed=True, rows_written=written, tape_problems=tape.problems)
+    missing = [
+        facts_from_tape(exchange, resolved, now)
+        for exchange in tape.exchanges
+        if exchange.exchange_id not in recorded
+    ]
+    for start in range(0, len(missing), RECOVERY_BATCH):
+        store.write_batch(missing[start : start + RECOVERY_BATCH], {})
+    return Recovery(crashed=True, rows_written=len(missing), tape_problems=tape.problems)
 
 
 def facts_from_tape(exchange: TapeExchange, tape_dir: str, now: datetime) -> CallFacts:

@@ -20,7 +20,10 @@ Order of start, and why:
    (`roller.gateway.routes`; the policy also refuses to forward any `/roller/` path),
    and it starts listening;
 6. a sweeper closes idle source-keyed sessions on a timer.
-A clean stop drains exchanges in flight, closes the store and removes the run mark.
+A clean stop drains exchanges in flight, then the background writer's queue
+(`roller.gateway.writer`), closes the store and removes the run mark — unless some call
+row could not be written: then the mark stays and the next start reconciles those rows
+from the tape.
 """
 
 from __future__ import annotations
@@ -106,6 +109,7 @@ class Gateway:
                     server_ssl=self.server_ssl,
                 )
             )
+            self.policy.on_row_error = self.proxy.note_hook_error
             GatewayRoutes(self.policy).add_to(self.proxy.app())
             self.url = await self.proxy.start()
         except BaseException:
@@ -147,17 +151,32 @@ class Gateway:
                 await self._sweeper
             self._sweeper = None
         if self.proxy is not None:
-            await self.proxy.stop(grace=grace)
+            # The rows of the last exchanges are committed before the tape closes.
+            await self.proxy.stop(grace=grace, before_close=self._drain_rows)
             self.hook_errors += self.proxy.hook_errors
             self._tape_errors.extend(self.proxy.tape_errors)
             self.proxy = None
+        if self.policy is not None:
+            await self.policy.close()
         for mock in self.mocks.values():
             await mock.close()
         self.mocks = {}
         if self.store is not None:
             await asyncio.to_thread(self.store.close)
             self.store = None
-            mark_stopped(self.tape_dir)
+            if self.policy is None or self.policy.writer.failed == 0:
+                mark_stopped(self.tape_dir)  # else the next start reconciles the rows
+
+    async def _drain_rows(self) -> None:
+        if self.policy is not None:
+            await self.policy.drain()
+
+    async def idle(self, timeout: float) -> bool:
+        """True once nothing is in flight and every ended exchange's row is committed."""
+        if self.proxy is None or not await self.proxy.wait_idle(timeout):
+            return False
+        await self._drain_rows()
+        return True
 
     @property
     def tape_errors(self) -> list[str]:

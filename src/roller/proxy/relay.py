@@ -106,10 +106,15 @@ class Relay:
         try:
             await hook(end)
         except Exception as exc:  # the response is complete: recorded, counted, logged
-            self.hook_errors += 1
             log.exception("on_exchange_end hook failed for exchange %s", end.exchange_id)
-            error = {"code": type(exc).__name__, "message": str(exc)[:2000]}
-            try:
-                self.tape.annotate(end.exchange_id, {"end_hook_error": error})
-            except ValueError:  # the tape was closed under a hook that outlived it
-                log.error("could not note the hook failure on exchange %s", end.exchange_id)
+            self.note_hook_error(end.exchange_id, exc)
+
+    def note_hook_error(self, exchange_id: str, exc: BaseException) -> None:
+        """Count a failure of the end hook's work for an exchange and write it on the
+        exchange's tape record (also for work the hook handed on to finish later)."""
+        self.hook_errors += 1
+        error = {"code": type(exc).__name__, "message": str(exc)[:2000]}
+        try:
+            self.tape.annotate(exchange_id, {"end_hook_error": error})
+        except ValueError:  # the tape was closed under a hook that outlived it
+            log.error("could not note the hook failure on exchange %s", exchange_id)

@@ -21,8 +21,9 @@ Rules this module keeps:
 from __future__ import annotations
 
 import ipaddress
+import logging
 import ssl
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -37,6 +38,8 @@ from roller.proxy.redaction import DEFAULT_REDACTOR, Redactor
 from roller.proxy.relay import Relay
 from roller.proxy.routing import Upstreams
 from roller.proxy.upstream import MAX_FIELD_SIZE, MAX_LINE_SIZE, UpstreamClient, make_ssl_context
+
+log = logging.getLogger("roller.proxy")
 
 _RELAY_KEY = web.AppKey("roller_relay", Relay)
 DEFAULT_MAX_REQUEST_BODY = 256 * 1024 * 1024
@@ -198,9 +201,12 @@ class ProxyServer:
         self.url = f"{scheme}://{shown}:{port}"
         return self.url
 
-    async def stop(self, grace: float = 5.0) -> None:
+    async def stop(
+        self, grace: float = 5.0, before_close: Callable[[], Awaitable[None]] | None = None
+    ) -> None:
         """Stop accepting, give exchanges in flight `grace` seconds, then cancel the rest
-        (recorded as `proxy_shutdown`) and close the tape. Idempotent."""
+        (recorded as `proxy_shutdown`), await `before_close` (work the end hook handed on,
+        which may still note failures on the tape) and close the tape. Idempotent."""
         runner, site = self._runner, self._site
         if runner is None:
             return
@@ -208,7 +214,17 @@ class ProxyServer:
         if site is not None:
             await site.stop()
         await self.wait_idle(grace)
+        if before_close is not None:
+            await before_close()
         await runner.cleanup()
+
+    def note_hook_error(self, exchange_id: str, exc: BaseException) -> None:
+        """Count and tape a failure of work an end hook handed on (`Relay.note_hook_error`)."""
+        relay = self.relay
+        if relay is None:
+            log.error("could not note the hook failure on exchange %s", exchange_id)
+            return
+        relay.note_hook_error(exchange_id, exc)
 
 
 def is_loopback(host: str) -> bool:

@@ -39,7 +39,7 @@ import functools
 import time
 import uuid
 import zlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -386,25 +386,31 @@ class SessionStore:
 
     # -- calls and notes -----------------------------------------------------------------
 
-    def record_call(self, facts: CallFacts) -> str:
+    def record_call(self, facts: CallFacts) -> None:
         """The exchange's one `call` row (a second write for the same exchange is a
         no-op); its values made storable, and flagged where they had to be changed."""
-        call_id = new_id()
-        values, flags = storable_row(Call.__table__, _fields(facts))  # type: ignore[arg-type]
-        values["flags"] = [*facts.flags, *flags] or None
+        self.write_batch([facts], {})
 
-        def insert_row(conn: Connection) -> None:
-            dialect_insert = (
-                postgresql.insert if conn.dialect.name == "postgresql" else sqlite.insert
-            )
-            conn.execute(
-                dialect_insert(Call)
-                .values(id=call_id, **values)
-                .on_conflict_do_nothing(index_elements=["tape_dir", "exchange_id"])
-            )
+    def write_batch(self, calls: Sequence[CallFacts], touches: Mapping[str, datetime]) -> None:
+        """Call rows and `last_seen_at` touches (session id -> when), one transaction
+        (the background writer's batch, `roller.gateway.writer`)."""
+        rows = [_call_row(facts) for facts in calls]
 
-        self._transaction(insert_row)
-        return call_id
+        def write(conn: Connection) -> None:
+            if rows:
+                dialect_insert = (
+                    postgresql.insert if conn.dialect.name == "postgresql" else sqlite.insert
+                )
+                conn.execute(
+                    dialect_insert(Call).on_conflict_do_nothing(
+                        index_elements=["tape_dir", "exchange_id"]
+                    ),
+                    rows,
+                )
+            for session_id, when in sorted(touches.items()):  # one lock order
+                self._touch(conn, session_id, when)
+
+        self._transaction(write)
 
     def recorded_exchanges(self, tape_dir: str) -> set[str]:
         """The exchange ids of `tape_dir` that have a call row."""
@@ -452,6 +458,12 @@ class SessionStore:
         )
         with Session(self.engine) as orm:
             return list(orm.scalars(query))
+
+
+def _call_row(facts: CallFacts) -> dict[str, Any]:
+    values, flags = storable_row(Call.__table__, _fields(facts))  # type: ignore[arg-type]
+    values["flags"] = [*facts.flags, *flags] or None
+    return {"id": new_id(), **values}
 
 
 def _fields(facts: CallFacts) -> dict[str, Any]:

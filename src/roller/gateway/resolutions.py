@@ -1,0 +1,121 @@
+"""The in-process cache of resolved session plans: a known session costs no store trip.
+
+`ResolutionCache.get(plan)` answers a plan the store already resolved; `put(plan,
+resolution)` keeps what the store answered. Facts it relies on
+(`roller.gateway.store.lineage`, `roller.gateway.store.repository`):
+- A parent is set once and never rewritten, so a resolution of a named row with a parent
+  and no refusal never changes: replaying it in the store would only touch `last_seen_at`
+  (the row exists, its role is set or stays, the parent claim is already satisfied and a
+  satisfied claim is not audited). It is kept until evicted; the caller touches
+  `last_seen_at` when `get` says a touch is due, at most once per `touch_interval`.
+- Anything else may change under it — a root may be given a parent, a source-keyed row
+  closes after inactivity — so it is kept for `ttl` only (at most the touch interval and a
+  quarter of the inactivity window): the next request after that goes to the store, which
+  touches the row, closes and opens generations, and links parents exactly as before.
+  When this process learns that a row got a parent, its short-lived entries are dropped.
+- A refused parent claim is never cached: every such claim is audited with its request.
+- The store still creates every row before the request is forwarded (the first request
+  of a plan always goes to the store), so child-before-parent visibility is unchanged.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Final
+
+from roller.gateway.config import Client
+from roller.gateway.derivation import SessionPlan, SourceKey
+from roller.gateway.store import Resolution
+
+TOUCH_INTERVAL_S: Final = 1.0
+CAPACITY: Final = 100_000  # plans kept; the oldest goes first
+
+_Row = tuple[Client, SourceKey | None]
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    resolution: Resolution
+    touch_due: bool  # the caller should write `last_seen_at` now
+
+
+@dataclass(slots=True)
+class _Entry:
+    resolution: Resolution
+    expires: float | None  # monotonic seconds; None: never (a lasting resolution)
+    touched: float  # when `last_seen_at` was last written for it
+
+
+def lasting(plan: SessionPlan, resolution: Resolution) -> bool:
+    """Whether the store's answer for `plan` can never change (see the module docstring)."""
+    return (
+        plan.own is not None
+        and resolution.parent_session_id is not None
+        and resolution.parent_refused is None
+    )
+
+
+class ResolutionCache:
+    def __init__(
+        self,
+        *,
+        inactivity_seconds: float,
+        touch_interval: float = TOUCH_INTERVAL_S,
+        capacity: int = CAPACITY,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.ttl = min(touch_interval, inactivity_seconds / 4)
+        self.touch_interval = touch_interval
+        self.capacity = capacity
+        self.clock = clock
+        self._entries: dict[SessionPlan, _Entry] = {}
+        self._by_row: dict[_Row, set[SessionPlan]] = {}
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def get(self, plan: SessionPlan) -> Hit | None:
+        entry = self._entries.get(plan)
+        if entry is None:
+            return None
+        now = self.clock()
+        if entry.expires is not None:
+            if now < entry.expires:
+                return Hit(entry.resolution, touch_due=False)  # the store touched it
+            self._drop(plan)
+            return None
+        due = now - entry.touched >= self.touch_interval
+        if due:
+            entry.touched = now
+        return Hit(entry.resolution, touch_due=due)
+
+    def put(self, plan: SessionPlan, resolution: Resolution) -> None:
+        """Keep the store's answer for `plan` (it just touched the row)."""
+        now = self.clock()
+        row = (plan.client, plan.own)
+        if resolution.parent_session_id is not None:
+            # The row has a parent now: answers that said otherwise are stale.
+            for other in list(self._by_row.get(row, ())):
+                stale = self._entries[other]
+                if stale.resolution.parent_session_id is None:
+                    self._drop(other)
+        if resolution.parent_refused is not None:
+            self._drop(plan)
+            return
+        expires = None if lasting(plan, resolution) else now + self.ttl
+        if plan not in self._entries and len(self._entries) >= self.capacity:
+            self._drop(next(iter(self._entries)))
+        self._entries[plan] = _Entry(resolution, expires, now)
+        self._by_row.setdefault(row, set()).add(plan)
+
+    def _drop(self, plan: SessionPlan) -> None:
+        if self._entries.pop(plan, None) is None:
+            return
+        row = (plan.client, plan.own)
+        plans = self._by_row.get(row)
+        if plans is not None:
+            plans.discard(plan)
+            if not plans:
+                del self._by_row[row]

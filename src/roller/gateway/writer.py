@@ -1,0 +1,143 @@
+"""The background writer: call rows and session touches, batched, off the request path.
+
+`StoreWriter(store)`; `await writer.record(facts)` queues a call row and returns once the
+batch holding it committed (or raises the `StoreError` that cost it); `touch(session_id,
+when)` queues a `last_seen_at` write and returns at once; `await close()` drains the
+queue. Rules kept:
+- One batch is one transaction (`SessionStore.write_batch`), for SQLite and PostgreSQL
+  alike: the first item waits `linger` seconds for others to join it (at most
+  `max_batch` rows), so a busy gateway pays one transaction per batch, not per request.
+  A request never waits on it: the proxy runs the end hook that calls `record` after the
+  client has its response, and touches are not awaited.
+- A failing batch is retried (`ROW_ATTEMPTS`, with backoff); when it still fails and holds
+  several rows, each row is tried alone, so one unstorable row cannot cost the others.
+  A row that cannot be written fails its `record` (the proxy notes it on the exchange's
+  tape record) and is counted in `failed`; a touch that cannot be written is logged only
+  (the next one carries a later time).
+- Durability comes from the tape, not from this queue: rows queued when the process dies
+  are written on the next start by `roller.gateway.recovery`, from the tape alone.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Final
+
+from roller.gateway.store import CallFacts, SessionStore, StoreError
+
+log = logging.getLogger("roller.gateway")
+
+ROW_ATTEMPTS: Final = 3  # writes of a batch before its failure is raised
+_BACKOFF_S: Final = (0.05, 0.25)
+LINGER_S: Final = 0.05
+MAX_BATCH: Final = 500
+
+
+@dataclass(frozen=True, slots=True)
+class _Pending:
+    facts: CallFacts
+    done: asyncio.Future[None]
+
+
+class StoreWriter:
+    def __init__(
+        self, store: SessionStore, *, linger: float = LINGER_S, max_batch: int = MAX_BATCH
+    ) -> None:
+        self.store = store
+        self.linger = linger
+        self.max_batch = max_batch
+        self.failed = 0  # call rows not written
+        self.batches = 0  # transactions committed
+        self._calls: list[_Pending] = []
+        self._touches: dict[str, datetime] = {}
+        self._wake: asyncio.Event | None = None
+        self._task: asyncio.Task[None] | None = None
+        self._closing = False
+
+    async def record(self, facts: CallFacts) -> None:
+        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._calls.append(_Pending(facts, done))
+        self._kick()
+        await done
+
+    def touch(self, session_id: str, when: datetime) -> None:
+        if self._touches.get(session_id, when) <= when:
+            self._touches[session_id] = when
+        self._kick()
+
+    async def close(self) -> None:
+        """Write everything queued, then stop."""
+        self._closing = True
+        if self._task is not None:
+            assert self._wake is not None
+            self._wake.set()
+            await self._task
+            self._task = None
+
+    def _kick(self) -> None:
+        if self._task is None:
+            self._wake = asyncio.Event()
+            self._task = asyncio.get_running_loop().create_task(self._run())
+        assert self._wake is not None
+        self._wake.set()
+
+    async def _run(self) -> None:
+        assert self._wake is not None
+        while True:
+            await self._wake.wait()
+            if not self._closing and len(self._calls) < self.max_batch:
+                await asyncio.sleep(self.linger)  # let a batch gather
+            self._wake.clear()
+            calls, self._calls = self._calls[: self.max_batch], self._calls[self.max_batch :]
+            touches, self._touches = self._touches, {}
+            if calls or touches:
+                await self._write(calls, touches)
+            if self._calls or self._touches:
+                self._wake.set()
+            elif self._closing:
+                return
+
+    async def _write(self, calls: Sequence[_Pending], touches: Mapping[str, datetime]) -> None:
+        failure = await self._attempt([p.facts for p in calls], touches, ROW_ATTEMPTS)
+        if failure is None:
+            _settle(calls, None)
+            return
+        if touches:
+            log.error("session touches not written: %s", failure)
+        if len(calls) <= 1:
+            self.failed += len(calls)
+            _settle(calls, failure)
+            return
+        for pending in calls:  # isolate the row that cannot be stored
+            alone = await self._attempt([pending.facts], {}, 1)
+            self.failed += alone is not None
+            _settle([pending], alone)
+
+    async def _attempt(
+        self, calls: list[CallFacts], touches: Mapping[str, datetime], attempts: int
+    ) -> StoreError | None:
+        failure: StoreError | None = None
+        for attempt in range(attempts):
+            try:
+                await self.store.run(self.store.write_batch, calls, touches)
+                self.batches += 1
+                return None
+            except StoreError as exc:
+                failure = exc
+                if attempt + 1 < attempts:
+                    await asyncio.sleep(_BACKOFF_S[attempt])
+        return StoreError(f"call row not recorded after {attempts} attempts: {failure}")
+
+
+def _settle(calls: Sequence[_Pending], failure: StoreError | None) -> None:
+    for pending in calls:
+        if pending.done.done():
+            continue  # its hook was cancelled
+        if failure is None:
+            pending.done.set_result(None)
+        else:
+            pending.done.set_exception(failure)

@@ -1,0 +1,183 @@
+"""What the gateway's request path costs the store: authentication none, a known session
+none after its first resolution, call rows batched by the background writer.
+
+Issue 16, item 1: a store round trip per request made the gateway 13x the proxy's CPU.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+from typing import Any
+
+from multidict import CIMultiDict, CIMultiDictProxy
+
+from roller.gateway.config import Client, parse_config
+from roller.gateway.derivation import SessionPlan, SourceKey
+from roller.gateway.policy import GatewayPolicy
+from roller.gateway.resolutions import ResolutionCache
+from roller.gateway.store import Resolution
+from roller.gateway.tokens import new_token, token_sha256
+from roller.proxy import RequestHead
+from tests.gateway.conftest import GatewayFactory
+from tests.gateway.test_sessions_http import opencode
+
+
+class NoStore:
+    """A store that fails the test the moment anything of it is used."""
+
+    def __getattr__(self, name: str) -> Any:
+        raise AssertionError(f"the request path used the store ({name})")
+
+
+def _head(headers: dict[str, str]) -> RequestHead:
+    return RequestHead(
+        method="POST",
+        path="/v1/messages",
+        query=(),
+        headers=CIMultiDictProxy(CIMultiDict(headers)),
+        client="127.0.0.1",
+    )
+
+
+def test_authentication_is_a_table_lookup_without_the_store(tmp_path: Path) -> None:
+    token = new_token()
+    raw = {
+        "upstreams": {"anthropic": {"url": "http://127.0.0.1:9"}},
+        "clients": [
+            {
+                "token_sha256": token_sha256(token),
+                "principal": "alice",
+                "account": "acme",
+                "harness": "claude-code",
+            }
+        ],
+    }
+    config = parse_config(raw, base=tmp_path)
+    policy = GatewayPolicy(
+        config,
+        NoStore(),  # type: ignore[arg-type]
+        upstreams={"anthropic": "http://127.0.0.1:9"},
+        keys={"anthropic": "sk-real"},
+        tape_dir=tmp_path,
+    )
+    ok = asyncio.run(policy.admit(_head({"x-api-key": token})))
+    assert ok.reject is None and ok.annotations["gateway"]["principal"] == "alice"
+    unknown = asyncio.run(policy.admit(_head({"x-api-key": new_token()})))
+    assert unknown.reject is not None and unknown.reject.status == 401
+    missing = asyncio.run(policy.admit(_head({})))
+    assert missing.reject is not None and missing.reject.status == 401
+
+
+# -- the cache of resolved plans -----------------------------------------------------------
+
+CLIENT = Client("a" * 64, "alice", "acme", "opencode")
+OWN = SourceKey("opencode", "ses_child")
+PARENT = SourceKey("opencode", "ses_parent")
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def _plan(own: SourceKey | None = OWN, parent: SourceKey | None = PARENT) -> SessionPlan:
+    role = None if own is None else "child" if parent is not None else "root"
+    return SessionPlan(CLIENT, own, parent, role, "opencode-headers")  # type: ignore[arg-type]
+
+
+def _resolution(parent: str | None, refused: str | None = None) -> Resolution:
+    return Resolution("id-own", parent, OWN, refused)
+
+
+def test_a_resolution_with_a_parent_is_kept_and_touched_at_most_once_a_second() -> None:
+    clock = Clock()
+    cache = ResolutionCache(inactivity_seconds=1800, clock=clock)
+    assert cache.get(_plan()) is None
+    cache.put(_plan(), _resolution("id-parent"))
+    touches = []
+    for _ in range(50):  # 5 seconds of requests every 0.1 s
+        clock.now += 0.1
+        hit = cache.get(_plan())
+        assert hit is not None and hit.resolution == _resolution("id-parent")
+        touches.append(hit.touch_due)
+    assert 4 <= sum(touches) <= 5
+    clock.now += 10_000  # never expires
+    assert cache.get(_plan()) is not None
+
+
+def test_what_may_still_change_is_kept_briefly_and_a_refusal_never() -> None:
+    clock = Clock()
+    cache = ResolutionCache(inactivity_seconds=2, clock=clock)
+    assert cache.ttl == 0.5  # a quarter of the inactivity window, at most a second
+    root, source = _plan(parent=None), _plan(own=None, parent=None)
+    cache.put(root, _resolution(None))
+    cache.put(source, Resolution("id-src", None, SourceKey("source", "opencode#1")))
+    clock.now += 0.4
+    hit = cache.get(root)
+    assert hit is not None and not hit.touch_due  # the store touched it on resolving
+    assert cache.get(source) is not None
+    clock.now += 0.2
+    assert cache.get(root) is None and cache.get(source) is None
+    # Every refused claim is audited by the store, so it always goes there.
+    cache.put(_plan(), _resolution("id-other", refused="rewrite"))
+    assert cache.get(_plan()) is None
+
+
+def test_learning_of_a_parent_drops_the_answers_that_said_none() -> None:
+    cache = ResolutionCache(inactivity_seconds=1800, clock=Clock())
+    cache.put(_plan(parent=None), _resolution(None))
+    cache.put(_plan(), _resolution("id-parent"))
+    assert cache.get(_plan(parent=None)) is None
+    assert len(cache) == 1
+
+
+def test_the_cache_is_bounded() -> None:
+    cache = ResolutionCache(inactivity_seconds=1800, capacity=3, clock=Clock())
+    plans = [_plan(own=SourceKey("opencode", f"s{n}")) for n in range(5)]
+    for plan in plans:
+        cache.put(plan, _resolution("id-parent"))
+    assert len(cache) == 3
+    assert cache.get(plans[0]) is None and cache.get(plans[4]) is not None
+
+
+def test_a_known_child_costs_no_store_trip_and_its_touch_lands(
+    start_gateway: GatewayFactory,
+) -> None:
+    gw = start_gateway()
+    resolves = []
+    real = gw.store.resolve
+
+    def counting(*args: Any, **kwargs: Any) -> Resolution:
+        resolves.append(args[0])
+        return real(*args, **kwargs)
+
+    gw.store.resolve = counting  # type: ignore[method-assign]
+    lineage = {"x-session-id": "ses_c", "x-parent-session-id": "ses_p"}
+    for _ in range(5):
+        opencode(gw, lineage)
+    assert len(resolves) == 1
+    first_seen = gw.row("ses_c").last_seen_at
+    time.sleep(1.1)
+    opencode(gw, lineage)
+    gw.idle()
+    assert len(resolves) == 1
+    # The touch was queued before the row, so the row's batch carried it at the latest.
+    assert gw.row("ses_c").last_seen_at > first_seen
+    assert len(gw.store.calls()) == 6
+    child = gw.row("ses_c")
+    assert child.parent_session_id == gw.row("ses_p").id
+
+
+def test_a_repeated_refused_claim_is_audited_every_time(start_gateway: GatewayFactory) -> None:
+    gw = start_gateway()
+    opencode(gw, {"x-session-id": "ses_c", "x-parent-session-id": "ses_p"})
+    for _ in range(3):  # a rewrite of a parent set once: refused, and audited each time
+        opencode(gw, {"x-session-id": "ses_c", "x-parent-session-id": "ses_other"})
+    gw.idle()
+    outcomes = [a.outcome for a in gw.store.parent_assignments()]
+    assert outcomes == ["assigned", "refused_rewrite", "refused_rewrite", "refused_rewrite"]
