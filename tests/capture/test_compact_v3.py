@@ -101,8 +101,7 @@ def test_a_reference_without_its_blob_store_is_an_error(tmp_path: Path) -> None:
 
 def test_refinalizing_in_v2_removes_the_blob_store(tmp_path: Path) -> None:
     paths = _published("claude-code", "parallel", tmp_path, "compact/v3")
-    if not paths.raw.exists():
-        pytest.skip("the fixture's retention cleaned raw/")
+    assert paths.raw.exists()  # the fixture was collected with retention full
     finalize_attempt(paths, "compact/v2")
     assert not paths.contexts.exists()
     assert validate_attempt(paths).ok

@@ -200,6 +200,21 @@ def _capture_calls_help() -> str:
     help="Declare that the command is one agent: its calls belong to one root "
     "participant unless x-roller-* headers say otherwise (harnesses that run a command).",
 )
+@click.option(
+    "--redact-header",
+    "redact_headers",
+    multiple=True,
+    metavar="NAME",
+    help="Also keep this request header off disk (repeatable), e.g. a key in x-key; "
+    "credential headers and key-like names are always kept off.",
+)
+@click.option(
+    "--redact-query",
+    "redact_query",
+    multiple=True,
+    metavar="NAME",
+    help="Also keep this query parameter off disk (repeatable), e.g. k.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
 @click.pass_context
@@ -368,6 +383,9 @@ def _request(ctx: click.Context, flags: dict[str, object]) -> tuple[RunRequest, 
             storage_layout=_layout(flags["storage_layout"]) or base.storage_layout,
             timeout_s=float(timeout) if isinstance(timeout, float) else base.timeout_s,
             attempts=attempts if isinstance(attempts, int) else base.attempts,
+            # more redaction is always safe: a resume adds names, never drops the run's
+            redact_headers=_union(base.redact_headers, _strings(flags["redact_headers"])),
+            redact_query=_union(base.redact_query, _strings(flags["redact_query"])),
         )
         return RunRequest(
             resume_dir, spec, resume=True, keep_scratch=bool(flags["keep_scratch"])
@@ -385,8 +403,15 @@ def _request(ctx: click.Context, flags: dict[str, object]) -> tuple[RunRequest, 
         timeout_s=float(timeout) if isinstance(timeout, float) else DEFAULT_TIMEOUT_S,
         attempts=attempts if isinstance(attempts, int) else 1,
         single_agent=bool(flags["single_agent"]),
+        redact_headers=_union((), _strings(flags["redact_headers"])),
+        redact_query=_union((), _strings(flags["redact_query"])),
     )
     return _new_run(flags, spec)
+
+
+def _union(kept: tuple[str, ...], added: tuple[str, ...]) -> tuple[str, ...]:
+    """Names to redact, lower-cased, each once, in a stable order."""
+    return tuple(sorted({n.lower() for n in (*kept, *added)}))
 
 
 def _resumed(resume_dir: Path, flags: dict[str, object]) -> RunSpec:

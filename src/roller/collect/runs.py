@@ -58,6 +58,9 @@ class RunSpec:
     single_agent: bool = False
     # per attempt (raw/attempt.json, the manifest), not a run setting: layouts may differ
     storage_layout: StorageLayout = "compact/v2"
+    # names kept off disk beyond the built-in rules (`roller.proxy.redaction.Redactor`)
+    redact_headers: tuple[str, ...] = ()
+    redact_query: tuple[str, ...] = ()
 
 
 def run_config(spec: RunSpec) -> RunConfig:
@@ -77,6 +80,8 @@ def run_config(spec: RunSpec) -> RunConfig:
             timeout_s=spec.timeout_s,
             attempts=spec.attempts,
             single_agent=spec.single_agent,
+            redact_headers=list(spec.redact_headers) or None,
+            redact_query=list(spec.redact_query) or None,
         ),
     )
 
@@ -161,6 +166,8 @@ def resumed_spec(config: RunConfig) -> RunSpec:
         timeout_s=settings.timeout_s,
         attempts=settings.attempts,
         single_agent=settings.single_agent,
+        redact_headers=tuple(settings.redact_headers or ()),
+        redact_query=tuple(settings.redact_query or ()),
     )
 
 

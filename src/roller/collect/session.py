@@ -52,6 +52,7 @@ from roller.harnesses import adapter_for, registry
 from roller.harnesses.base import LaunchRequest, ScratchDirs
 from roller.mock.scenario_files import load_scenario
 from roller.mock.server import MockModel, RunningMock
+from roller.proxy.redaction import Redactor
 from roller.proxy.routing import Upstreams
 from roller.proxy.server import ProxyConfig, ProxyServer
 
@@ -214,7 +215,10 @@ async def run_attempt(
         upstream = mock.url
     else:
         upstream = spec.api_base
-    proxy = ProxyServer(ProxyConfig(tape_dir=attempt.tape, upstreams=Upstreams(default=upstream)))
+    redactor = Redactor(spec.redact_headers, spec.redact_query)
+    proxy = ProxyServer(
+        ProxyConfig(tape_dir=attempt.tape, upstreams=Upstreams(default=upstream), redactor=redactor)
+    )
     follow_ups = task.prompts[1:]
 
     try:

@@ -34,6 +34,18 @@ class RunSettings(Record):
     single_agent: bool = Field(
         description="`--single-agent`: the command is declared one agent (generic)."
     )
+    redact_headers: list[str] | None = Field(
+        default=None,
+        exclude_if=absent,
+        description="`--redact-header`s: request header names kept off disk beyond the "
+        "built-in rules (lower-cased; a resume adds to them, never drops one).",
+    )
+    redact_query: list[str] | None = Field(
+        default=None,
+        exclude_if=absent,
+        description="`--redact-query`s: query parameter names kept off disk beyond the "
+        "built-in rules (lower-cased).",
+    )
 
 
 class RunConfig(Record):
