@@ -4,8 +4,10 @@
 127.0.0.1 (port printed as the first stdout line) and does to each request what its
 `x-soak-fault` header asks (`FAULTS` in `tests.soak.load` says what each is for):
 
-- `ok`, `client_gone`, `big`, `malformed`, `utf8_request`, `unauth`: a normal answer —
-  a short SSE stream, or JSON when the body is not JSON (400) or not a stream request;
+- `ok`, `big`, `malformed`, `utf8_request`, `unauth`: a normal answer — a short SSE
+  stream, or JSON when the body is not JSON (400) or not a stream request;
+- `client_gone`: the same, but a stream of 10 s, so the client always leaves before it
+  ends;
 - `reset`: a few SSE events, then the TCP connection is cut (no terminating chunk);
 - `s429`, `s500`, `s529`: that status with a JSON error body;
 - `slow`: the head after a pause, then events far apart;
@@ -41,14 +43,17 @@ async def _stream(
 ) -> web.StreamResponse:
     response = _sse_response()
     await response.prepare(request)
-    for part in parts or ():
-        await response.write(part)
-        await asyncio.sleep(gap)
-    for _ in range(events):
-        await response.write(_EVENT)
-        await asyncio.sleep(gap)
-    await response.write(_DONE)
-    await response.write_eof()
+    try:
+        for part in parts or ():
+            await response.write(part)
+            await asyncio.sleep(gap)
+        for _ in range(events):
+            await response.write(_EVENT)
+            await asyncio.sleep(gap)
+        await response.write(_DONE)
+        await response.write_eof()
+    except ConnectionError:  # the proxy closed this stream: its client left
+        pass
     return response
 
 
@@ -90,8 +95,11 @@ async def chat(request: web.Request) -> web.StreamResponse:
         return web.json_response({"error": {"type": "invalid_request"}}, status=400)
     if not isinstance(parsed, dict) or not parsed.get("stream"):
         return web.json_response({"choices": [{"message": {"content": "ok"}}], "n": len(body)})
-    events = 40 if fault == "client_gone" else 6
-    return await _stream(request, events, 0.02 if fault == "client_gone" else 0.005)
+    if fault == "client_gone":
+        # Long enough (10 s) that the client always leaves first, however starved the
+        # load generator is: a stream that could end before it left would rightly be `ok`.
+        return await _stream(request, 500, 0.02)
+    return await _stream(request, 6, 0.005)
 
 
 async def stats(request: web.Request) -> web.Response:
