@@ -42,7 +42,7 @@ from yarl import URL
 
 from roller.capture.tape import ExchangeError, TapeWriter
 from roller.proxy.answers import Abort, Reply
-from roller.proxy.headers import client_response_headers, upstream_request_headers
+from roller.proxy.header_plan import HeaderPlans
 from roller.proxy.policy import (
     Admission,
     ExchangeEnd,
@@ -76,6 +76,7 @@ class ExchangeServices:
     max_request_body: int
     max_kept_response: int
     redactor: Redactor
+    plans: HeaderPlans  # the redactor's header plans, shared by every exchange
     notify: Callable[[ExchangeEnd], asyncio.Task[None]] | None
     stopping: Callable[[], bool]
 
@@ -108,7 +109,7 @@ class Exchange:
             target,
             target.split("?", 1)[0],
             list(request.headers.items()),
-            list(request.query.items()),
+            list(request.query.items()) if "?" in target else [],
             self._peer(),
             f"{request.version.major}.{request.version.minor}",
         )
@@ -120,6 +121,7 @@ class Exchange:
             max_body=services.max_request_body,
             max_kept=services.max_kept_response,
             redactor=services.redactor,
+            plans=services.plans,
         )
 
     async def run(self) -> web.StreamResponse:
@@ -154,15 +156,21 @@ class Exchange:
     async def _run(self) -> web.StreamResponse:
         recorder, request = self.recorder, self.request
         head = recorder.head
-        policy_head = RequestHead(
-            method=head.method,
-            path=head.path,
-            query=tuple(head.query),
-            headers=request.headers,
-            client=head.client,
-            exchange_id=recorder.exchange_id,
-        )
-        admission, refusal = await self._admit(policy_head)
+        policy = self.services.policy
+        policy_head: RequestHead | None = None
+        admission: Admission | None = None
+        if policy is None:  # nothing to ask: the recorder judges the head alone
+            refusal = recorder.admitted(None)
+        else:
+            policy_head = RequestHead(
+                method=head.method,
+                path=head.path,
+                query=tuple(head.query),
+                headers=request.headers,
+                client=head.client,
+                exchange_id=recorder.exchange_id,
+            )
+            admission, refusal = await self._admit(policy, policy_head)
         if refusal is not None:
             return await self._reply(refusal)
         if request.headers.get(hdrs.EXPECT, "").lower() == "100-continue":
@@ -181,9 +189,9 @@ class Exchange:
         body = recorder.body_complete()
         decision: PolicyDecision | None = None
         policy_error: ExchangeError | None = None
-        if self.services.policy is not None:
+        if policy is not None and policy_head is not None:
             try:
-                decision = await self.services.policy.decide(
+                decision = await policy.decide(
                     dataclasses.replace(policy_head, body=body), admission or Admission()
                 )
             except Exception as exc:  # a failing policy is recorded, not raised
@@ -194,10 +202,8 @@ class Exchange:
             return await self._reply(step)
         decision = decision or NO_DECISION
         url = upstream_url(step.upstream, without_query_params(head.target, decision.remove_query))
-        out_headers = upstream_request_headers(
-            head.headers,
-            set_headers=decision.set_headers.items(),
-            remove_headers=decision.remove_headers,
+        out_headers = recorder.plan.upstream(
+            head.headers, decision.set_headers.items(), decision.remove_headers
         )
         try:
             upstream = await self.services.client.send(head.method, url, out_headers, body)
@@ -214,43 +220,58 @@ class Exchange:
         self.upstream_response = upstream
         return await self._relay(upstream, url)
 
-    async def _admit(self, head: RequestHead) -> tuple[Admission | None, Reply | None]:
-        """The policy's admission of the head (None without a policy), and the recorder's
-        refusal, if it refuses the request on its head."""
+    async def _admit(
+        self, policy: RequestPolicy, head: RequestHead
+    ) -> tuple[Admission | None, Reply | None]:
+        """The policy's admission of the head, and the recorder's refusal, if it refuses
+        the request on its head."""
         admission: Admission | None = None
         policy_error: ExchangeError | None = None
-        if self.services.policy is not None:
-            try:
-                admission = await self.services.policy.admit(head)
-            except Exception as exc:  # a failing policy is recorded, not raised
-                log.exception("request policy failed in exchange %s", head.exchange_id)
-                policy_error = ExchangeError("policy_error", f"{type(exc).__name__}: {exc}")
+        try:
+            admission = await policy.admit(head)
+        except Exception as exc:  # a failing policy is recorded, not raised
+            log.exception("request policy failed in exchange %s", head.exchange_id)
+            policy_error = ExchangeError("policy_error", f"{type(exc).__name__}: {exc}")
         return admission, self.recorder.admitted(admission, policy_error)
 
     async def _relay(self, upstream: aiohttp.ClientResponse, url: URL) -> web.StreamResponse:
         recorder = self.recorder
-        received = list(upstream.headers.items())
+        content = upstream.content
+        try:  # the body bytes that came in with the head: recorded with it, in one write
+            first = content.read_nowait()
+        except _UPSTREAM_BODY_ERRORS:
+            first = b""  # the stream keeps its failure: the next read raises it again
         version = upstream.version
-        recorder.upstream_head(
+        relayed_headers = recorder.upstream_head(
             upstream.status,
             upstream.reason,
-            received,
+            list(upstream.headers.items()),
             None if version is None else f"{version.major}.{version.minor}",
             time.time_ns(),
+            first,
         )
         response = web.StreamResponse(
-            status=upstream.status,
-            reason=upstream.reason,
-            headers=client_response_headers(received),
+            status=upstream.status, reason=upstream.reason, headers=relayed_headers
         )
         self.response = response
         try:
             await response.prepare(self.request)
         except _CLIENT_GONE as exc:
             return self._client_gone(exc, response)
-        content = upstream.content
-        chunk, relayed, write = recorder.chunk, recorder.relayed, response.write
+        chunk, relayed, write, at_end = recorder.chunk, recorder.relayed, response.write, False
+        data = first
         while True:
+            if data:
+                # The piece after which the upstream body is at its end goes out with the
+                # end of the client's body (one send, one await fewer).
+                at_end = content.is_eof()
+                try:
+                    await (response.write_eof(data) if at_end else write(data))
+                except _CLIENT_GONE as exc:
+                    return self._client_gone(exc, response)
+                relayed(len(data))
+                if at_end:
+                    break
             try:
                 data = await content.readany()
             except _UPSTREAM_BODY_ERRORS as exc:
@@ -268,15 +289,11 @@ class Exchange:
             if not data:
                 break
             chunk(data)
+        if not at_end:
             try:
-                await write(data)
+                await response.write_eof()
             except _CLIENT_GONE as exc:
                 return self._client_gone(exc, response)
-            relayed(len(data))
-        try:
-            await response.write_eof()
-        except _CLIENT_GONE as exc:
-            return self._client_gone(exc, response)
         upstream.release()
         recorder.response_complete(time.time_ns())
         return response

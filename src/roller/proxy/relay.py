@@ -21,6 +21,7 @@ from aiohttp import web
 
 from roller.capture.tape import TapeWriter
 from roller.proxy.exchange import Exchange, ExchangeServices
+from roller.proxy.header_plan import HeaderPlans
 from roller.proxy.policy import ExchangeEnd, ExchangeEndHook, RequestPolicy
 from roller.proxy.redaction import Redactor
 from roller.proxy.routing import Upstreams
@@ -55,6 +56,7 @@ class Relay:
             max_request_body=max_request_body,
             max_kept_response=max_kept_response,
             redactor=redactor,
+            plans=HeaderPlans(redactor),
             notify=None if on_exchange_end is None else self._start_hook,
             stopping=stopping,
         )

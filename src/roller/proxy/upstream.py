@@ -135,7 +135,7 @@ class UpstreamClient:
         )
 
     async def send(
-        self, method: str, url: URL, headers: CIMultiDict[str], body: bytes
+        self, method: str, url: URL, headers: list[tuple[str, str]] | CIMultiDict[str], body: bytes
     ) -> aiohttp.ClientResponse:
         """Send a request; returns once the response head arrived (body still streaming).
 

@@ -163,9 +163,20 @@ class TapeWriter:
         self._append([self._meta_header("ann", exchange_id, annotations, t), b"\n"])
 
     def response(
-        self, exchange_id: str, meta: ResponseMeta | Mapping[str, Any], *, t: int | None = None
+        self,
+        exchange_id: str,
+        meta: ResponseMeta | Mapping[str, Any],
+        *,
+        t: int | None = None,
+        first: bytes = b"",
     ) -> None:
-        self._meta_frame("resp", exchange_id, meta, t)
+        """The `resp` frame; with `first` (body bytes that came with the head), their
+        `chunk` frame right after it in the same `writev`."""
+        prefix = self._prefixes(exchange_id)[1]
+        frames = [self._meta_header("resp", exchange_id, meta, t), b"\n"]
+        if first:
+            frames += (b'%b%d,"n":%d}\n' % (prefix, time.time_ns(), len(first)), first, b"\n")
+        self._append(frames)
 
     def chunk(self, exchange_id: str, data: bytes) -> None:
         """Record response bytes exactly as received. The hot path: one template, one writev."""
