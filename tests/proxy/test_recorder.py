@@ -89,9 +89,7 @@ class FrameLog:
     def annotate(self, exchange_id: str, annotations: Mapping[str, Any], *, t: int) -> None:
         self.frames.append(("ann", exchange_id, dict(annotations), t))
 
-    def response(
-        self, exchange_id: str, meta: ResponseMeta, *, t: int, first: bytes = b""
-    ) -> None:
+    def response(self, exchange_id: str, meta: ResponseMeta, *, t: int, first: bytes = b"") -> None:
         self.frames.append(("resp", exchange_id, meta, t))
         if first:
             self.chunk(exchange_id, first)

@@ -43,6 +43,7 @@ from yarl import URL
 from roller.capture.tape import ExchangeError, TapeWriter
 from roller.proxy.answers import Abort, Reply
 from roller.proxy.header_plan import HeaderPlans
+from roller.proxy.idle_watch import IdleWatch
 from roller.proxy.policy import (
     Admission,
     ExchangeEnd,
@@ -95,13 +96,14 @@ async def defer_continue(request: web.Request) -> None:
 class Exchange:
     """One request through the proxy, from its head to its `end` frame."""
 
-    __slots__ = ("recorder", "request", "response", "services", "upstream_response")
+    __slots__ = ("idle", "recorder", "request", "response", "services", "upstream_response")
 
     def __init__(self, services: ExchangeServices, request: web.Request) -> None:
         self.services = services
         self.request = request
         self.response: web.StreamResponse | None = None
         self.upstream_response: aiohttp.ClientResponse | None = None
+        self.idle: IdleWatch | None = None  # the upstream's read timeout, once sent
         target = request.raw_path
         head = ReceivedHead(  # positional, in ReceivedHead's field order (cheaper)
             time.time_ns(),
@@ -147,6 +149,9 @@ class Exchange:
                 # Not awaited: this task is being cancelled; the hook runs in its own task.
                 self.services.notify(recorder.end_event())
             raise
+        finally:
+            if self.idle is not None:
+                self.idle.stop()
         if self.services.notify is not None:
             await asyncio.shield(self.services.notify(recorder.end_event()))
         return response
@@ -205,20 +210,30 @@ class Exchange:
         out_headers = recorder.plan.upstream(
             head.headers, decision.set_headers.items(), decision.remove_headers
         )
+        idle = self.idle = IdleWatch(self.services.client.read_timeout)
         try:
             upstream = await self.services.client.send(head.method, url, out_headers, body)
         except UpstreamFailure as failure:
-            answer = recorder.upstream_failed(
-                failure.outcome,
-                failure.error,
-                failure.client_status,
-                failure.client_body(),
-                time.time_ns(),
-            )
-            assert isinstance(answer, Reply)  # no response had started
-            return await self._reply(answer)
+            return await self._reply(self._upstream_failed(failure))
+        except asyncio.CancelledError:
+            if not idle.timed_out():
+                raise
+            return await self._reply(self._upstream_failed(classify(TimeoutError(), url)))
+        idle.since = None
         self.upstream_response = upstream
-        return await self._relay(upstream, url)
+        return await self._relay(upstream, url, idle)
+
+    def _upstream_failed(self, failure: UpstreamFailure) -> Reply:
+        """The upstream failed before its response head: roller's answer."""
+        answer = self.recorder.upstream_failed(
+            failure.outcome,
+            failure.error,
+            failure.client_status,
+            failure.client_body(),
+            time.time_ns(),
+        )
+        assert isinstance(answer, Reply)  # no response had started
+        return answer
 
     async def _admit(
         self, policy: RequestPolicy, head: RequestHead
@@ -234,7 +249,9 @@ class Exchange:
             policy_error = ExchangeError("policy_error", f"{type(exc).__name__}: {exc}")
         return admission, self.recorder.admitted(admission, policy_error)
 
-    async def _relay(self, upstream: aiohttp.ClientResponse, url: URL) -> web.StreamResponse:
+    async def _relay(
+        self, upstream: aiohttp.ClientResponse, url: URL, idle: IdleWatch
+    ) -> web.StreamResponse:
         recorder = self.recorder
         content = upstream.content
         try:  # the body bytes that came in with the head: recorded with it, in one write
@@ -259,6 +276,7 @@ class Exchange:
         except _CLIENT_GONE as exc:
             return self._client_gone(exc, response)
         chunk, relayed, write, at_end = recorder.chunk, recorder.relayed, response.write, False
+        clock = idle.time
         data = first
         while True:
             if data:
@@ -273,7 +291,14 @@ class Exchange:
                 if at_end:
                     break
             try:
-                data = await content.readany()
+                try:
+                    idle.since = clock()
+                    data = await content.readany()
+                    idle.since = None
+                except asyncio.CancelledError:
+                    if not idle.timed_out():
+                        raise
+                    raise TimeoutError from None  # the upstream was silent too long
             except _UPSTREAM_BODY_ERRORS as exc:
                 failure = classify(exc, url)
                 recorder.upstream_failed(
