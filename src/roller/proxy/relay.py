@@ -70,7 +70,8 @@ class Relay:
     async def handle(self, request: web.Request) -> web.StreamResponse:
         self.in_flight += 1
         self.exchanges += 1
-        self._idle.clear()
+        if self.in_flight == 1:  # busy from idle: set when the last one returns
+            self._idle.clear()
         try:
             return await Exchange(self.services, request).run()
         finally:
