@@ -316,6 +316,32 @@ def test_request_with_body_writes_both_frames_together(tmp_path: Path) -> None:
     assert second.request == RequestMeta(method="GET", path="/v1/models")
 
 
+def test_response_with_its_first_bytes_is_one_write_and_reads_as_frames(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    writes: list[int] = []
+    real = os.writev
+
+    def counting(fd: int, parts: list[bytes]) -> int:
+        writes.append(len(parts))
+        return real(fd, parts)
+
+    with TapeWriter(tmp_path) as tape:
+        x = tape.begin()
+        tape.request(x, {"method": "POST"}, body=b"{}")
+        monkeypatch.setattr(os, "writev", counting)
+        tape.response(x, {"status": 200}, first=b"data: 1\n\n")
+        tape.chunk(x, b"data: 2\n\n")
+        monkeypatch.setattr(os, "writev", real)
+        tape.end(x, {"outcome": "ok"})
+    assert len(writes) == 2  # resp with its first chunk, then the second chunk
+    result = read_tape(tmp_path)
+    assert result.problems == ()
+    (exchange,) = result.exchanges
+    assert exchange.response is not None and exchange.response.status == 200
+    assert [data for _, data in exchange.chunks] == [b"data: 1\n\n", b"data: 2\n\n"]
+
+
 def test_meta_values_orjson_refuses_are_still_recorded(tmp_path: Path) -> None:
     # A header value that was not valid UTF-8 reaches the proxy as lone surrogates
     # (surrogateescape); integers may exceed 64 bits. Both must land on the tape intact.
