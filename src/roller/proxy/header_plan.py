@@ -113,6 +113,7 @@ class ResponsePlan(NamedTuple):
     recorded: Pick  # the pairs the `resp` frame keeps
     removed: tuple[str, ...]  # lower-cased names of the secrets left out
     relayed: Pick  # the pairs relayed to the client
+    connection: tuple[int, ...]  # the `connection` headers
 
 
 def _removed(names: Iterable[str], secret: Callable[[str], bool]) -> tuple[str, ...]:
@@ -135,28 +136,29 @@ class HeaderPlans:
         self._responses: dict[tuple[object, ...], ResponsePlan] = {}
 
     def request(self, pairs: Pairs) -> RequestPlan:
-        names = tuple(map(_NAME, pairs))
-        plan = self._requests.get(names)
-        if plan is None:
-            plan = self._keep(self._requests, names, self._request_plan(names, ()))
-        if not plan.connection:
-            return plan
-        key = (names, *(pairs[i][1] for i in plan.connection))
-        with_tokens = self._requests.get(key)
-        if with_tokens is None:
-            tokens = connection_tokens(pairs)
-            with_tokens = self._keep(self._requests, key, self._request_plan(names, tokens))
-        return with_tokens
+        return self._plan(self._requests, pairs, self._request_plan)
 
     def response(self, pairs: Pairs) -> ResponsePlan:
+        return self._plan(self._responses, pairs, self._response_plan)
+
+    def _plan(
+        self,
+        cache: dict[tuple[object, ...], _P],
+        pairs: Pairs,
+        build: Callable[[tuple[str, ...], Iterable[str]], _P],
+    ) -> _P:
+        """The plan for `pairs`' names; with `connection` headers, for their values too."""
         names = tuple(map(_NAME, pairs))
-        connection = [i for i, name in enumerate(names) if lower_name(name) == "connection"]
-        key = (names, *(pairs[i][1] for i in connection)) if connection else names
-        plan = self._responses.get(key)
-        if plan is None:
-            tokens = connection_tokens(pairs) if connection else frozenset()
-            plan = self._keep(self._responses, key, self._response_plan(names, tokens))
-        return plan
+        cached = cache.get(names)
+        plan: _P = self._keep(cache, names, build(names, ())) if cached is None else cached
+        connection: tuple[int, ...] = plan.connection
+        if not connection:
+            return plan
+        key = (names, *[pairs[i][1] for i in connection])
+        with_tokens = cache.get(key)
+        if with_tokens is None:
+            with_tokens = self._keep(cache, key, build(names, connection_tokens(pairs)))
+        return with_tokens
 
     @staticmethod
     def _keep(cache: dict[tuple[object, ...], _P], key: tuple[object, ...], plan: _P) -> _P:
@@ -185,9 +187,11 @@ class HeaderPlans:
     def _response_plan(self, names: tuple[str, ...], dropped: Iterable[str]) -> ResponsePlan:
         redactor = self._redactor
         hop = NOT_RELAYED | frozenset(dropped)
+        lowered = [lower_name(name) for name in names]
         everything = range(len(names))
         return ResponsePlan(
             recorded=_picker([i for i in everything if redactor.recorded(names[i])]),
             removed=_removed(names, redactor.secret_header),
-            relayed=_picker([i for i in everything if lower_name(names[i]) not in hop]),
+            relayed=_picker([i for i in everything if lowered[i] not in hop]),
+            connection=tuple(i for i in everything if lowered[i] == "connection"),
         )

@@ -120,6 +120,8 @@ class RequestRecord:
         """Everything not on the tape yet, in one write: the `req` frame (with `upstream`
         and `annotations`) and the waiting parts; once the `req` frame is out, the waiting
         parts and an `ann` frame of `later` (annotations decided since), if any."""
+        if self.recorded and self._unwritten == len(self._parts) and not later:
+            return  # nothing new for the tape (the common ending)
         waiting = self._parts[self._unwritten :]
         self._unwritten = len(self._parts)
         self._pending = 0

@@ -44,6 +44,7 @@ DEFAULT_SEGMENT_MAX_BYTES = 64 * 1024 * 1024
 DEFAULT_FSYNC_INTERVAL = 1.0
 _TYPED = (RequestMeta, ResponseMeta, EndMeta)
 _IOV_MAX = 1024
+_META_HEADER = b'{"k":"%b","x":"%b","t":%d,"n":0,"meta":%b}\n'
 
 
 class TapeOpenError(RollerError):
@@ -242,14 +243,12 @@ class TapeWriter:
     def _meta_header(
         kind: str, exchange_id: str, meta: TapeMeta | Mapping[str, Any], t: int | None
     ) -> bytes:
-        header = {
-            "k": kind,
-            "x": exchange_id,
-            "t": time.time_ns() if t is None else t,
-            "n": 0,
-            "meta": meta.to_json() if isinstance(meta, _TYPED) else meta,
-        }
-        return dumps_header(header) + b"\n"
+        """`{"k":…,"x":…,"t":…,"n":0,"meta":…}` and its newline: the fixed keys from a
+        template (kinds and exchange ids are plain ASCII: nothing to escape), the meta
+        through `dumps_header` — the bytes `dumps_header` gives for the whole header."""
+        encoded = dumps_header(meta.to_json() if isinstance(meta, _TYPED) else meta)
+        now = time.time_ns() if t is None else t
+        return _META_HEADER % (kind.encode(), exchange_id.encode(), now, encoded)
 
     def _append(self, parts: list[bytes]) -> None:
         """Hand whole frames to the kernel in one `writev` (a short write is finished)."""
