@@ -8,7 +8,9 @@ Rules this module keeps:
 - A kill -9 loses at most the frames not yet handed to the kernel: every frame is one
   `os.writev` on an `O_APPEND` fd, issued synchronously by the caller. `fsync` (which only
   guards against power loss) runs off the hot path, in a timer thread and at close.
-- The chunk path builds its header from a bytes template: no JSON library, no lock.
+- The chunk path builds its header from a bytes template: no JSON library, no lock. A
+  meta frame's fixed keys (`k`, `x`, `t`, `n`) come from a template too; only its meta
+  goes through `dumps_header`, which gives the same bytes as encoding the whole header.
 - A meta is a typed record (`RequestMeta`, `ResponseMeta`, `EndMeta`: what the proxy
   writes) or its JSON form as a mapping (tests, tools): both are written as JSON.
 - Writing never raises for I/O failures: they are kept in `TapeWriter.errors` and the
@@ -17,6 +19,8 @@ Rules this module keeps:
   (a file create costs ~75x an append on the machines measured).
 - A request body may be written in parts, as it is read (`request(..., body=parts)`,
   `request_body`): one `body` frame per part, so no body is held whole for the tape.
+- A response head may carry the body bytes that came with it (`response(..., first=)`):
+  its `chunk` frame goes out in the same `writev`, after the `resp` frame.
 - `annotate` adds an `ann` frame to an exchange this writer began, also after its `end`
   (an end hook that failed says so on the exchange's own record).
 """
