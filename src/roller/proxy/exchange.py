@@ -4,7 +4,12 @@ What is recorded, when, and with which outcome is the recorder's (`recorder`, a 
 state machine); this module reads the request, asks the policy, talks to the upstream and
 the client, and reports each of those steps to it as an event. Rules this glue keeps:
 - Unbuffered: each piece of the upstream body is recorded and written to the client as
-  soon as it arrives (`readany`), never gathered. The request body is read whole before
+  soon as it arrives (`readany`), never gathered; the bytes that came in with the
+  response head are recorded with it (one write) and relayed first, and the piece after
+  which the upstream body is at its end goes out with the end of the client's body.
+- The upstream's idle read timeout is the exchange's `IdleWatch` (one timer, not one per
+  read): `since` marks each wait on the upstream; its cancellation becomes
+  `upstream_timeout`, any other cancellation stays what it was. The request body is read whole before
   forwarding (model requests are small next to their answer; it lets the upstream get an
   exact `content-length`), up to the body limit, streaming to the tape as it is read, and
   forwarded byte for byte.
