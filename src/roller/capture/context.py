@@ -13,6 +13,19 @@ Rules kept (docs/protocol.md, "Calls"):
   value), so a record serialized without its context and `with_context` spliced in is
   byte for byte the record serialized whole. A harness that sends compact JSON sends
   exactly these bytes: such a body can be rebuilt from the record (`body_ref`).
+- Speed without a second meaning: `parse_context` reads with orjson (several times
+  Python's reader on the bodies harnesses send) and gives exactly what `json.loads`
+  gives, because it falls back to `json.loads` wherever the two could differ: orjson
+  refuses lone-surrogate escapes, NaN/Infinity, numbers past a double, a BOM or another
+  encoding (its error sends the body to `json.loads`, whose error message is then the
+  one recorded), and it reads an integer beyond 64 bits as a float without an error —
+  so a body orjson read is taken only when orjson writes it back byte for byte (an
+  integer that became a float would be written differently) or when it holds no run of
+  19 digits (where such an integer would have to be). A value orjson read holds none of
+  what orjson writes differently from pydantic (NaN, integers beyond 64 bits, lone
+  surrogates), so its `orjson.dumps` is `context_json`'s bytes: `ParsedContext.json`,
+  the record's context JSON, made once while parsing (and the body itself when the
+  harness sent compact JSON, the common case).
 """
 
 from __future__ import annotations
@@ -21,6 +34,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+import orjson
 import pydantic_core
 
 
@@ -28,13 +42,38 @@ import pydantic_core
 class ParsedContext:
     value: Any
     error: str | None  # why the body is not JSON; None when it parsed or was empty
+    # the record's JSON of `value` when the fast reader made it; None without a value, or
+    # when `json.loads` read the body (`record_json` then asks pydantic)
+    json: bytes | None = None
 
     @property
     def ok(self) -> bool:
         return self.error is None
 
+    def record_json(self) -> bytes | None:
+        """The bytes a call record holds for this context (`context_json`); None without one."""
+        if self.value is None:  # `null` too: the record holds no context
+            return None
+        return self.json if self.json is not None else context_json(self.value)
+
 
 def parse_context(body: bytes) -> ParsedContext:
+    if not body:
+        return ParsedContext(None, None)
+    try:
+        value = orjson.loads(body)
+    except orjson.JSONDecodeError:
+        return parse_context_slowly(body)
+    written = orjson.dumps(value)
+    if written == body:
+        return ParsedContext(value, None, body)
+    if _may_hold_wide_integer(body):
+        return parse_context_slowly(body)
+    return ParsedContext(value, None, written)
+
+
+def parse_context_slowly(body: bytes) -> ParsedContext:
+    """`parse_context` by Python's reader alone: the meaning `parse_context` keeps."""
     if not body:
         return ParsedContext(None, None)
     try:
@@ -43,6 +82,16 @@ def parse_context(body: bytes) -> ParsedContext:
         return ParsedContext(None, f"request body is not JSON: {exc}")
     except RecursionError:  # JSON nested deeper than Python's reader goes
         return ParsedContext(None, "request body is JSON nested too deeply to read")
+
+
+# ASCII digits -> "1", every other byte -> NUL: a run of 19 "1"s is a run of 19 digits, the
+# fewest an integer outside orjson's 64 bits has (-9223372036854775809).
+_DIGIT_MARKS = bytes(0x31 if 0x30 <= b <= 0x39 else 0 for b in range(256))
+_WIDE = b"1" * 19
+
+
+def _may_hold_wide_integer(body: bytes) -> bool:
+    return _WIDE in body.translate(_DIGIT_MARKS)
 
 
 def context_json(value: Any) -> bytes:

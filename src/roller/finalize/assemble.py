@@ -287,10 +287,13 @@ _UNDECIDED = Attribution(
 )
 
 
-def call_shell(call: DecodedCall, call_id: str, tool_ids: ToolIds) -> CallRecord:
+def call_shell(
+    call: DecodedCall, call_id: str, tool_ids: ToolIds, *, with_context: bool = True
+) -> CallRecord:
     """Call `call_id`'s record as far as decode alone knows it: everything but the fields
     `decide` sets (which hold neutral values here). Finalize's first pass can build and
-    set it aside before any call is attributed."""
+    set it aside before any call is attributed (`with_context=False`: `context: null`,
+    its JSON spliced in later)."""
     ex = call.exchange
     return CallRecord(
         schema_="roller.call/v1",
@@ -302,7 +305,7 @@ def call_shell(call: DecodedCall, call_id: str, tool_ids: ToolIds) -> CallRecord
         protocol=call.protocol,
         json_mode=call.json_mode,
         request=_request_info(call),
-        context=call.context,
+        context=call.context if with_context else None,
         context_sha256=call.context_sha256,
         context_bytes=len(ex.request_body),
         output=call.reassembly.output if call.reassembly else None,
