@@ -1,4 +1,4 @@
-"""`parse_context`'s fast reader gives exactly what Python's reader gives.
+"""`parse_context`'s fast reader (`exact_json`) gives exactly what Python's reader gives.
 
 orjson reads most bodies; wherever it refuses a body or could read it differently the
 body goes to `json.loads` (`parse_context_slowly`, the meaning kept). Each case here is
@@ -16,6 +16,7 @@ from typing import Any
 import pydantic_core
 import pytest
 
+from roller.capture import exact_json
 from roller.capture.context import (
     ParsedContext,
     context_json,
@@ -49,6 +50,8 @@ EDGES = {
     "not compact": b'{"a": [1, 2.50, -0, 1E5], "b" : "x"}',
     "control escapes": b'{"c":"\\u0000\\u001f\\b\\f\\n\\r\\t\\/\\u2028"}',
     "negative zero": b"[-0.0,-0,0e0]",
+    "19-digit timestamp": b'{"k":"req","n":5,"t":1764547200000000000}',
+    "i64 min": b'{"t":-9223372036854775808}',
 }
 
 
@@ -148,3 +151,17 @@ def test_random_bodies_read_the_same_either_way(seed: int) -> None:
             assert fast.error == slow.error, body
             assert _same(fast.value, slow.value), body
             assert _record_json(fast) == _pydantic_json(slow.value), body
+            assert _same(_loads(body, exact_json.loads), _loads(body, json.loads)), body
+
+
+def _loads(data: bytes, reader: Any) -> Any:
+    try:
+        return reader(data)
+    except (ValueError, RecursionError) as exc:
+        return f"{type(exc).__name__}: {exc}"
+
+
+@pytest.mark.parametrize("data", list(EDGES.values()), ids=list(EDGES))
+def test_exact_loads_is_json_loads(data: bytes) -> None:
+    """The tape's header reader: value or exception (type and message) as json.loads."""
+    assert _same(_loads(data, exact_json.loads), _loads(data, json.loads))

@@ -13,29 +13,25 @@ Rules kept (docs/protocol.md, "Calls"):
   value), so a record serialized without its context and `with_context` spliced in is
   byte for byte the record serialized whole. A harness that sends compact JSON sends
   exactly these bytes: such a body can be rebuilt from the record (`body_ref`).
-- Speed without a second meaning: `parse_context` reads with orjson (several times
-  Python's reader on the bodies harnesses send) and gives exactly what `json.loads`
-  gives, because it falls back to `json.loads` wherever the two could differ: orjson
-  refuses lone-surrogate escapes, NaN/Infinity, numbers past a double, a BOM or another
-  encoding (its error sends the body to `json.loads`, whose error message is then the
-  one recorded), and it reads an integer beyond 64 bits as a float without an error —
-  so a body orjson read is taken only when orjson writes it back byte for byte (an
-  integer that became a float would be written differently) or when it holds no run of
-  19 digits (where such an integer would have to be). A value orjson read holds none of
-  what orjson writes differently from pydantic (NaN, integers beyond 64 bits, lone
-  surrogates), so its `orjson.dumps` is `context_json`'s bytes: `ParsedContext.json`,
-  the record's context JSON, made once while parsing (and the body itself when the
-  harness sent compact JSON, the common case).
+- Speed without a second meaning: `parse_context` reads with orjson, several times
+  Python's reader on the bodies harnesses send, and gives exactly what `json.loads`
+  gives (`roller.capture.exact_json`). A value orjson read holds none of what orjson
+  writes differently from pydantic (NaN, integers beyond 64 bits, lone surrogates), so
+  orjson's writing of it is `context_json`'s bytes: `ParsedContext.json`, the record's
+  context JSON made once while parsing (the body itself when the harness sent compact
+  JSON, the common case).
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-import orjson
 import pydantic_core
+
+from roller.capture import exact_json
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,40 +54,24 @@ class ParsedContext:
 
 
 def parse_context(body: bytes) -> ParsedContext:
-    if not body:
-        return ParsedContext(None, None)
-    try:
-        value = orjson.loads(body)
-    except orjson.JSONDecodeError:
-        return parse_context_slowly(body)
-    written = orjson.dumps(value)
-    if written == body:
-        return ParsedContext(value, None, body)
-    if _may_hold_wide_integer(body):
-        return parse_context_slowly(body)
-    return ParsedContext(value, None, written)
+    return _parse(body, exact_json.read)
 
 
 def parse_context_slowly(body: bytes) -> ParsedContext:
     """`parse_context` by Python's reader alone: the meaning `parse_context` keeps."""
+    return _parse(body, lambda data: (json.loads(data), None))
+
+
+def _parse(body: bytes, read: Callable[[bytes], tuple[Any, bytes | None]]) -> ParsedContext:
     if not body:
         return ParsedContext(None, None)
     try:
-        return ParsedContext(json.loads(body), None)
+        value, written = read(body)
     except (UnicodeDecodeError, ValueError) as exc:  # also an integer past 4300 digits
         return ParsedContext(None, f"request body is not JSON: {exc}")
     except RecursionError:  # JSON nested deeper than Python's reader goes
         return ParsedContext(None, "request body is JSON nested too deeply to read")
-
-
-# ASCII digits -> "1", every other byte -> NUL: a run of 19 "1"s is a run of 19 digits, the
-# fewest an integer outside orjson's 64 bits has (-9223372036854775809).
-_DIGIT_MARKS = bytes(0x31 if 0x30 <= b <= 0x39 else 0 for b in range(256))
-_WIDE = b"1" * 19
-
-
-def _may_hold_wide_integer(body: bytes) -> bool:
-    return _WIDE in body.translate(_DIGIT_MARKS)
+    return ParsedContext(value, None, written)
 
 
 def context_json(value: Any) -> bytes:

@@ -415,6 +415,8 @@ def _tool_refs(call: DecodedCall, tool_ids: ToolIds) -> ToolRefs:
 
 def _without_native_sources(relation: RelationRecord) -> RelationRecord:
     """The relation as it reads once raw/ (and the native logs in it) is cleaned."""
+    if not any(e.source.startswith("native:") for e in relation.evidence):
+        return relation  # most relations (derived from calls): nothing to clear, no copy
     evidence = [
         e.model_copy(update={"retained": False}) if e.source.startswith("native:") else e
         for e in relation.evidence
