@@ -13,6 +13,7 @@ byte. Rules kept:
 
 from __future__ import annotations
 
+from collections import defaultdict
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -146,7 +147,9 @@ def manifest(parts: CaptureParts, relations: int, layout: StorageLayout = "compa
 
 def _participants(parts: CaptureParts) -> list[ParticipantRecord]:
     pids, call_ids, retained = parts.ids.participants, parts.ids.calls, parts.verdict.retained
-    owners = parts.attributed.owners
+    own: dict[str | None, list[str]] = defaultdict(list)  # one pass, not one per participant
+    for cid, owner in zip(call_ids, parts.attributed.owners, strict=True):
+        own[owner].append(cid)
     return [
         ParticipantRecord(
             participant_id=pids[d.key],
@@ -156,7 +159,7 @@ def _participants(parts: CaptureParts) -> list[ParticipantRecord]:
             native_ids=d.native_ids,
             name=d.name,
             state=d.state,
-            call_ids=[cid for cid, owner in zip(call_ids, owners, strict=True) if owner == d.key],
+            call_ids=list(own.get(d.key, ())),
             evidence=[
                 Evidence(source=f"native:{e.path}", ref=e.ref, retained=retained)
                 for e in d.evidence
