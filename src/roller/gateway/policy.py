@@ -157,6 +157,7 @@ class GatewayPolicy:
         self.tape_dir = tape_dir.resolve()
         self.clock = clock
         self.clients = {client.token_sha256: client for client in config.clients}
+        self._known: dict[str, Client] = {}  # tokens already matched: no hash per request
         self.redactor = Redactor(config.redact_headers, config.redact_query)
         self.resolutions = ResolutionCache(inactivity_seconds=config.inactivity_seconds)
         self.writer = StoreWriter(store)
@@ -171,9 +172,12 @@ class GatewayPolicy:
         presented = presented_token(head.headers, head.query)
         if presented.token is None:
             return None, presented.problem or "no token", presented.sources
-        client = self.clients.get(token_sha256(presented.token))
+        client = self._known.get(presented.token)
         if client is None:
-            return None, "unknown roller token", presented.sources
+            client = self.clients.get(token_sha256(presented.token))
+            if client is None:
+                return None, "unknown roller token", presented.sources
+            self._known[presented.token] = client  # at most one entry per client
         return client, "ok", presented.sources
 
     async def admit(self, head: RequestHead) -> Admission:
