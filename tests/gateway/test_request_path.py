@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -20,8 +21,9 @@ from roller.gateway.resolutions import ResolutionCache
 from roller.gateway.store import Resolution
 from roller.gateway.tokens import new_token, token_sha256
 from roller.proxy import RequestHead
-from tests.gateway.conftest import GatewayFactory
+from tests.gateway.conftest import ALICE_OC, GatewayFactory
 from tests.gateway.test_sessions_http import opencode
+from tests.gateway.test_store import plan as store_plan
 
 
 class NoStore:
@@ -110,7 +112,7 @@ def test_a_resolution_with_a_parent_is_kept_and_touched_at_most_once_a_second() 
     assert cache.get(_plan()) is not None
 
 
-def test_what_may_still_change_is_kept_briefly_and_a_refusal_never() -> None:
+def test_what_may_still_change_is_refreshed_or_kept_briefly_and_a_refusal_never() -> None:
     clock = Clock()
     cache = ResolutionCache(inactivity_seconds=2, clock=clock)
     assert cache.ttl == 0.5  # a quarter of the inactivity window, at most a second
@@ -122,7 +124,16 @@ def test_what_may_still_change_is_kept_briefly_and_a_refusal_never() -> None:
     assert hit is not None and not hit.touch_due  # the store touched it on resolving
     assert cache.get(source) is not None
     clock.now += 0.2
-    assert cache.get(root) is None and cache.get(source) is None
+    # The root is served on and refreshed through a touch; the source-keyed row is not.
+    refresh = cache.get(root)
+    assert refresh is not None and refresh.touch_due and cache.get(source) is None
+    hit = cache.get(root)
+    assert hit is not None and not hit.touch_due  # one refresh per ttl
+    cache.refreshed("id-own", "id-parent")  # the touch's batch read a parent back
+    hit = cache.get(root)
+    assert hit is not None and hit.resolution.parent_session_id == "id-parent"
+    clock.now += 10_000
+    assert cache.get(root) is not None  # with its parent, it lasts
     # Every refused claim is audited by the store, so it always goes there.
     cache.put(_plan(), _resolution("id-other", refused="rewrite"))
     assert cache.get(_plan()) is None
@@ -181,3 +192,28 @@ def test_a_repeated_refused_claim_is_audited_every_time(start_gateway: GatewayFa
     gw.idle()
     outcomes = [a.outcome for a in gw.store.parent_assignments()]
     assert outcomes == ["assigned", "refused_rewrite", "refused_rewrite", "refused_rewrite"]
+
+
+def test_a_parent_set_elsewhere_reaches_a_cached_root_through_its_touch(
+    start_gateway: GatewayFactory,
+) -> None:
+    gw = start_gateway()
+    resolves = []
+    real = gw.store.resolve
+
+    def counting(*args: Any, **kwargs: Any) -> Resolution:
+        resolves.append(args[0])
+        return real(*args, **kwargs)
+
+    gw.store.resolve = counting  # type: ignore[method-assign]
+    opencode(gw, {"x-session-id": "ses_r"})  # a root: resolved by the store, then cached
+    # Another gateway process sharing the database sees ses_r as a child of ses_p.
+    real(store_plan(ALICE_OC, "ses_r", "ses_p", role="child"), datetime.now(UTC))
+    time.sleep(1.1)  # past the ttl: served from the cache, the row touched by the writer
+    opencode(gw, {"x-session-id": "ses_r"})
+    gw.idle()  # the touch's batch read the parent back
+    opencode(gw, {"x-session-id": "ses_r"})
+    assert len(resolves) == 1
+    parents = [x.request.annotations["gateway"]["parent_session_id"] for x in gw.tape().exchanges]
+    assert parents == [None, None, gw.row("ses_p").id]
+    assert gw.row("ses_r").last_seen_at > gw.row("ses_p").first_seen_at

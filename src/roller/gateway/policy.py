@@ -17,7 +17,8 @@
    the database; a store failure fails the request (500, recorded by the proxy as
    `policy_error`): a call the gateway cannot account for is not forwarded. A plan the
    store already answered is answered from `roller.gateway.resolutions` instead (no store
-   trip; `last_seen_at` touched through the writer at most once a second);
+   trip; `last_seen_at` touched through the writer at most once a second, its batch
+   reading the row's parent back for the cache);
 6. swap the roller token for the real upstream key, and strip every other credential the
    gateway does not own (every header the redaction rules or the configured names call
    secret, every secret query parameter): outgoing changes are never recorded;
@@ -161,6 +162,7 @@ class GatewayPolicy:
         self.redactor = Redactor(config.redact_headers, config.redact_query)
         self.resolutions = ResolutionCache(inactivity_seconds=config.inactivity_seconds)
         self.writer = StoreWriter(store)
+        self.writer.on_parents = self._learn_parents
         self.rows = CallRows(self.writer, tape_dir=str(self.tape_dir), clock=clock)
 
     async def close(self) -> None:
@@ -278,6 +280,10 @@ class GatewayPolicy:
         resolution = await self.store.run(self.store.resolve, plan, received, request)
         self.resolutions.put(plan, resolution)
         return resolution
+
+    def _learn_parents(self, parents: Mapping[str, str | None]) -> None:
+        for session_id, parent in parents.items():
+            self.resolutions.refreshed(session_id, parent)
 
     def _credentials(self, head: RequestHead) -> tuple[str, ...]:
         """Every credential-bearing header of the request: the gateway owns none of them

@@ -3,9 +3,10 @@
 `StoreWriter(store)`; `writer.submit(facts)` queues a call row and returns at once (the
 gateway's end hook: no task, no future per row); `await writer.record(facts)` queues one
 and returns once the batch holding it committed (or raises the `StoreError` that cost
-it); `touch(session_id, when)` queues a `last_seen_at` write and returns at once; `await
-flush()` waits until everything queued so far is written; `await close()` drains the
-queue and stops. Rules kept:
+it); `touch(session_id, when)` queues a `last_seen_at` write and returns at once (the
+batch reads the session's parent back and hands it to `on_parents`); `await flush()`
+waits until everything queued so far is written; `await close()` drains the queue and
+stops. Rules kept:
 - One batch is one transaction (`SessionStore.write_batch`: one `executemany`), for
   SQLite and PostgreSQL alike: the first item waits `linger` seconds for others to join
   it (at most `max_batch` rows), so a busy gateway pays one transaction per batch, not
@@ -56,6 +57,8 @@ class StoreWriter:
     ) -> None:
         self.store = store
         self.on_failure = on_failure
+        # Told each touched session's parent once its touch committed (the resolutions).
+        self.on_parents: Callable[[Mapping[str, str | None]], None] = lambda _parents: None
         self.linger = linger
         self.max_batch = max_batch
         self.failed = 0  # call rows not written
@@ -153,8 +156,10 @@ class StoreWriter:
         failure: StoreError | None = None
         for attempt in range(attempts):
             try:
-                await self.store.run(self.store.write_batch, calls, touches)
+                parents = await self.store.run(self.store.write_batch, calls, touches)
                 self.batches += 1
+                if parents:
+                    self.on_parents(parents)
                 return None
             except StoreError as exc:
                 failure = exc

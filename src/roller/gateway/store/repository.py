@@ -360,22 +360,29 @@ class SessionStore:
         no-op); its values made storable, and flagged where they had to be changed."""
         self.write_batch([facts], {})
 
-    def write_batch(self, calls: Sequence[CallFacts], touches: Mapping[str, datetime]) -> None:
+    def write_batch(
+        self, calls: Sequence[CallFacts], touches: Mapping[str, datetime]
+    ) -> dict[str, str | None]:
         """Call rows and `last_seen_at` touches (session id -> when), one transaction
-        (the background writer's batch, `roller.gateway.writer`)."""
+        (the background writer's batch, `roller.gateway.writer`). Returns each touched
+        session's parent as it is now (the resolution cache learns a parent another
+        process set from it)."""
         insert = self._call_insert
         try:
             rows = insert.rows(calls) if calls else []
         except (TypeError, ValueError) as exc:  # a value no bind processor takes
             raise StoreError(f"session store: call row not storable: {exc}") from None
 
-        def write(conn: Connection) -> None:
+        def write(conn: Connection) -> dict[str, str | None]:
             if rows:
                 conn.exec_driver_sql(insert.sql, rows)  # one executemany
+            parents: dict[str, str | None] = {}
             for session_id, when in sorted(touches.items()):  # one lock order
                 self._touch(conn, session_id, when)
+                parents[session_id] = parent_of(conn, session_id)
+            return parents
 
-        self._transaction(write)
+        return self._transaction(write)
 
     def recorded_exchanges(self, tape_dir: str) -> set[str]:
         """The exchange ids of `tape_dir` that have a call row."""
