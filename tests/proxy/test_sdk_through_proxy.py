@@ -414,7 +414,12 @@ def test_sdks_get_the_same_through_the_proxy_and_the_tape_holds_it_without_secre
     assert tape.problems == ()
     assert len(tape.exchanges) == len(proxied.wire)
     for exchange, sent, got in zip(tape.exchanges, proxied.wire, proxied.received, strict=True):
-        assert exchange.outcome == "ok"
+        # An SDK may close a finished stream without reading the chunked terminator, and
+        # under load the proxy can see it leave first: `client_disconnected` after the
+        # whole response (every byte relayed, checked below) is the documented rule
+        # (docs/protocol.md, "client left after the end"), not a lost exchange.
+        left_after_end = exchange.outcome == "client_disconnected" and is_sse(sent)
+        assert exchange.outcome == "ok" or left_after_end, exchange.outcome
         assert exchange.request.method == sent.method
         assert exchange.request.path == sent.target.split("?", 1)[0]
         assert exchange.request_body == sent.request_body == got.body
