@@ -156,18 +156,24 @@ def test_the_cache_is_bounded() -> None:
     assert cache.get(plans[0]) is None and cache.get(plans[4]) is not None
 
 
-def test_a_known_child_costs_no_store_trip_and_its_touch_lands(
-    start_gateway: GatewayFactory,
-) -> None:
-    gw = start_gateway()
-    resolves = []
+def _count_resolves(gw: Any) -> tuple[list[SessionPlan], Any]:
+    """Count the store's resolutions (the plans it was asked); returns the real one too."""
+    resolves: list[SessionPlan] = []
     real = gw.store.resolve
 
     def counting(*args: Any, **kwargs: Any) -> Resolution:
         resolves.append(args[0])
         return real(*args, **kwargs)
 
-    gw.store.resolve = counting  # type: ignore[method-assign]
+    gw.store.resolve = counting
+    return resolves, real
+
+
+def test_a_known_child_costs_no_store_trip_and_its_touch_lands(
+    start_gateway: GatewayFactory,
+) -> None:
+    gw = start_gateway()
+    resolves, _ = _count_resolves(gw)
     lineage = {"x-session-id": "ses_c", "x-parent-session-id": "ses_p"}
     for _ in range(5):
         opencode(gw, lineage)
@@ -198,14 +204,7 @@ def test_a_parent_set_elsewhere_reaches_a_cached_root_through_its_touch(
     start_gateway: GatewayFactory,
 ) -> None:
     gw = start_gateway()
-    resolves = []
-    real = gw.store.resolve
-
-    def counting(*args: Any, **kwargs: Any) -> Resolution:
-        resolves.append(args[0])
-        return real(*args, **kwargs)
-
-    gw.store.resolve = counting  # type: ignore[method-assign]
+    resolves, real = _count_resolves(gw)
     opencode(gw, {"x-session-id": "ses_r"})  # a root: resolved by the store, then cached
     # Another gateway process sharing the database sees ses_r as a child of ses_p.
     real(store_plan(ALICE_OC, "ses_r", "ses_p", role="child"), datetime.now(UTC))
