@@ -23,6 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import orjson
 from sqlalchemy import JSON, String, Table
 
 
@@ -87,12 +88,26 @@ def storable_values(
             continue
         if value.__class__ is str and _plain(value, column.length):
             continue  # nearly every string: nothing to escape or cut
+        if column.json and _plain_json(value):
+            continue
         out[i] = _storable_value(column, value, flags)
     return out, flags
 
 
 def _plain(text: str, length: int | None) -> bool:
     return text.isascii() and "\x00" not in text and (length is None or len(text) <= length)
+
+
+def _plain_json(value: Any) -> bool:
+    """Whether a JSON value's strings are all ASCII without a NUL (nothing to escape),
+    told by orjson in one call: it escapes a NUL as `\\u0000`, writes any other
+    character as UTF-8, and refuses a lone surrogate or a non-string key (then the
+    value goes the slow way, which handles both)."""
+    try:
+        text = orjson.dumps(value)
+    except TypeError:  # orjson.JSONEncodeError is a TypeError
+        return False
+    return text.isascii() and b"\\u0000" not in text
 
 
 def _storable_value(column: ColumnShape, value: Any, flags: list[str]) -> Any:
