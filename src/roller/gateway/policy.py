@@ -89,9 +89,9 @@ def parse_json_body(body: bytes) -> object:
     (nested too deeply, an integer past the digit limit): the identity rules then see no
     body; the bytes stay on the tape either way.
 
-    orjson first (~4x cheaper on a harness-size body), the standard library for whatever
-    orjson refuses (NaN, lone surrogates, integers past 64 bits, deep nesting), so what
-    is accepted is what `json.loads` accepts. Where both parse, they differ only on an
+    orjson first (about half the CPU on a 32 KiB harness turn), the standard library for
+    whatever orjson refuses (NaN, Infinity, lone surrogates, deep nesting), so what is
+    accepted is what `json.loads` accepts. Where both parse, they differ only on an
     integer past 64 bits (orjson gives a float): the identity rules and the model read
     strings and objects only, so they give the same answer either way."""
     if not body or body[:1] not in (b"{", b"["):
