@@ -7,20 +7,24 @@ Issue 16, item 1: a store round trip per request made the gateway 13x the proxy'
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import pytest
 from multidict import CIMultiDict, CIMultiDictProxy
 
 from roller.gateway.config import Client, parse_config
 from roller.gateway.derivation import SessionPlan, SourceKey
-from roller.gateway.policy import GatewayPolicy
+from roller.gateway.policy import GatewayPolicy, parse_json_body, requested_model
 from roller.gateway.resolutions import ResolutionCache
 from roller.gateway.store import Resolution
 from roller.gateway.tokens import new_token, token_sha256
+from roller.harnesses import identify
 from roller.proxy import RequestHead
+from roller.wire.endpoints import endpoint_for
 from tests.gateway.conftest import ALICE_OC, GatewayFactory
 from tests.gateway.test_sessions_http import opencode
 from tests.gateway.test_store import plan as store_plan
@@ -216,3 +220,38 @@ def test_a_parent_set_elsewhere_reaches_a_cached_root_through_its_touch(
     parents = [x.request.annotations["gateway"]["parent_session_id"] for x in gw.tape().exchanges]
     assert parents == [None, None, gw.row("ses_p").id]
     assert gw.row("ses_r").last_seen_at > gw.row("ses_p").first_seen_at
+
+
+def _stdlib_body(body: bytes) -> object:
+    """What the request body parse was before orjson: `json.loads`, None when it fails."""
+    if not body or body[:1] not in (b"{", b"["):
+        return None
+    try:
+        return json.loads(body)
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        return None
+
+
+BODIES = [
+    b'{"model":"m","metadata":{"user_id":"user_x_account__session_0b0e5b3e-1f0e-4c5e"}}',
+    b'{"model":"m","metadata":{"user_id":123456789012345678901234567890}}',  # past 64 bits
+    b'{"model":NaN,"prompt_cache_key":"ses_1"}',  # orjson refuses: the stdlib parses
+    b'{"model":"\\ud800","prompt_cache_key":"\\ud800"}',  # a lone surrogate
+    b"[" * 5000 + b"]" * 5000,  # deeper than either parses
+    b'{"model":"m","model":"n","metadata":{"user_id":"{\\"session_id\\":\\"s\\"}"}}',
+    b'{"a":1}\x00',
+    b"\xff{",
+    b"",
+]
+
+
+@pytest.mark.parametrize("body", BODIES)
+@pytest.mark.parametrize("harness", ["claude-code", "codex", "opencode"])
+def test_the_body_parse_gives_the_identity_and_model_the_stdlib_gave(
+    body: bytes, harness: str
+) -> None:
+    headers = CIMultiDictProxy(CIMultiDict({"x-claude-code-session-id": "s0"}))
+    ours, theirs = parse_json_body(body), _stdlib_body(body)
+    assert identify(harness, headers, ours) == identify(harness, headers, theirs)
+    endpoint = endpoint_for("POST", "/v1/messages")
+    assert requested_model(ours, endpoint) == requested_model(theirs, endpoint)
