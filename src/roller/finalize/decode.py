@@ -96,6 +96,7 @@ class DecodedCall:
     protocol: ProtocolName | None
     json_mode: bool
     context: Any
+    context_json: bytes | None  # the record's JSON of `context` (None without one)
     context_ok: bool
     context_sha256: str
     streamed: bool
@@ -245,6 +246,7 @@ def decode_exchange(sequence: int, ex: TapeExchange, harness: str) -> DecodedCal
         protocol=protocol,
         json_mode=codec.json_mode(context) if codec else False,
         context=context,
+        context_json=parsed.record_json(),
         context_ok=context_ok,
         context_sha256=hashlib.sha256(body_bytes).hexdigest(),
         streamed=reading.streamed,
