@@ -4,7 +4,9 @@ Rules kept (docs/protocol.md, "Calls"):
 - `context` is the request body parsed as JSON (`parse_context`): None for an empty
   body, and None with a `context_not_json` error for one that does not parse (also one
   Python's reader refuses: an integer past 4,300 digits, nesting past its recursion
-  limit — a body never aborts a reader);
+  limit — and one it reads but no record can hold: a lone surrogate escape such as
+  `"\\ud800"`, which JSON's strict readers and pydantic's writer refuse; a body never
+  aborts a reader);
   `context_sha256` hashes the exact bytes. Finalize decodes with this function and every
   reader of a compact/v3 capture rebuilds `context` from the stored bytes with it, so
   the two can never disagree.
@@ -71,6 +73,11 @@ def _parse(body: bytes, read: Callable[[bytes], tuple[Any, bytes | None]]) -> Pa
         return ParsedContext(None, f"request body is not JSON: {exc}")
     except RecursionError:  # JSON nested deeper than Python's reader goes
         return ParsedContext(None, "request body is JSON nested too deeply to read")
+    if written is None and value is not None:  # Python's reader took it: can a record hold it?
+        try:
+            written = context_json(value)
+        except pydantic_core.PydanticSerializationError as exc:  # a lone surrogate escape
+            return ParsedContext(None, f"request body is not JSON a record can hold: {exc}")
     return ParsedContext(value, None, written)
 
 
