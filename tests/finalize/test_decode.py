@@ -28,6 +28,16 @@ def test_a_request_body_that_is_not_json_is_kept_and_reported(tmp_path: Path) ->
     assert call.context_sha256 == hashlib.sha256(b"{not json").hexdigest()
 
 
+def test_a_body_no_record_can_hold_is_kept_and_reported(tmp_path: Path) -> None:
+    # JSON Python reads, with a lone surrogate escape pydantic cannot write: it used to
+    # raise out of finalize; now it is the call's data, like a body that is not JSON
+    body = b'{"model":"mock-model","messages":[{"role":"user","content":"a \\ud800 b"}]}'
+    (call,) = decoded(tmp_path, [Exchange(body=body)])
+    assert call.context is None and not call.context_ok
+    assert [code for code, _ in call.errors] == ["context_not_json"]
+    assert call.context_sha256 == hashlib.sha256(body).hexdigest()
+
+
 def test_a_compressed_response_is_decoded_before_it_is_read(tmp_path: Path) -> None:
     reply = gzip.compress(anthropic_reply("msg_gz"))
     (call,) = decoded(tmp_path, [Exchange(reply=reply, response_headers=GZIP)])

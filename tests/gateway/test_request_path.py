@@ -7,21 +7,27 @@ Issue 16, item 1: a store round trip per request made the gateway 13x the proxy'
 from __future__ import annotations
 
 import asyncio
+import json
 import time
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import pytest
 from multidict import CIMultiDict, CIMultiDictProxy
 
 from roller.gateway.config import Client, parse_config
 from roller.gateway.derivation import SessionPlan, SourceKey
-from roller.gateway.policy import GatewayPolicy
+from roller.gateway.policy import GatewayPolicy, parse_json_body, requested_model
 from roller.gateway.resolutions import ResolutionCache
 from roller.gateway.store import Resolution
 from roller.gateway.tokens import new_token, token_sha256
+from roller.harnesses import identify
 from roller.proxy import RequestHead
-from tests.gateway.conftest import GatewayFactory
+from roller.wire.endpoints import endpoint_for
+from tests.gateway.conftest import ALICE_OC, GatewayFactory
 from tests.gateway.test_sessions_http import opencode
+from tests.gateway.test_store import plan as store_plan
 
 
 class NoStore:
@@ -110,7 +116,7 @@ def test_a_resolution_with_a_parent_is_kept_and_touched_at_most_once_a_second() 
     assert cache.get(_plan()) is not None
 
 
-def test_what_may_still_change_is_kept_briefly_and_a_refusal_never() -> None:
+def test_what_may_still_change_is_refreshed_or_kept_briefly_and_a_refusal_never() -> None:
     clock = Clock()
     cache = ResolutionCache(inactivity_seconds=2, clock=clock)
     assert cache.ttl == 0.5  # a quarter of the inactivity window, at most a second
@@ -122,7 +128,16 @@ def test_what_may_still_change_is_kept_briefly_and_a_refusal_never() -> None:
     assert hit is not None and not hit.touch_due  # the store touched it on resolving
     assert cache.get(source) is not None
     clock.now += 0.2
-    assert cache.get(root) is None and cache.get(source) is None
+    # The root is served on and refreshed through a touch; the source-keyed row is not.
+    refresh = cache.get(root)
+    assert refresh is not None and refresh.touch_due and cache.get(source) is None
+    hit = cache.get(root)
+    assert hit is not None and not hit.touch_due  # one refresh per ttl
+    cache.refreshed("id-own", "id-parent")  # the touch's batch read a parent back
+    hit = cache.get(root)
+    assert hit is not None and hit.resolution.parent_session_id == "id-parent"
+    clock.now += 10_000
+    assert cache.get(root) is not None  # with its parent, it lasts
     # Every refused claim is audited by the store, so it always goes there.
     cache.put(_plan(), _resolution("id-other", refused="rewrite"))
     assert cache.get(_plan()) is None
@@ -145,18 +160,24 @@ def test_the_cache_is_bounded() -> None:
     assert cache.get(plans[0]) is None and cache.get(plans[4]) is not None
 
 
-def test_a_known_child_costs_no_store_trip_and_its_touch_lands(
-    start_gateway: GatewayFactory,
-) -> None:
-    gw = start_gateway()
-    resolves = []
+def _count_resolves(gw: Any) -> tuple[list[SessionPlan], Any]:
+    """Count the store's resolutions (the plans it was asked); returns the real one too."""
+    resolves: list[SessionPlan] = []
     real = gw.store.resolve
 
     def counting(*args: Any, **kwargs: Any) -> Resolution:
         resolves.append(args[0])
         return real(*args, **kwargs)
 
-    gw.store.resolve = counting  # type: ignore[method-assign]
+    gw.store.resolve = counting
+    return resolves, real
+
+
+def test_a_known_child_costs_no_store_trip_and_its_touch_lands(
+    start_gateway: GatewayFactory,
+) -> None:
+    gw = start_gateway()
+    resolves, _ = _count_resolves(gw)
     lineage = {"x-session-id": "ses_c", "x-parent-session-id": "ses_p"}
     for _ in range(5):
         opencode(gw, lineage)
@@ -181,3 +202,56 @@ def test_a_repeated_refused_claim_is_audited_every_time(start_gateway: GatewayFa
     gw.idle()
     outcomes = [a.outcome for a in gw.store.parent_assignments()]
     assert outcomes == ["assigned", "refused_rewrite", "refused_rewrite", "refused_rewrite"]
+
+
+def test_a_parent_set_elsewhere_reaches_a_cached_root_through_its_touch(
+    start_gateway: GatewayFactory,
+) -> None:
+    gw = start_gateway()
+    resolves, real = _count_resolves(gw)
+    opencode(gw, {"x-session-id": "ses_r"})  # a root: resolved by the store, then cached
+    # Another gateway process sharing the database sees ses_r as a child of ses_p.
+    real(store_plan(ALICE_OC, "ses_r", "ses_p", role="child"), datetime.now(UTC))
+    time.sleep(1.1)  # past the ttl: served from the cache, the row touched by the writer
+    opencode(gw, {"x-session-id": "ses_r"})
+    gw.idle()  # the touch's batch read the parent back
+    opencode(gw, {"x-session-id": "ses_r"})
+    assert len(resolves) == 1
+    parents = [x.request.annotations["gateway"]["parent_session_id"] for x in gw.tape().exchanges]
+    assert parents == [None, None, gw.row("ses_p").id]
+    assert gw.row("ses_r").last_seen_at > gw.row("ses_p").first_seen_at
+
+
+def _stdlib_body(body: bytes) -> object:
+    """What the request body parse was before orjson: `json.loads`, None when it fails."""
+    if not body or body[:1] not in (b"{", b"["):
+        return None
+    try:
+        return json.loads(body)
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        return None
+
+
+BODIES = [
+    b'{"model":"m","metadata":{"user_id":"user_x_account__session_0b0e5b3e-1f0e-4c5e"}}',
+    b'{"model":"m","metadata":{"user_id":123456789012345678901234567890}}',  # past 64 bits
+    b'{"model":NaN,"prompt_cache_key":"ses_1"}',  # orjson refuses: the stdlib parses
+    b'{"model":"\\ud800","prompt_cache_key":"\\ud800"}',  # a lone surrogate
+    b"[" * 5000 + b"]" * 5000,  # deeper than either parses
+    b'{"model":"m","model":"n","metadata":{"user_id":"{\\"session_id\\":\\"s\\"}"}}',
+    b'{"a":1}\x00',
+    b"\xff{",
+    b"",
+]
+
+
+@pytest.mark.parametrize("body", BODIES)
+@pytest.mark.parametrize("harness", ["claude-code", "codex", "opencode"])
+def test_the_body_parse_gives_the_identity_and_model_the_stdlib_gave(
+    body: bytes, harness: str
+) -> None:
+    headers = CIMultiDictProxy(CIMultiDict({"x-claude-code-session-id": "s0"}))
+    ours, theirs = parse_json_body(body), _stdlib_body(body)
+    assert identify(harness, headers, ours) == identify(harness, headers, theirs)
+    endpoint = endpoint_for("POST", "/v1/messages")
+    assert requested_model(ours, endpoint) == requested_model(theirs, endpoint)

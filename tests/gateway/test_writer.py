@@ -39,16 +39,21 @@ def test_concurrent_rows_share_transactions_and_each_lands_once(store: SessionSt
     assert row is not None and row.last_seen_at == T0 + timedelta(hours=1)  # drained on close
 
 
-def test_a_row_the_store_refuses_costs_only_itself(store: SessionStore) -> None:
-    session = store.resolve(plan(ALICE_CC, "S"), T0).session_id
+def _refuse_exchange_3(store: SessionStore) -> None:
+    """Make the store refuse any batch holding exchange `…:3`."""
     real = store.write_batch
 
-    def picky(calls: Any, touches: Any) -> None:
+    def picky(calls: Any, touches: Any) -> dict[str, str | None]:
         if any(c.exchange_id.endswith(":3") for c in calls):
             raise StoreError("session store: value refused")
-        real(calls, touches)
+        return real(calls, touches)
 
     store.write_batch = picky  # type: ignore[method-assign]
+
+
+def test_a_row_the_store_refuses_costs_only_itself(store: SessionStore) -> None:
+    session = store.resolve(plan(ALICE_CC, "S"), T0).session_id
+    _refuse_exchange_3(store)
     writer = StoreWriter(store, linger=0.05)
 
     async def main() -> list[BaseException | None]:
@@ -62,6 +67,27 @@ def test_a_row_the_store_refuses_costs_only_itself(store: SessionStore) -> None:
     assert [isinstance(r, StoreError) for r in results] == [n == 3 for n in range(6)]
     assert writer.failed == 1
     assert sorted(c.exchange_id[-1] for c in store.calls(session)) == ["0", "1", "2", "4", "5"]
+
+
+def test_submitted_rows_need_no_future_and_a_failure_reaches_on_failure(
+    store: SessionStore,
+) -> None:
+    session = store.resolve(plan(ALICE_CC, "S"), T0).session_id
+    _refuse_exchange_3(store)
+    failures: list[str] = []
+    writer = StoreWriter(store, linger=0.05, on_failure=lambda x, _exc: failures.append(x))
+
+    async def main() -> int:
+        for n in range(6):
+            writer.submit(_facts(session, n))
+        await writer.flush()  # returns once every submitted row is settled
+        landed = len(store.calls(session))
+        await writer.flush()  # nothing queued: at once
+        await writer.close()
+        return landed
+
+    assert asyncio.run(main()) == 5
+    assert failures == ["tape-000001:3"] and writer.failed == 1
 
 
 def test_rows_the_store_never_took_are_written_by_the_next_start(

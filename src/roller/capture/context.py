@@ -4,7 +4,9 @@ Rules kept (docs/protocol.md, "Calls"):
 - `context` is the request body parsed as JSON (`parse_context`): None for an empty
   body, and None with a `context_not_json` error for one that does not parse (also one
   Python's reader refuses: an integer past 4,300 digits, nesting past its recursion
-  limit — a body never aborts a reader);
+  limit — and one it reads but no record can hold: a lone surrogate escape such as
+  `"\\ud800"`, which JSON's strict readers and pydantic's writer refuse; a body never
+  aborts a reader);
   `context_sha256` hashes the exact bytes. Finalize decodes with this function and every
   reader of a compact/v3 capture rebuilds `context` from the stored bytes with it, so
   the two can never disagree.
@@ -13,36 +15,70 @@ Rules kept (docs/protocol.md, "Calls"):
   value), so a record serialized without its context and `with_context` spliced in is
   byte for byte the record serialized whole. A harness that sends compact JSON sends
   exactly these bytes: such a body can be rebuilt from the record (`body_ref`).
+- Speed without a second meaning: `parse_context` reads with orjson, several times
+  Python's reader on the bodies harnesses send, and gives exactly what `json.loads`
+  gives (`roller.capture.exact_json`). A value orjson read holds none of what orjson
+  writes differently from pydantic (NaN, integers beyond 64 bits, lone surrogates), so
+  orjson's writing of it is `context_json`'s bytes: `ParsedContext.json`, the record's
+  context JSON made once while parsing (the body itself when the harness sent compact
+  JSON, the common case).
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import pydantic_core
+
+from roller.capture import exact_json
 
 
 @dataclass(frozen=True, slots=True)
 class ParsedContext:
     value: Any
     error: str | None  # why the body is not JSON; None when it parsed or was empty
+    # the record's JSON of `value` when the fast reader made it; None without a value, or
+    # when `json.loads` read the body (`record_json` then asks pydantic)
+    json: bytes | None = None
 
     @property
     def ok(self) -> bool:
         return self.error is None
 
+    def record_json(self) -> bytes | None:
+        """The bytes a call record holds for this context (`context_json`); None without one."""
+        if self.value is None:  # `null` too: the record holds no context
+            return None
+        return self.json if self.json is not None else context_json(self.value)
+
 
 def parse_context(body: bytes) -> ParsedContext:
+    return _parse(body, exact_json.read)
+
+
+def parse_context_slowly(body: bytes) -> ParsedContext:
+    """`parse_context` by Python's reader alone: the meaning `parse_context` keeps."""
+    return _parse(body, lambda data: (json.loads(data), None))
+
+
+def _parse(body: bytes, read: Callable[[bytes], tuple[Any, bytes | None]]) -> ParsedContext:
     if not body:
         return ParsedContext(None, None)
     try:
-        return ParsedContext(json.loads(body), None)
+        value, written = read(body)
     except (UnicodeDecodeError, ValueError) as exc:  # also an integer past 4300 digits
         return ParsedContext(None, f"request body is not JSON: {exc}")
     except RecursionError:  # JSON nested deeper than Python's reader goes
         return ParsedContext(None, "request body is JSON nested too deeply to read")
+    if written is None and value is not None:  # Python's reader took it: can a record hold it?
+        try:
+            written = context_json(value)
+        except pydantic_core.PydanticSerializationError as exc:  # a lone surrogate escape
+            return ParsedContext(None, f"request body is not JSON a record can hold: {exc}")
+    return ParsedContext(value, None, written)
 
 
 def context_json(value: Any) -> bytes:

@@ -11,6 +11,7 @@ RUN_DIR/
     capture/attempt-NNNN/   manifest.json calls.jsonl relations.jsonl [contexts.blobs] [raw/]
     trajectory/attempt-NNNN.json   the attempt's main trajectory (derived, regenerable)
     lost/attempt-NNNN.json   why an attempt was lost (its worker died; the attempt is interrupted)
+    failed/attempt-NNNN.json roller's own error on an attempt (a bug) and its traceback
 ```
 Inside `raw/` (debug material, removed per retention): `tape/` (the proxy's segments),
 `native/` (the harness's native logs, copied), `harness/` (stdout, stderr, launch plan),
@@ -146,6 +147,11 @@ class SamplePaths:
     def lost_file(self, number: int) -> Path:
         """Why attempt `number` was lost: its runner died elsewhere (a Ray worker or node)."""
         return self.root / "lost" / f"attempt-{number:04d}.json"
+
+    def failure_file(self, number: int) -> Path:
+        """Roller's own error on attempt `number` (a bug, not the harness's): the error
+        and its traceback, for a report; the attempt is kept as it was left."""
+        return self.root / "failed" / f"attempt-{number:04d}.json"
 
     def attempt(self, number: int) -> AttemptPaths:
         return AttemptPaths(self.capture / f"attempt-{number:04d}")

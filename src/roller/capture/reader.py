@@ -4,16 +4,16 @@ Strict: a record with an unknown field, a wrong type or a wrong schema string is
 error naming the file and line. A record written before a later change of its format is
 first brought to the current shape by the converter chain (`roller.capture.compat`),
 then validated as strictly; the chain runs only when the record does not validate as it
-is. `iter_calls` streams; `read_attempt` gives the manifest and relations and
-`Capture.calls`, a sequence that reads calls.jsonl again each time it is iterated (a
-record at a time, so a reader that goes through the calls once holds one call, whatever
-the capture's length), and reads it whole only when indexed.
+is. `iter_calls` streams; `read_attempt` gives the manifest, `Capture.calls` and
+`Capture.relations`, sequences that read calls.jsonl / relations.jsonl again each time
+they are iterated (a record at a time, so a reader that goes through them once holds one
+record, whatever the capture's length), and read a file whole only when indexed.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar, overload
@@ -36,34 +36,36 @@ class Capture:
     paths: AttemptPaths
     manifest: Manifest
     calls: Sequence[CallRecord]
-    relations: list[RelationRecord]
+    relations: Sequence[RelationRecord]
 
 
-class CallRecords(Sequence[CallRecord]):
-    """The calls of an attempt as a sequence read from disk: iterating streams the file
-    again (`iter_calls`); `len` counts its lines; indexing reads every record once and
-    keeps them (a reader that needs random access pays for it, no other does)."""
+class Records(Sequence[M]):
+    """A JSONL file's records as a sequence read from disk: iterating streams the file
+    again (`read`, a record at a time); `len` counts its lines; indexing reads every
+    record once and keeps them (a reader that needs random access pays for it, no
+    other does)."""
 
-    def __init__(self, paths: AttemptPaths) -> None:
-        self._paths = paths
-        self._kept: list[CallRecord] | None = None
+    def __init__(self, path: Path, read: Callable[[], Iterator[M]]) -> None:
+        self._path = path
+        self._read = read
+        self._kept: list[M] | None = None
         self._len: int | None = None
 
-    def __iter__(self) -> Iterator[CallRecord]:
-        return iter(self._kept) if self._kept is not None else iter_calls(self._paths)
+    def __iter__(self) -> Iterator[M]:
+        return iter(self._kept) if self._kept is not None else self._read()
 
     def __len__(self) -> int:
         if self._len is None:
-            self._len = len(self._kept) if self._kept is not None else _lines(self._paths.calls)
+            self._len = len(self._kept) if self._kept is not None else _lines(self._path)
         return self._len
 
     @overload
-    def __getitem__(self, index: int) -> CallRecord: ...
+    def __getitem__(self, index: int) -> M: ...
     @overload
-    def __getitem__(self, index: slice) -> Sequence[CallRecord]: ...
-    def __getitem__(self, index: int | slice) -> CallRecord | Sequence[CallRecord]:
+    def __getitem__(self, index: slice) -> Sequence[M]: ...
+    def __getitem__(self, index: int | slice) -> M | Sequence[M]:
         if self._kept is None:
-            self._kept = list(iter_calls(self._paths))
+            self._kept = list(self._read())
         return self._kept[index]
 
     def __eq__(self, other: object) -> bool:
@@ -72,6 +74,21 @@ class CallRecords(Sequence[CallRecord]):
         return NotImplemented
 
     __hash__ = None  # type: ignore[assignment]
+
+
+class CallRecords(Records[CallRecord]):
+    """The calls of an attempt (`iter_calls`, contexts rebuilt whatever the layout)."""
+
+    def __init__(self, paths: AttemptPaths) -> None:
+        super().__init__(paths.calls, lambda: iter_calls(paths))
+
+
+class RelationRecords(Records[RelationRecord]):
+    """The relations of an attempt (`iter_relations`): derived relations grow with the
+    square of a conversation's length, so a reader streams them rather than hold them."""
+
+    def __init__(self, paths: AttemptPaths) -> None:
+        super().__init__(paths.relations, lambda: iter_relations(paths))
 
 
 def _lines(path: Path) -> int:
@@ -188,7 +205,7 @@ def read_attempt(path: Path | AttemptPaths) -> Capture:
         paths=paths,
         manifest=read_manifest(paths),
         calls=CallRecords(paths),
-        relations=list(iter_relations(paths)),
+        relations=RelationRecords(paths),
     )
 
 

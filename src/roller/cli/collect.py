@@ -3,8 +3,9 @@ sample (`--prompt`), a tasks file (`--tasks`) or the rest of a run (`--resume DI
 
 Every mode is the same run (`roller.collect.collection`): one `--prompt` is a run of one
 task. This module declares the flags (`roller.cli.collect_request` turns them into a
-`RunRequest`, refusing what cannot go together), runs it with Ctrl-C handling, and shows it: today's spinner and call tree for one task,
-the live progress display and summary table (`roller.cli.progress`) for several.
+`RunRequest`, refusing what cannot go together), runs the request with Ctrl-C handling,
+and shows it: a spinner and the call tree for one task, the live progress display and
+summary table (`roller.cli.progress`) for several.
 """
 
 from __future__ import annotations

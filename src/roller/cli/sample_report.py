@@ -43,6 +43,8 @@ def finish_single(err: Console, result: RunResult, as_json: bool, timeout_s: flo
         tree = build_tree(read_attempt(latest.attempt))
     except RollerError as exc:
         err.print(f"[red]{latest.attempt.root} cannot be read:[/] {exc}")
+        for problem in latest.problems:  # e.g. roller's own failure on it, and where
+            err.print(f"  {problem}", markup=False)
         return 1
     if as_json:
         click.echo(json.dumps(tree, indent=2))

@@ -15,9 +15,10 @@ Order, and why (docs/collect.md):
    or its budget (`--attempts`) is used; every attempt is judged like a resumed one, so
    what this run collects and what a later `--resume` reuses are decided by the same
    rules, whichever executor ran it. An attempt the executor lost (its worker died) is
-   recorded here as interrupted (`roller.collect.lost`) and the sample gets a new one. A failing
-   sample never stops the run; Ctrl-C (`stop`) ends the running attempts (published as
-   interrupted) and starts no more.
+   recorded here as interrupted (`roller.collect.lost`) and the sample gets a new one; one
+   roller itself failed on (a bug) is recorded with its traceback (`roller.collect.failure`)
+   and uses an attempt. A failing sample never stops the run; Ctrl-C (`stop`) ends the
+   running attempts (published as interrupted) and starts no more.
 4. `summary.json` is written from the judged attempts, whatever happened.
 Progress is reported as events (`RunEvent`): counts, and one plain line per notable
 thing (a sample reused, an attempt judged); the CLI renders them.
@@ -36,6 +37,7 @@ from roller.capture.layout import RunPaths
 from roller.capture.reader import dump_json
 from roller.capture.summary_record import RunSummary, SampleStatus, SampleSummary
 from roller.collect.executor import Executor, LocalExecutor
+from roller.collect.failure import AttemptFailed, record_failure
 from roller.collect.lost import AttemptLost, record_lost
 from roller.collect.runs import RunSpec, check_run, now_rfc3339, open_run, open_sample
 from roller.collect.session import AttemptDone, AttemptJob
@@ -292,20 +294,32 @@ class _Scheduler:
             keep_scratch=self.request.keep_scratch,
         )
 
-    async def _attempt(self, task: Task) -> tuple[AttemptDone | None, AttemptVerdict | None]:
-        """One attempt from the executor, judged; a lost one is recorded first."""
+    async def _attempt(
+        self, task: Task
+    ) -> tuple[AttemptDone | AttemptLost | AttemptFailed | None, AttemptVerdict | None]:
+        """One attempt from the executor, judged; a lost one is recorded first, and so
+        is one roller itself failed on (a bug: the run goes on, the attempt is kept)."""
 
         def report(text: str, calls: int) -> None:
             self.board.live[task.id] = calls
             self.emit(None, task.id, text)
 
         job = self._job(task)
-        done = await self.executor.run(job, report, self.stop)
+        done: AttemptDone | AttemptLost | AttemptFailed | None
+        try:
+            done = await self.executor.run(job, report, self.stop)
+        except Exception as exc:  # noqa: BLE001 (the boundary: recorded, never raised)
+            done = record_failure(job, exc)
+            self.emit(
+                f"{task.id}: roller failed on {job.attempt.root.name}: {done.reason}", task.id
+            )
         self.board.calls_done += self.board.live.pop(task.id, 0)
         if done is None:
             return None, None
         if isinstance(done, AttemptLost):
-            return None, judge_attempt(record_lost(job, done), collected_now=True)
+            return done, judge_attempt(record_lost(job, done), collected_now=True)
+        if isinstance(done, AttemptFailed):
+            return done, judge_attempt(job.attempt, collected_now=True)
         return done, judge_attempt(done.attempt, collected_now=True)
 
     async def _collect(self, task: Task, verdict: SampleVerdict) -> SampleResult:
@@ -320,13 +334,13 @@ class _Scheduler:
             if judged is None:
                 break
             verdict = verdict.with_attempt(judged)
-            if done is None:
+            if isinstance(done, AttemptLost):
                 lost += 1
                 if lost > LOST_RETRIES or self.stopped:
                     break
                 self.emit(f"{task.id}: {_describe(judged)}; a new attempt", task.id)
                 continue
-            n, last = n + 1, done
+            n, last = n + 1, done if isinstance(done, AttemptDone) else last
             if judged.outcome == "succeeded" or n == tries or self.stopped:
                 break
             self.emit(f"{task.id}: {_describe(judged)}; another attempt ({n + 1}/{tries})", task.id)

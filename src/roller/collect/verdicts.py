@@ -105,6 +105,12 @@ def judge_attempt(attempt: AttemptPaths, collected_now: bool = False) -> Attempt
         except RollerError as exc:
             why = f"no manifest, and it cannot be finalized from raw/: {exc}"
             return AttemptVerdict(attempt, "invalid", None, (why,), False, collected_now)
+        except Exception as exc:  # noqa: BLE001 (a bug in finalize must not end the run)
+            why = (
+                f"no manifest: finalizing it from raw/ failed ({type(exc).__name__}: {exc}); "
+                "raw/ is kept, `roller finalize` retries"
+            )
+            return AttemptVerdict(attempt, "invalid", None, (why,), False, collected_now)
         recovered = True
     report = validate_attempt(attempt)
     if not report.ok:

@@ -25,7 +25,7 @@ Rules:
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from roller.capture.models import ParticipantRecord, RelationRecord
@@ -126,10 +126,12 @@ def injections_of(
     item: Any,
     call_id: str,
     root_id: str,
-    relations: Sequence[RelationRecord],
+    relations: Callable[[], Sequence[RelationRecord]],
     participants: dict[str, ParticipantRecord],
 ) -> tuple[bool, list[Injection]]:
-    """(whether the whole item was injected, its injected parts) for one input item."""
+    """(whether the whole item was injected, its injected parts) for one input item;
+    `relations()` gives the capture's relations (at least its `result_delivered` ones),
+    asked only when an injection is to be bound."""
     declared = registry().get(harness)
     if declared is None:
         return False, []
@@ -169,13 +171,13 @@ def _binding(
     names: str | None,
     call_id: str,
     root_id: str,
-    relations: Sequence[RelationRecord],
+    relations: Callable[[], Sequence[RelationRecord]],
     participants: dict[str, ParticipantRecord],
 ) -> list[str]:
     if binds is None or names is None:
         return []
     out: list[str] = []
-    for rel in relations:
+    for rel in relations():
         if (
             rel.type != "result_delivered"
             or rel.status != "established"

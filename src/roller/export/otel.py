@@ -27,7 +27,7 @@ from datetime import datetime
 from typing import Any
 
 from roller import __version__
-from roller.capture.models import CallRecord, ParticipantRecord
+from roller.capture.models import CallRecord, ParticipantRecord, RelationRecord
 from roller.capture.reader import Capture
 from roller.export.calls import prompt_tokens
 from roller.export.otel_content import chat_content, tool_content
@@ -188,6 +188,11 @@ class _Trace:
         self.content = content
         self.calls = {c.call_id: c for c in capture.calls}
         self.participants = {p.participant_id: p for p in capture.manifest.participants}
+        # each child's first established spawn, from one pass over the relations
+        self.spawns: dict[str, RelationRecord] = {}
+        for r in capture.relations:
+            if r.type == "spawn" and r.status == "established" and r.child_participant_id:
+                self.spawns.setdefault(r.child_participant_id, r)
         self.spans: list[_Span] = []
         self.tool_spans: dict[tuple[str, str], _Span] = {}  # (participant, tool id) -> span
         self.fallback = _ns(capture.manifest.started_at) or 0
@@ -212,16 +217,7 @@ class _Trace:
     def parent_of(self, p: ParticipantRecord) -> str | None:
         if p.role == "root":
             return None
-        spawn = next(
-            (
-                r
-                for r in self.capture.relations
-                if r.type == "spawn"
-                and r.status == "established"
-                and r.child_participant_id == p.participant_id
-            ),
-            None,
-        )
+        spawn = self.spawns.get(p.participant_id)
         parent = self.participants.get(p.parent_participant_id or "")
         if spawn is not None and parent is not None:
             tool_id = spawn.model_tool_ref.call_id if spawn.model_tool_ref else spawn.tool_call_id

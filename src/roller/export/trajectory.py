@@ -35,10 +35,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, get_args
 
-from roller.capture.models import CallRecord, ParticipantRecord
+from roller.capture.models import CallRecord, ParticipantRecord, RelationRecord
 from roller.capture.reader import Capture
 from roller.capture.trajectory_record import (
     TrajectoryBlock,
@@ -76,6 +78,13 @@ class _Context:
     capture: Capture
     participants: dict[str, ParticipantRecord]
     problems: list[TrajectoryProblem] = field(default_factory=list)
+
+    @cached_property
+    def delivered(self) -> list[RelationRecord]:
+        """The only relations an injection binds to (`injections_of`): read once, when
+        one is to be bound, and few — not every relation (derived ones grow with the
+        square of a conversation's length)."""
+        return [r for r in self.capture.relations if r.type == "result_delivered"]
 
     def problem(self, code: TrajectoryBlock, message: str, call_id: str | None = None) -> None:
         self.problems.append(TrajectoryProblem(code=code, message=message, call_id=call_id))
@@ -124,7 +133,7 @@ def _source(capture: Capture) -> TrajectorySource:
 def _record(
     capture: Capture,
     root_id: str | None,
-    calls: list[CallRecord],
+    calls: Sequence[_RootCall],
     problems: list[TrajectoryProblem],
     segments: list[TrajectorySegment],
 ) -> TrajectoryRecord:
@@ -163,8 +172,46 @@ def build_trajectory(capture: Capture) -> TrajectoryRecord:
         capture=capture,
         participants={p.participant_id: p for p in m.participants},
     )
-    calls = _own_calls(capture, root.participant_id)
-    for c in capture.calls:
+    calls, unreadable, in_order = _scan(ctx)
+    if not calls:
+        ctx.problem("no_root_calls", "the root participant made no generation call")
+    ctx.problems += unreadable
+    if any(p.code in _UNAVAILABLE for p in ctx.problems):
+        return _record(capture, root.participant_id, calls, ctx.problems, [])
+
+    segments: list[Segment] = []
+    # a root call at a time when calls.jsonl holds them in sequence order (finalize
+    # writes calls in arrival order), else all of them, sorted
+    own = _own(capture, root.participant_id)
+    for call in own if in_order else sorted(own, key=lambda c: c.sequence):
+        history = _readable(ctx, call)
+        assert history is not None  # _scan found every root call readable
+        _add_call(ctx, segments, call, history)
+    _check_blocks(ctx, calls, segments)
+    return _record(
+        capture, root.participant_id, calls, ctx.problems, [s.freeze() for s in segments]
+    )
+
+
+@dataclass(frozen=True)
+class _RootCall:
+    """What the trajectory keeps of a root call once its messages are placed."""
+
+    call_id: str
+    sequence: int
+    export_status: str
+    export_blocked_by: Sequence[str]
+
+
+def _scan(ctx: _Context) -> tuple[list[_RootCall], list[TrajectoryProblem], bool]:
+    """One pass over the calls, a call held at a time: the `unattributed_calls` problems
+    (recorded), the root's generation calls in sequence order, the problems of those
+    whose request is unreadable (returned: they follow `no_root_calls`), and whether
+    calls.jsonl holds the root's calls in sequence order."""
+    scratch = _Context(ctx.harness, ctx.root_id, ctx.capture, ctx.participants)
+    roots: list[_RootCall] = []
+    unreadable: dict[int, TrajectoryProblem] = {}  # by position in `roots`
+    for c in ctx.capture.calls:
         if c.kind == "generation" and c.identity_status != "attributed":
             ctx.problem(
                 "unattributed_calls",
@@ -172,24 +219,23 @@ def build_trajectory(capture: Capture) -> TrajectoryRecord:
                 "the trajectory would silently miss",
                 c.call_id,
             )
-    if not calls:
-        ctx.problem("no_root_calls", "the root participant made no generation call")
-    histories = [_readable(ctx, c) for c in calls]
-    if any(p.code in _UNAVAILABLE for p in ctx.problems):
-        return _record(capture, root.participant_id, calls, ctx.problems, [])
+        if c.participant_id == ctx.root_id and c.kind == "generation":
+            if _readable(scratch, c) is None:
+                unreadable[len(roots)] = scratch.problems.pop()
+            roots.append(_RootCall(c.call_id, c.sequence, c.export_status, c.export_blocked_by))
+    order = sorted(range(len(roots)), key=lambda i: roots[i].sequence)  # stable, as before
+    problems = [unreadable[i] for i in order if i in unreadable]
+    return [roots[i] for i in order], problems, order == list(range(len(roots)))
 
-    segments = _segments(ctx, calls, histories)
-    _check_blocks(ctx, calls, segments)
-    return _record(
-        capture, root.participant_id, calls, ctx.problems, [s.freeze() for s in segments]
+
+def _own(capture: Capture, participant_id: str) -> Iterator[CallRecord]:
+    return (
+        c for c in capture.calls if c.participant_id == participant_id and c.kind == "generation"
     )
 
 
 def _own_calls(capture: Capture, participant_id: str) -> list[CallRecord]:
-    return sorted(
-        (c for c in capture.calls if c.participant_id == participant_id and c.kind == "generation"),
-        key=lambda c: c.sequence,
-    )
+    return sorted(_own(capture, participant_id), key=lambda c: c.sequence)
 
 
 def _segments(
@@ -284,7 +330,7 @@ def _add_call(ctx: _Context, segments: list[Segment], call: CallRecord, history:
     for position in range(first_new, len(history.items)):
         item = history.items[position]
         injected, injections = injections_of(
-            ctx.harness, item, call.call_id, ctx.root_id, ctx.capture.relations, ctx.participants
+            ctx.harness, item, call.call_id, ctx.root_id, lambda: ctx.delivered, ctx.participants
         )
         for unbound in unbound_barring(ctx.harness, injections):
             ctx.problem(
@@ -349,7 +395,7 @@ def _note_tool_loading(ctx: _Context, codec: Codec, item: Any, call_id: str) -> 
         )
 
 
-def _check_blocks(ctx: _Context, calls: list[CallRecord], segments: list[Segment]) -> None:
+def _check_blocks(ctx: _Context, calls: Sequence[_RootCall], segments: list[Segment]) -> None:
     for segment in segments:
         previous: int | None = None
         for request in segment.requests:

@@ -13,6 +13,7 @@ byte. Rules kept:
 
 from __future__ import annotations
 
+from collections import defaultdict
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -146,7 +147,9 @@ def manifest(parts: CaptureParts, relations: int, layout: StorageLayout = "compa
 
 def _participants(parts: CaptureParts) -> list[ParticipantRecord]:
     pids, call_ids, retained = parts.ids.participants, parts.ids.calls, parts.verdict.retained
-    owners = parts.attributed.owners
+    own: dict[str | None, list[str]] = defaultdict(list)  # one pass, not one per participant
+    for cid, owner in zip(call_ids, parts.attributed.owners, strict=True):
+        own[owner].append(cid)
     return [
         ParticipantRecord(
             participant_id=pids[d.key],
@@ -156,7 +159,7 @@ def _participants(parts: CaptureParts) -> list[ParticipantRecord]:
             native_ids=d.native_ids,
             name=d.name,
             state=d.state,
-            call_ids=[cid for cid, owner in zip(call_ids, owners, strict=True) if owner == d.key],
+            call_ids=list(own.get(d.key, ())),
             evidence=[
                 Evidence(source=f"native:{e.path}", ref=e.ref, retained=retained)
                 for e in d.evidence
@@ -287,10 +290,13 @@ _UNDECIDED = Attribution(
 )
 
 
-def call_shell(call: DecodedCall, call_id: str, tool_ids: ToolIds) -> CallRecord:
+def call_shell(
+    call: DecodedCall, call_id: str, tool_ids: ToolIds, *, with_context: bool = True
+) -> CallRecord:
     """Call `call_id`'s record as far as decode alone knows it: everything but the fields
     `decide` sets (which hold neutral values here). Finalize's first pass can build and
-    set it aside before any call is attributed."""
+    set it aside before any call is attributed (`with_context=False`: `context: null`,
+    its JSON spliced in later)."""
     ex = call.exchange
     return CallRecord(
         schema_="roller.call/v1",
@@ -302,7 +308,7 @@ def call_shell(call: DecodedCall, call_id: str, tool_ids: ToolIds) -> CallRecord
         protocol=call.protocol,
         json_mode=call.json_mode,
         request=_request_info(call),
-        context=call.context,
+        context=call.context if with_context else None,
         context_sha256=call.context_sha256,
         context_bytes=len(ex.request_body),
         output=call.reassembly.output if call.reassembly else None,
@@ -412,6 +418,8 @@ def _tool_refs(call: DecodedCall, tool_ids: ToolIds) -> ToolRefs:
 
 def _without_native_sources(relation: RelationRecord) -> RelationRecord:
     """The relation as it reads once raw/ (and the native logs in it) is cleaned."""
+    if not any(e.source.startswith("native:") for e in relation.evidence):
+        return relation  # most relations (derived from calls): nothing to clear, no copy
     evidence = [
         e.model_copy(update={"retained": False}) if e.source.startswith("native:") else e
         for e in relation.evidence

@@ -65,8 +65,8 @@ def finalize_attempt(paths: AttemptPaths, layout: StorageLayout | None = None) -
             call = decode_exchange(n, tape.load(ref), inputs.harness.name)
             facts.append(call.facts)
             (tool_ids,), _ = tool_refs_of(facts[-1:], native)
-            shell = call_shell(call, call_id(inputs.capture_scope, n), tool_ids)
-            spill.put(shell, call.exchange.request_body)
+            shell = call_shell(call, call_id(inputs.capture_scope, n), tool_ids, with_context=False)
+            spill.put(shell, call.exchange.request_body, call.context_json)
 
         def requests(i: int) -> RequestContext:
             return request_context(tape.load(tape.exchanges[i]))

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from typing import Literal
 
 from roller.capture.models import Attribution, IdentityStatus, ParentCrossCheck
@@ -92,7 +93,7 @@ class AttributionResult:
     participants: list[ParticipantDraft]
     declaration: Declaration | None = None
 
-    @property
+    @cached_property  # asked per participant: made once
     def owners(self) -> list[str | None]:
         """Per call, the key of the participant it belongs to (None when not attributed)."""
         return [a.participant_key for a in self.calls]

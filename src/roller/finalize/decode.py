@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, NamedTuple
 
 from roller.capture.context import parse_context
@@ -39,6 +39,7 @@ from roller.capture.statuses import (
     response_capture_status,
 )
 from roller.capture.tape import RequestMeta, TapeExchange
+from roller.capture.unicode_text import held, held_exchange
 from roller.harnesses import identify
 from roller.identity import WireIdentity
 from roller.wire import codec_for, endpoint_for
@@ -96,6 +97,7 @@ class DecodedCall:
     protocol: ProtocolName | None
     json_mode: bool
     context: Any
+    context_json: bytes | None  # the record's JSON of `context` (None without one)
     context_ok: bool
     context_sha256: str
     streamed: bool
@@ -211,10 +213,31 @@ def request_context(ex: TapeExchange) -> RequestContext:
     )
 
 
+NOT_UNICODE = (
+    "text that is not Unicode (bytes that are not UTF-8, or a lone surrogate escape) "
+    "is shown with U+FFFD in the record; the tape keeps the exact bytes"
+)
+
+
+def _held_reassembly(r: Reassembly) -> tuple[Reassembly, tuple[str, ...]]:
+    """The reassembly with its text held (`roller.capture.unicode_text`)."""
+    parts = (r.output, r.error, r.incomplete_reason, r.problems, r.unmerged)
+    kept = held(parts)
+    if kept is parts:
+        return r, ()
+    output, error, reason, problems, unmerged = kept
+    held_r = replace(
+        r, output=output, error=error, incomplete_reason=reason, problems=problems,
+        unmerged=unmerged,
+    )  # fmt: skip
+    return held_r, ("response body",)
+
+
 def decode_exchange(sequence: int, ex: TapeExchange, harness: str) -> DecodedCall:
+    errors: list[tuple[str, str]] = []
+    ex, replaced = held_exchange(ex)  # the tape keeps the exact bytes
     meta = ex.request
     headers = meta.headers
-    errors: list[tuple[str, str]] = []
 
     endpoint = _endpoint(meta)
     kind: CallKind = endpoint.record_kind
@@ -235,6 +258,12 @@ def decode_exchange(sequence: int, ex: TapeExchange, harness: str) -> DecodedCal
     if reading.decode_error:
         errors.append(("response_not_decodable", reading.decode_error))
     reassembly = reading.reassembly
+    if reassembly is not None:
+        reassembly, in_response = _held_reassembly(reassembly)
+        replaced += in_response
+    if replaced:
+        where = ", ".join(replaced)
+        errors.append(("text_not_unicode", f"{where}: {NOT_UNICODE}"))
     output = reassembly.output if reassembly else None
     facts = exchange_facts(ex, reading)
 
@@ -245,6 +274,7 @@ def decode_exchange(sequence: int, ex: TapeExchange, harness: str) -> DecodedCal
         protocol=protocol,
         json_mode=codec.json_mode(context) if codec else False,
         context=context,
+        context_json=parsed.record_json(),
         context_ok=context_ok,
         context_sha256=hashlib.sha256(body_bytes).hexdigest(),
         streamed=reading.streamed,

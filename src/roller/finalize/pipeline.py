@@ -35,7 +35,7 @@ from roller.finalize.attribute import (
 )
 from roller.finalize.capture_errors import CaptureErrors
 from roller.finalize.coverage import check_coverage, coverage_mismatch, lifecycle
-from roller.finalize.decode import CallFacts, DecodedCall, decode_exchange
+from roller.finalize.decode import NOT_UNICODE, CallFacts, DecodedCall, decode_exchange
 from roller.finalize.ids import CaptureIds, capture_ids
 from roller.finalize.inherited import Requests, inherited_record
 from roller.finalize.relate import Related, relate
@@ -153,4 +153,14 @@ def _capture_errors(
     errors.extend("launch_error", [inputs.launch_error] if inputs.launch_error else [])
     errors.extend("turn_not_run", turns_not_run(turns))
     errors.extend("relations_unknown", related.unknown_messages())
+    # a record shows such text with U+FFFD: the capture is not the exact one, so raw/
+    # (the tape, with the exact bytes) is kept
+    errors.extend("text_not_unicode", _not_unicode(calls))
     return errors
+
+
+def _not_unicode(calls: Sequence[CallFacts]) -> list[str]:
+    held = sum(any(code == "text_not_unicode" for code, _ in c.errors) for c in calls)
+    if not held:
+        return []
+    return [f"{held} call(s) carry text that is not Unicode: {NOT_UNICODE}"]

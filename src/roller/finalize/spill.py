@@ -4,9 +4,9 @@ The first pass decodes each exchange once (the costly part: parsing the request 
 reassembling the response) and keeps only its `CallFacts` in memory; what assembly
 needs besides is put here, one entry per call in arrival order: the call's shell record
 (`roller.finalize.assemble.call_shell`, serialized with `context: null`) and the
-context's record JSON (`roller.capture.context.context_json`) — unless that is the
-request body itself, as harnesses sending compact JSON make it, which the second pass
-reads back from the tape instead. Serialized records, not pickles: reading one back
+context's record JSON (`DecodedCall.context_json`, made once while decoding) — unless
+that is the request body itself, as harnesses sending compact JSON make it, which the
+second pass reads back from the tape instead. Serialized records, not pickles: reading one back
 with pydantic's JSON parser costs a fraction of unpickling the decoded call. Entries
 are read back by position (`get(i)`). An anonymous temporary file: nothing is left
 behind, whatever happens.
@@ -19,7 +19,6 @@ from array import array
 from pathlib import Path
 from typing import IO
 
-from roller.capture.context import context_json
 from roller.capture.models import CallRecord
 from roller.capture.writer import serialize
 
@@ -39,10 +38,10 @@ class Spill:
     def __exit__(self, *exc: object) -> None:
         self._file.close()
 
-    def put(self, shell: CallRecord, body: bytes) -> None:
-        """Set call `len(self)`'s shell aside; `body` is its request body."""
-        ctx = None if shell.context is None else context_json(shell.context)
-        line = serialize(shell.model_copy(update={"context": None})).encode()
+    def put(self, shell: CallRecord, body: bytes, ctx: bytes | None) -> None:
+        """Set call `len(self)`'s shell (built with `context: null`) aside; `body` is its
+        request body, `ctx` its context's record JSON (None without a context)."""
+        line = serialize(shell).encode()
         self._file.seek(self._offsets[-1])
         self._file.write(line)
         self._offsets.append(self._offsets[-1] + len(line))

@@ -17,32 +17,25 @@
    the database; a store failure fails the request (500, recorded by the proxy as
    `policy_error`): a call the gateway cannot account for is not forwarded. A plan the
    store already answered is answered from `roller.gateway.resolutions` instead (no store
-   trip; `last_seen_at` touched through the writer at most once a second);
+   trip; `last_seen_at` touched through the writer at most once a second, its batch
+   reading the row's parent back for the cache);
 6. swap the roller token for the real upstream key, and strip every other credential the
    gateway does not own (every header the redaction rules or the configured names call
    secret, every secret query parameter): outgoing changes are never recorded;
-7. annotate the tape's request with who and which session (`annotations["gateway"]`).
-
-`on_exchange_end` hands on (to a task of its own, returning at once) the exchange's one
-`call` row pointing at the tape exchange —
-for every exchange the proxy recorded, refused ones included — with the status rulebook's
-execution and response-capture statuses (`roller.capture.statuses`, the same functions
-finalize uses): for a model call the decision asks the proxy for the response body
-(`keep_response`), and the hook reads it with `roller.wire.response.read_response` after
-the client has its response, so no decoding happens on the request path (in a worker
-thread, unless the body is at most `INLINE_DECODE_BYTES`). A response the proxy let go
-(over its `max_kept_response`) is judged without its body and flagged. The row goes
-through the background writer (`roller.gateway.writer`: batched, one transaction per
-batch); a write that still fails after its retries is counted and written on the
-exchange's tape record (`end_hook_error`, through `on_row_error`). `drain()` waits for
-every row handed on.
+7. annotate the tape's request with who and which session (`annotations["gateway"]`);
+8. hand the call row's request side (`roller.gateway.rows.RequestFacts`, from the same
+   values as the annotation) to `roller.gateway.rows`, keyed by the tape exchange.
+`on_exchange_end` (the proxy's end hook) is `roller.gateway.rows.CallRows`': the
+exchange's one `call` row, for every exchange the proxy recorded, refused ones included,
+with the status rulebook's statuses over the response body the decision kept
+(`keep_response`, for a model call), submitted to the background writer
+(`roller.gateway.writer`: batched, one transaction per batch). `drain()` waits for every
+row handed on.
 """
 
 from __future__ import annotations
 
-import asyncio
 import json
-import logging
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -50,13 +43,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Final
 
-from roller.capture.models import ExecutionStatus, ResponseCaptureStatus
-from roller.capture.statuses import ExchangeFacts, execution_status, response_capture_status
+import orjson
+
 from roller.gateway.config import Client, GatewayConfig
 from roller.gateway.derivation import SessionPlan, plan_session
 from roller.gateway.paths import own_route
 from roller.gateway.resolutions import ResolutionCache
-from roller.gateway.store import CallFacts, RequestRef, Resolution, SessionStore
+from roller.gateway.rows import CallRows, RequestFacts, started_at
+from roller.gateway.store import RequestRef, Resolution, SessionStore
 from roller.gateway.tokens import CREDENTIAL_QUERY, presented_token, token_sha256
 from roller.gateway.writer import StoreWriter
 from roller.harnesses import identify
@@ -69,15 +63,8 @@ from roller.proxy import (
     Rejection,
     RequestHead,
 )
-from roller.wire import codec_for
 from roller.wire.endpoints import Endpoint, Family, endpoint_for
-from roller.wire.response import read_response
-from roller.wire.types import ProtocolName
 
-log = logging.getLogger("roller.gateway")
-
-# A response this small is read on the loop: ~0.2 ms, less than the hop to a thread costs.
-INLINE_DECODE_BYTES: Final = 2048
 MAX_MODEL_ANNOTATION: Final = 1000  # characters of a requested model kept on the tape
 _FAMILY_BY_SOURCE: Final[Mapping[str, Family]] = {
     "x-api-key": "anthropic",
@@ -100,9 +87,19 @@ def unauthorized(message: str) -> dict[str, Any]:
 def parse_json_body(body: bytes) -> object:
     """The parsed request body, or None when it is empty or not JSON Python can read
     (nested too deeply, an integer past the digit limit): the identity rules then see no
-    body; the bytes stay on the tape either way."""
+    body; the bytes stay on the tape either way.
+
+    orjson first (about half the CPU on a 32 KiB harness turn), the standard library for
+    whatever orjson refuses (NaN, Infinity, lone surrogates, deep nesting), so what is
+    accepted is what `json.loads` accepts. Where both parse, they differ only on an
+    integer past 64 bits (orjson gives a float): the identity rules and the model read
+    strings and objects only, so they give the same answer either way."""
     if not body or body[:1] not in (b"{", b"["):
         return None
+    try:
+        return orjson.loads(body)
+    except orjson.JSONDecodeError:
+        pass
     try:
         return json.loads(body)
     except (UnicodeDecodeError, ValueError, RecursionError):
@@ -116,26 +113,6 @@ def requested_model(body: object, endpoint: Endpoint) -> str | None:
     if isinstance(body, dict) and isinstance(body.get("model"), str):
         return str(body["model"])[:MAX_MODEL_ANNOTATION]
     return None if endpoint.model is None else endpoint.model[:MAX_MODEL_ANNOTATION] or None
-
-
-def call_statuses(
-    end: ExchangeEnd, protocol: ProtocolName | None
-) -> tuple[ExecutionStatus, ResponseCaptureStatus]:
-    """A call row's execution and response-capture statuses: the rulebook's, over the same
-    facts finalize reads off the tape (the response body is the one the decision kept)."""
-    body = end.response_body
-    codec = None if protocol is None or body is None else codec_for(protocol)
-    reading = read_response(codec, end.upstream_status, end.response_headers, body or b"")
-    facts = ExchangeFacts.of(
-        outcome=end.outcome,
-        status=end.upstream_status,
-        streamed=reading.streamed,
-        client_bytes=end.client_bytes,
-        response_bytes=end.response_bytes,
-        body_bytes=end.response_bytes if body is None else len(body),
-        terminal=reading.terminal,
-    )
-    return execution_status(facts), response_capture_status(facts)
 
 
 def identity_summary(identity: WireIdentity, plan: SessionPlan) -> dict[str, Any]:
@@ -181,12 +158,12 @@ class GatewayPolicy:
         self.tape_dir = tape_dir.resolve()
         self.clock = clock
         self.clients = {client.token_sha256: client for client in config.clients}
+        self._known: dict[str, Client] = {}  # tokens already matched: no hash per request
         self.redactor = Redactor(config.redact_headers, config.redact_query)
         self.resolutions = ResolutionCache(inactivity_seconds=config.inactivity_seconds)
         self.writer = StoreWriter(store)
-        self._rows: set[asyncio.Task[None]] = set()
-        # Where a row that could not be written is noted (the server: on the tape).
-        self.on_row_error: Callable[[str, BaseException], None] = lambda _id, _exc: None
+        self.writer.on_parents = self._learn_parents
+        self.rows = CallRows(self.writer, tape_dir=str(self.tape_dir), clock=clock)
 
     async def close(self) -> None:
         """Write every queued call row and touch (after the proxy drained its hooks)."""
@@ -197,9 +174,12 @@ class GatewayPolicy:
         presented = presented_token(head.headers, head.query)
         if presented.token is None:
             return None, presented.problem or "no token", presented.sources
-        client = self.clients.get(token_sha256(presented.token))
+        client = self._known.get(presented.token)
         if client is None:
-            return None, "unknown roller token", presented.sources
+            client = self.clients.get(token_sha256(presented.token))
+            if client is None:
+                return None, "unknown roller token", presented.sources
+            self._known[presented.token] = client  # at most one entry per client
         return client, "ok", presented.sources
 
     async def admit(self, head: RequestHead) -> Admission:
@@ -247,12 +227,29 @@ class GatewayPolicy:
         plan = plan_session(client, identity)
         request = RequestRef(str(self.tape_dir), head.exchange_id)
         resolution = await self._resolve(plan, admitted.received, request)
+        model = requested_model(body, endpoint)
+        summary = identity_summary(identity, plan)
         annotation = {
             **admitted.annotation,
-            "model": requested_model(body, endpoint),
+            "model": model,
             **_session_fields(resolution, plan),
-            "identity": identity_summary(identity, plan),
+            "identity": summary,
         }
+        # The row's request side, from the same values as the annotation (not re-read).
+        self.rows.expect(
+            head.exchange_id,
+            RequestFacts(
+                protocol=endpoint.output_protocol,
+                started_at=started_at(admitted.annotation["received_ns"], self.clock),
+                session_id=resolution.session_id,
+                account=client.account,
+                principal=client.principal,
+                family=family,
+                model=model,
+                participant_unknown=plan.participant_unknown,
+                identity=summary,
+            ),
+        )
         set_headers: dict[str, str] = {}
         key = None if family is None else self.keys.get(family)
         if family is not None and key is not None:
@@ -284,6 +281,10 @@ class GatewayPolicy:
         self.resolutions.put(plan, resolution)
         return resolution
 
+    def _learn_parents(self, parents: Mapping[str, str | None]) -> None:
+        for session_id, parent in parents.items():
+            self.resolutions.refreshed(session_id, parent)
+
     def _credentials(self, head: RequestHead) -> tuple[str, ...]:
         """Every credential-bearing header of the request: the gateway owns none of them
         (it sets the upstream's key itself), so none is forwarded."""
@@ -291,75 +292,11 @@ class GatewayPolicy:
         return tuple(dict.fromkeys(name.lower() for name in head.headers if secret(name)))
 
     async def on_exchange_end(self, end: ExchangeEnd) -> None:
-        """Hand the row on and return: the proxy awaits this hook before its handler
-        returns, so a keep-alive connection's next request would wait on the row."""
-        task = asyncio.get_running_loop().create_task(self._record(end))
-        self._rows.add(task)
-        task.add_done_callback(self._rows.discard)
-
-    async def _record(self, end: ExchangeEnd) -> None:
-        try:
-            await self.writer.record(await self._call_facts(end))
-        except Exception as exc:  # noqa: BLE001 - any failure: counted, noted on the tape
-            log.error("call row of exchange %s not written: %s", end.exchange_id, exc)
-            self.on_row_error(end.exchange_id, exc)
+        await self.rows.on_exchange_end(end)
 
     async def drain(self) -> None:
         """Wait until every ended exchange's row is committed (or its failure noted)."""
-        while self._rows:
-            await asyncio.wait(set(self._rows))
-
-    async def _call_facts(self, end: ExchangeEnd) -> CallFacts:
-        gateway = end.annotations.get("gateway")
-        gateway = gateway if isinstance(gateway, dict) else {}  # the policy itself failed
-        received_ns = gateway.get("received_ns")
-        started = (
-            datetime.fromtimestamp(received_ns / 1e9, UTC)
-            if isinstance(received_ns, int)
-            else self.clock()
-        )
-        protocol = endpoint_for(end.method, end.path).output_protocol
-        try:
-            if end.response_body is None or len(end.response_body) <= INLINE_DECODE_BYTES:
-                execution, response_capture = call_statuses(end, protocol)
-            else:
-                # Reassembly costs ~0.1 ms per KiB: in a thread, so a long stream's decode
-                # never holds up the streams the event loop is still relaying.
-                execution, response_capture = await asyncio.to_thread(call_statuses, end, protocol)
-        except Exception:  # a decoder bug must not cost the row: judge it without the body
-            log.exception("reading the response of exchange %s failed", end.exchange_id)
-            execution, response_capture = call_statuses(end, None)
-        return CallFacts(
-            tape_dir=str(self.tape_dir),
-            exchange_id=end.exchange_id,
-            method=end.method,
-            path=end.path,
-            protocol=protocol,
-            **annotated_fields(gateway),
-            outcome=end.outcome,
-            client_status=end.client_status,
-            upstream_status=end.upstream_status,
-            execution_status=execution,
-            response_capture_status=response_capture,
-            error_code=None if end.error is None else end.error.code,
-            started_at=started,
-            ended_at=self.clock(),
-            flags=("response_over_limit",) if end.response_over_limit else (),
-        )
-
-
-def annotated_fields(gateway: Mapping[str, Any]) -> dict[str, Any]:
-    """The call row's fields the request's `gateway` annotation holds (the end hook's
-    and crash recovery's one reading of it)."""
-    return {
-        "session_id": gateway.get("session_id"),
-        "account": gateway.get("account"),
-        "principal": gateway.get("principal"),
-        "family": gateway.get("family"),
-        "model": gateway.get("model"),
-        "participant_unknown": bool(gateway.get("participant_unknown", False)),
-        "identity": gateway.get("identity"),
-    }
+        await self.rows.drain()
 
 
 def _session_fields(resolution: Resolution, plan: SessionPlan) -> dict[str, Any]:

@@ -29,7 +29,7 @@ from roller.capture.statuses import IN_FLIGHT, execution_status, response_captur
 from roller.capture.tape import TapeExchange, read_tape
 from roller.capture.tape.format import list_segments
 from roller.finalize.decode import exchange_facts
-from roller.gateway.policy import annotated_fields
+from roller.gateway.rows import annotated_fields
 from roller.gateway.store import CallFacts, SessionStore
 from roller.wire import codec_for
 from roller.wire.endpoints import endpoint_for

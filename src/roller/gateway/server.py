@@ -109,7 +109,7 @@ class Gateway:
                     server_ssl=self.server_ssl,
                 )
             )
-            self.policy.on_row_error = self.proxy.note_hook_error
+            self.policy.rows.on_row_error = self.proxy.note_hook_error
             GatewayRoutes(self.policy).add_to(self.proxy.app())
             self.url = await self.proxy.start()
         except BaseException:

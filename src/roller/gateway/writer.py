@@ -1,18 +1,22 @@
 """The background writer: call rows and session touches, batched, off the request path.
 
-`StoreWriter(store)`; `await writer.record(facts)` queues a call row and returns once the
-batch holding it committed (or raises the `StoreError` that cost it); `touch(session_id,
-when)` queues a `last_seen_at` write and returns at once; `await close()` drains the
-queue. Rules kept:
-- One batch is one transaction (`SessionStore.write_batch`), for SQLite and PostgreSQL
-  alike: the first item waits `linger` seconds for others to join it (at most
-  `max_batch` rows), so a busy gateway pays one transaction per batch, not per request.
-  A request never waits on it: the proxy runs the end hook that calls `record` after the
-  client has its response, and touches are not awaited.
+`StoreWriter(store)`; `writer.submit(facts)` queues a call row and returns at once (the
+gateway's end hook: no task, no future per row); `await writer.record(facts)` queues one
+and returns once the batch holding it committed (or raises the `StoreError` that cost
+it); `touch(session_id, when)` queues a `last_seen_at` write and returns at once (the
+batch reads the session's parent back and hands it to `on_parents`); `await flush()`
+waits until everything queued so far is written; `await close()` drains the queue and
+stops. Rules kept:
+- One batch is one transaction (`SessionStore.write_batch`: one `executemany`), for
+  SQLite and PostgreSQL alike: the first item waits `linger` seconds for others to join
+  it (at most `max_batch` rows), so a busy gateway pays one transaction per batch, not
+  per request. A request never waits on it: the proxy runs the end hook that submits
+  the row after the client has its response, and touches are not awaited.
 - A failing batch is retried (`ROW_ATTEMPTS`, with backoff); when it still fails and holds
   several rows, each row is tried alone, so one unstorable row cannot cost the others.
-  A row that cannot be written fails its `record` (the proxy notes it on the exchange's
-  tape record) and is counted in `failed`; a touch that cannot be written is logged only
+  A row that cannot be written fails its `record`, or is handed to `on_failure(exchange
+  id, error)` when it was submitted (the gateway notes it on the exchange's tape
+  record), and is counted in `failed`; a touch that cannot be written is logged only
   (the next one carries a later time).
 - Durability comes from the tape, not from this queue: rows queued when the process dies
   are written on the next start by `roller.gateway.recovery`, from the tape alone.
@@ -22,8 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Final
 
@@ -37,17 +40,25 @@ LINGER_S: Final = 0.05
 MAX_BATCH: Final = 500
 
 
-@dataclass(frozen=True, slots=True)
-class _Pending:
-    facts: CallFacts
-    done: asyncio.Future[None]
+# A queued row, and the future of its `record` (None: submitted, failures go to
+# `on_failure`).
+_Pending = tuple[CallFacts, "asyncio.Future[None] | None"]
+OnFailure = Callable[[str, BaseException], None]
 
 
 class StoreWriter:
     def __init__(
-        self, store: SessionStore, *, linger: float = LINGER_S, max_batch: int = MAX_BATCH
+        self,
+        store: SessionStore,
+        *,
+        linger: float = LINGER_S,
+        max_batch: int = MAX_BATCH,
+        on_failure: OnFailure = lambda _id, _exc: None,
     ) -> None:
         self.store = store
+        self.on_failure = on_failure
+        # Told each touched session's parent once its touch committed (the resolutions).
+        self.on_parents: Callable[[Mapping[str, str | None]], None] = lambda _parents: None
         self.linger = linger
         self.max_batch = max_batch
         self.failed = 0  # call rows not written
@@ -57,10 +68,26 @@ class StoreWriter:
         self._wake: asyncio.Event | None = None
         self._task: asyncio.Task[None] | None = None
         self._closing = False
+        self._writing = 0  # rows taken from the queue, not settled yet
+        self._flushed: list[asyncio.Future[None]] = []  # `flush` callers waiting
+
+    def submit(self, facts: CallFacts) -> None:
+        self._calls.append((facts, None))
+        self._kick()
 
     async def record(self, facts: CallFacts) -> None:
         done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._calls.append(_Pending(facts, done))
+        self._calls.append((facts, done))
+        self._kick()
+        await done
+
+    async def flush(self) -> None:
+        """Wait until every row and touch queued so far is written (or its failure
+        settled)."""
+        if not (self._calls or self._touches or self._writing):
+            return
+        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._flushed.append(done)
         self._kick()
         await done
 
@@ -95,27 +122,33 @@ class StoreWriter:
             calls, self._calls = self._calls[: self.max_batch], self._calls[self.max_batch :]
             touches, self._touches = self._touches, {}
             if calls or touches:
-                await self._write(calls, touches)
+                self._writing = len(calls)
+                try:
+                    await self._write(calls, touches)
+                finally:
+                    self._writing = 0
             if self._calls or self._touches:
                 self._wake.set()
-            elif self._closing:
+                continue
+            flushed, self._flushed = self._flushed, []
+            for waiter in flushed:
+                if not waiter.done():
+                    waiter.set_result(None)
+            if self._closing:
                 return
 
     async def _write(self, calls: Sequence[_Pending], touches: Mapping[str, datetime]) -> None:
-        failure = await self._attempt([p.facts for p in calls], touches, ROW_ATTEMPTS)
+        failure = await self._attempt([facts for facts, _ in calls], touches, ROW_ATTEMPTS)
         if failure is None:
-            _settle(calls, None)
+            self._settle(calls, None)
             return
         if touches:
             log.error("session touches not written: %s", failure)
         if len(calls) <= 1:
-            self.failed += len(calls)
-            _settle(calls, failure)
+            self._settle(calls, failure)
             return
         for pending in calls:  # isolate the row that cannot be stored
-            alone = await self._attempt([pending.facts], {}, 1)
-            self.failed += alone is not None
-            _settle([pending], alone)
+            self._settle([pending], await self._attempt([pending[0]], {}, 1))
 
     async def _attempt(
         self, calls: list[CallFacts], touches: Mapping[str, datetime], attempts: int
@@ -123,8 +156,10 @@ class StoreWriter:
         failure: StoreError | None = None
         for attempt in range(attempts):
             try:
-                await self.store.run(self.store.write_batch, calls, touches)
+                parents = await self.store.run(self.store.write_batch, calls, touches)
                 self.batches += 1
+                if parents:
+                    self.on_parents(parents)
                 return None
             except StoreError as exc:
                 failure = exc
@@ -132,12 +167,16 @@ class StoreWriter:
                     await asyncio.sleep(_BACKOFF_S[attempt])
         return StoreError(f"call row not recorded after {attempts} attempts: {failure}")
 
-
-def _settle(calls: Sequence[_Pending], failure: StoreError | None) -> None:
-    for pending in calls:
-        if pending.done.done():
-            continue  # its hook was cancelled
-        if failure is None:
-            pending.done.set_result(None)
-        else:
-            pending.done.set_exception(failure)
+    def _settle(self, calls: Sequence[_Pending], failure: StoreError | None) -> None:
+        if failure is not None:
+            self.failed += len(calls)
+        for facts, done in calls:
+            if done is None:
+                if failure is not None:
+                    self.on_failure(facts.exchange_id, failure)
+            elif done.done():
+                continue  # its caller was cancelled
+            elif failure is None:
+                done.set_result(None)
+            else:
+                done.set_exception(failure)

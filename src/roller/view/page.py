@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import difflib
 import json
+from collections import defaultdict
 from datetime import datetime
 from typing import Any
 
@@ -148,27 +149,34 @@ def _call(
     }
 
 
-def _participant(p: ParticipantRecord, capture: Capture) -> dict[str, Any]:
-    links = [
-        {
-            "relation_id": r.relation_id,
-            "type": r.type,
-            "status": r.status,
-            "source_call_id": r.source_call_id,
-            "target_call_id": r.target_call_id,
-            "tool_call_id": r.tool_call_id,
-            "evidence": [e.model_dump() for e in r.evidence],
-            "note": r.note,
-        }
-        for r in capture.relations
-        if r.child_participant_id == p.participant_id
-    ]
+def _links(capture: Capture) -> dict[str, list[dict[str, Any]]]:
+    """Each child participant's relations as the page lists them, from one pass."""
+    links: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for r in capture.relations:
+        if r.child_participant_id is None:
+            continue
+        links[r.child_participant_id].append(
+            {
+                "relation_id": r.relation_id,
+                "type": r.type,
+                "status": r.status,
+                "source_call_id": r.source_call_id,
+                "target_call_id": r.target_call_id,
+                "tool_call_id": r.tool_call_id,
+                "evidence": [e.model_dump() for e in r.evidence],
+                "note": r.note,
+            }
+        )
+    return links
+
+
+def _participant(p: ParticipantRecord, links: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
     return {
         **participant_summary(p),  # the fields the terminal tree shows, then the page's own
         "parent_participant_id": p.parent_participant_id,
         "call_ids": list(p.call_ids),
         "evidence": [e.model_dump() for e in p.evidence],
-        "links": links,
+        "links": links.get(p.participant_id, []),
     }
 
 
@@ -215,7 +223,8 @@ def page_data(capture: Capture) -> dict[str, Any]:
         calls[call.call_id] = _call(call, origin, previous, answered)
         if call.participant_id and call.kind == "generation":
             last[call.participant_id] = call
-    participants = [_participant(p, capture) for p in capture.manifest.participants]
+    links = _links(capture)
+    participants = [_participant(p, links) for p in capture.manifest.participants]
     _roll_up(participants, calls)
     tree = build_tree(capture)
     data = {

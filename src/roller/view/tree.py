@@ -4,12 +4,16 @@ Shape: each participant node lists its calls in order; a child participant hangs
 the call that spawned it (the `source_call_id` of its established `spawn` relation), or
 under its parent's `unknown` bucket when no spawn relation binds it to a call. Calls
 that no participant owns go under a top-level `unattributed` node. Pure: a `Capture` in,
-nested dicts out (the `--json` output), nothing copied to disk.
+nested dicts out (the `--json` output), nothing copied to disk. Built from a small
+per-call index (`CallIndex`, one pass over calls.jsonl) and one pass over the relations,
+so memory grows with the number of calls by a summary each, not by their contexts.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
 from typing import Any
 
 from roller.capture.models import CallRecord, ParticipantRecord
@@ -61,29 +65,56 @@ def participant_summary(p: ParticipantRecord) -> dict[str, Any]:
     }
 
 
+@dataclass
+class CallIndex:
+    """What the tree needs of every call, from one pass that holds a call at a time:
+    each call's summary (`call_summary`: ids, kind, statuses, sizes, tool calls; no
+    context, no output), the calls no participant owns, in order, and the token totals."""
+
+    summaries: dict[str, dict[str, Any]] = field(default_factory=dict)
+    unattributed: list[dict[str, Any]] = field(default_factory=list)
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+    @classmethod
+    def of(cls, calls: Iterable[CallRecord]) -> CallIndex:
+        index = cls()
+        for c in calls:
+            index.summaries[c.call_id] = call_summary(c)
+            if c.participant_id is None:
+                index.unattributed.append(call_summary(c))
+            if c.usage:
+                index.input_tokens += c.usage.input_tokens or 0
+                index.output_tokens += c.usage.output_tokens or 0
+        return index
+
+    def node(self, call_id: str) -> dict[str, Any]:
+        """A fresh tree node of the call (its own `children` list)."""
+        return {**self.summaries[call_id], "children": []}
+
+
 def build_tree(capture: Capture) -> dict[str, Any]:
     m = capture.manifest
-    calls = {c.call_id: c for c in capture.calls}
+    calls = CallIndex.of(capture.calls)
     participants = {p.participant_id: p for p in m.participants}
     spawned_by: dict[str, str] = {}
-    for rel in capture.relations:
+    # How each child is linked to its parent's calls, for the child's label.
+    links: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for rel in capture.relations:  # one pass, a relation at a time
         if (
             rel.type == "spawn"
             and rel.status == "established"
             and rel.child_participant_id
-            and rel.source_call_id in calls
+            and rel.source_call_id in calls.summaries
         ):
             spawned_by.setdefault(rel.child_participant_id, rel.source_call_id or "")
-    # How each child is linked to its parent's calls, for the child's label.
-    links: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for rel in capture.relations:
         if rel.child_participant_id and rel.type != "spawn":
-            target = calls.get(rel.target_call_id or "")
+            target = calls.summaries.get(rel.target_call_id or "")
             links[rel.child_participant_id].append(
                 {
                     "type": rel.type,
                     "status": rel.status,
-                    "target_sequence": target.sequence if target else None,
+                    "target_sequence": target["sequence"] if target else None,
                 }
             )
     children_of: dict[str | None, list[ParticipantRecord]] = defaultdict(list)
@@ -92,7 +123,7 @@ def build_tree(capture: Capture) -> dict[str, Any]:
         children_of[parent if p.role == "child" else None].append(p)
 
     def node(p: ParticipantRecord, seen: frozenset[str]) -> dict[str, Any]:
-        call_nodes = {cid: call_summary(calls[cid]) for cid in p.call_ids if cid in calls}
+        call_nodes = {cid: calls.node(cid) for cid in p.call_ids if cid in calls.summaries}
         unknown: list[dict[str, Any]] = []
         for child in children_of.get(p.participant_id, []):
             if child.participant_id in seen:
@@ -117,7 +148,7 @@ def build_tree(capture: Capture) -> dict[str, Any]:
         }
 
     roots = [node(p, frozenset({p.participant_id})) for p in children_of.get(None, [])]
-    unattributed = [call_summary(c) for c in capture.calls if c.participant_id is None]
+    unattributed = calls.unattributed
     summary = {
         "harness": m.harness.name,
         "harness_version": m.harness.version,
@@ -132,8 +163,8 @@ def build_tree(capture: Capture) -> dict[str, Any]:
         "exportable_calls": m.counts.exportable_calls,
         "unattributed_calls": m.counts.unattributed_calls,
         "ambiguous_calls": m.counts.ambiguous_calls,
-        "input_tokens": sum((c.usage.input_tokens or 0) for c in capture.calls if c.usage),
-        "output_tokens": sum((c.usage.output_tokens or 0) for c in capture.calls if c.usage),
+        "input_tokens": calls.input_tokens,
+        "output_tokens": calls.output_tokens,
         "capture_errors": [e.code for e in m.capture_errors],
     }
     return {

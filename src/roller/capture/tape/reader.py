@@ -27,13 +27,13 @@ Rules this module keeps:
 
 from __future__ import annotations
 
-import json
 import os
 from array import array
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
 
+from roller.capture import exact_json
 from roller.capture.tape import compat
 from roller.capture.tape.format import (
     AFTER_END_KINDS,
@@ -226,7 +226,7 @@ class TapeIndex:
     def _header(self, f: array[int], i: int) -> JSONObject:
         """Frame i's header, read again and converted as indexing converted it."""
         seg = f[i + 1]
-        header: JSONObject = json.loads(self._read(seg, f[i + 2], f[i + 3]))
+        header: JSONObject = exact_json.loads(self._read(seg, f[i + 2], f[i + 3]))
         return compat.upgrade(header, self._versions.get(seg, 1))
 
 
@@ -329,7 +329,7 @@ class _FrameError(Exception):
 
 def _parse_header(line: bytes) -> JSONObject:
     try:
-        header = json.loads(line)
+        header = exact_json.loads(line)
     except ValueError as exc:
         raise _FrameError(f"header is not JSON ({exc})") from None
     if not isinstance(header, dict):

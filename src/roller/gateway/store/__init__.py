@@ -2,15 +2,17 @@
 
 `open_engine(url)` (SQLite file or PostgreSQL URL, migrated to head), `SessionStore`
 (resolve a request's `SessionPlan` to rows, record calls and notes, lineage walks),
-`lineage` (parent links and their audit), `values` (strings made storable).
+`lineage` (parent links and their audit), `calls` (call rows and their batched insert),
+`values` (strings made storable).
 """
 
 from __future__ import annotations
 
+from roller.gateway.store.calls import CallFacts
 from roller.gateway.store.engine import StoreError, open_engine, safe_url
 from roller.gateway.store.lineage import MAX_ANCESTORS, RequestRef
 from roller.gateway.store.models import Call, Note, ParentAssignment, RuntimeSession
-from roller.gateway.store.repository import CallFacts, Resolution, SessionStore
+from roller.gateway.store.repository import Resolution, SessionStore
 
 __all__ = [
     "MAX_ANCESTORS",

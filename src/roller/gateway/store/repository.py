@@ -18,10 +18,10 @@ Rules this module keeps:
   other's uncommitted rows (SQLite serialises every write transaction already).
 - A transient failure (a deadlock or serialization failure, a connection that dropped,
   a locked SQLite file) is retried with a short backoff before it becomes a `StoreError`.
-- A call row's values are made storable first (`roller.gateway.store.values`: lone
-  surrogates and NULs escaped, over-long values cut, each change flagged), and written
-  with `ON CONFLICT DO NOTHING` on its exchange, so retrying a write that did land is a
-  no-op: one row per exchange.
+- Call rows are written in batches (`write_batch`: one transaction, one `executemany` of
+  `roller.gateway.store.calls`' insert, whose values are made storable first and which
+  is `ON CONFLICT DO NOTHING` on its exchange, so retrying a write that did land is a
+  no-op: one row per exchange).
 - On SQLite every operation runs on one store thread. SQLite has one writer at a time;
   concurrent write transactions from several threads only wait on each other's lock
   (its busy handler sleeps 1 ms, then 2, 5, 10 … ms and retries), which on the measured
@@ -37,7 +37,6 @@ from __future__ import annotations
 import asyncio
 import functools
 import time
-import uuid
 import zlib
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -52,6 +51,7 @@ from sqlalchemy.orm import Session
 
 from roller.gateway.config import Client
 from roller.gateway.derivation import SessionPlan, SourceKey, source_key_for_principal
+from roller.gateway.store.calls import CallFacts, CallInsert, new_id
 from roller.gateway.store.engine import StoreError
 from roller.gateway.store.lineage import (
     RequestRef,
@@ -61,7 +61,6 @@ from roller.gateway.store.lineage import (
     record_assignment,
 )
 from roller.gateway.store.models import Call, Note, ParentAssignment, RuntimeSession
-from roller.gateway.store.values import storable_row
 
 _P = ParamSpec("_P")
 _T = TypeVar("_T")
@@ -85,37 +84,6 @@ class Resolution:
     parent_refused: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class CallFacts:
-    """What the gateway knows about an exchange when it ends."""
-
-    tape_dir: str
-    exchange_id: str
-    session_id: str | None
-    account: str | None
-    principal: str | None
-    method: str
-    path: str
-    family: str | None
-    protocol: str | None
-    model: str | None
-    participant_unknown: bool
-    identity: dict[str, Any] | None
-    outcome: str
-    client_status: int | None
-    upstream_status: int | None
-    execution_status: str
-    response_capture_status: str
-    error_code: str | None
-    started_at: datetime
-    ended_at: datetime
-    flags: tuple[str, ...] = ()  # what the gateway knows it stored otherwise (e.g. no body)
-
-
-def new_id() -> str:
-    return str(uuid.uuid4())
-
-
 def _account_lock_key(account: str) -> int:
     # A stable signed 32-bit key per account for pg_advisory_xact_lock.
     return zlib.crc32(account.encode("utf-8")) - 2**31
@@ -130,6 +98,7 @@ class SessionStore:
             if engine.dialect.name == "sqlite"
             else None  # the event loop's default pool
         )
+        self._call_insert = CallInsert.of(engine.dialect)
 
     async def run(self, op: Callable[_P, _T], *args: _P.args, **kwargs: _P.kwargs) -> _T:
         """Run a store operation off the event loop (on SQLite: on the one store thread)."""
@@ -391,26 +360,29 @@ class SessionStore:
         no-op); its values made storable, and flagged where they had to be changed."""
         self.write_batch([facts], {})
 
-    def write_batch(self, calls: Sequence[CallFacts], touches: Mapping[str, datetime]) -> None:
+    def write_batch(
+        self, calls: Sequence[CallFacts], touches: Mapping[str, datetime]
+    ) -> dict[str, str | None]:
         """Call rows and `last_seen_at` touches (session id -> when), one transaction
-        (the background writer's batch, `roller.gateway.writer`)."""
-        rows = [_call_row(facts) for facts in calls]
+        (the background writer's batch, `roller.gateway.writer`). Returns each touched
+        session's parent as it is now (the resolution cache learns a parent another
+        process set from it)."""
+        insert = self._call_insert
+        try:
+            rows = insert.rows(calls) if calls else []
+        except (TypeError, ValueError) as exc:  # a value no bind processor takes
+            raise StoreError(f"session store: call row not storable: {exc}") from None
 
-        def write(conn: Connection) -> None:
+        def write(conn: Connection) -> dict[str, str | None]:
             if rows:
-                dialect_insert = (
-                    postgresql.insert if conn.dialect.name == "postgresql" else sqlite.insert
-                )
-                conn.execute(
-                    dialect_insert(Call).on_conflict_do_nothing(
-                        index_elements=["tape_dir", "exchange_id"]
-                    ),
-                    rows,
-                )
+                conn.exec_driver_sql(insert.sql, rows)  # one executemany
+            parents: dict[str, str | None] = {}
             for session_id, when in sorted(touches.items()):  # one lock order
                 self._touch(conn, session_id, when)
+                parents[session_id] = parent_of(conn, session_id)
+            return parents
 
-        self._transaction(write)
+        return self._transaction(write)
 
     def recorded_exchanges(self, tape_dir: str) -> set[str]:
         """The exchange ids of `tape_dir` that have a call row."""
@@ -458,16 +430,6 @@ class SessionStore:
         )
         with Session(self.engine) as orm:
             return list(orm.scalars(query))
-
-
-def _call_row(facts: CallFacts) -> dict[str, Any]:
-    values, flags = storable_row(Call.__table__, _fields(facts))  # type: ignore[arg-type]
-    values["flags"] = [*facts.flags, *flags] or None
-    return {"id": new_id(), **values}
-
-
-def _fields(facts: CallFacts) -> dict[str, Any]:
-    return {name: getattr(facts, name) for name in CallFacts.__slots__ if name != "flags"}
 
 
 def _transient(exc: SQLAlchemyError) -> bool:

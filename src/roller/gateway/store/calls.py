@@ -1,0 +1,113 @@
+"""Call rows: what the gateway knows of an ended exchange, and their batched insert.
+
+`CallFacts` is one exchange's row as the gateway builds it (the end hook, crash recovery);
+`CallInsert.of(dialect)` is the `call` table's insert for one backend, built once, and
+`insert.rows(facts)` the DB-API parameter tuples of a batch, for one `executemany`.
+Rules kept:
+- One row per exchange: the insert is `ON CONFLICT (tape_dir, exchange_id) DO NOTHING`,
+  so writing a batch that already landed again is a no-op.
+- Every value is made storable first (`roller.gateway.store.values`, over column shapes
+  read off the table once): lone surrogates and NULs escaped, over-long strings cut, each
+  change flagged in the row's `flags`.
+- Values reach the driver exactly as SQLAlchemy's own insert would send them: each
+  column's bind processor is the dialect's own (`dialect_impl(...).bind_processor`), so
+  a JSON column is serialized, a datetime converted (`UTCDateTime`: naive UTC text on
+  SQLite) and a boolean mapped the same way; `tests/gateway/test_call_insert.py` compares
+  the stored rows with SQLAlchemy Core's insert, column by column, on both backends.
+  What this saves is SQLAlchemy's per-row statement work: the batch is a list of tuples
+  in column order (no per-row dict), sent with one `executemany` of one statement.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Final
+
+from sqlalchemy import Dialect
+
+from roller.gateway.store.models import Call
+from roller.gateway.store.values import column_shapes, storable_values
+
+
+@dataclass(frozen=True, slots=True)
+class CallFacts:
+    """What the gateway knows about an exchange when it ends."""
+
+    tape_dir: str
+    exchange_id: str
+    session_id: str | None
+    account: str | None
+    principal: str | None
+    method: str
+    path: str
+    family: str | None
+    protocol: str | None
+    model: str | None
+    participant_unknown: bool
+    identity: dict[str, Any] | None
+    outcome: str
+    client_status: int | None
+    upstream_status: int | None
+    execution_status: str
+    response_capture_status: str
+    error_code: str | None
+    started_at: datetime
+    ended_at: datetime
+    flags: tuple[str, ...] = ()  # what the gateway knows it stored otherwise (e.g. no body)
+
+
+def new_id() -> str:
+    return str(uuid.uuid4())
+
+
+# The facts stored as given (made storable), in the insert's column order after `id`;
+# `flags` follows them, the facts' own flags and those `storable_values` adds.
+FACT_COLUMNS: Final = tuple(name for name in CallFacts.__slots__ if name != "flags")
+COLUMNS: Final = ("id", *FACT_COLUMNS, "flags")
+_SHAPES: Final = column_shapes(Call.__table__, FACT_COLUMNS)  # type: ignore[arg-type]
+
+_Processor = Callable[[Any], Any] | None
+
+
+@dataclass(frozen=True, slots=True)
+class CallInsert:
+    """The `call` insert of one dialect and its columns' bind processors, in order."""
+
+    sql: str
+    processors: tuple[_Processor, ...]
+
+    @classmethod
+    def of(cls, dialect: Dialect) -> CallInsert:
+        table = Call.__table__
+        quote = dialect.identifier_preparer.quote
+        mark = "?" if dialect.paramstyle == "qmark" else "%s"
+        sql = (
+            f"INSERT INTO {dialect.identifier_preparer.format_table(table)} "
+            f"({', '.join(quote(name) for name in COLUMNS)}) "
+            f"VALUES ({', '.join(mark for _ in COLUMNS)}) "
+            f"ON CONFLICT ({quote('tape_dir')}, {quote('exchange_id')}) DO NOTHING"
+        )
+        processors = tuple(
+            table.c[name].type.dialect_impl(dialect).bind_processor(dialect) for name in COLUMNS
+        )
+        return cls(sql, processors)
+
+    def rows(self, calls: Sequence[CallFacts]) -> list[tuple[Any, ...]]:
+        """The batch's parameters: one tuple per call, in `COLUMNS` order."""
+        processed = [(i, p) for i, p in enumerate(self.processors) if p is not None]
+        out = []
+        for facts in calls:
+            row = call_values(facts)
+            for i, process in processed:
+                row[i] = process(row[i])
+            out.append(tuple(row))
+        return out
+
+
+def call_values(facts: CallFacts) -> list[Any]:
+    """One call's values in `COLUMNS` order, made storable (a fresh row id first)."""
+    stored, flags = storable_values(_SHAPES, [getattr(facts, name) for name in FACT_COLUMNS])
+    return [new_id(), *stored, [*facts.flags, *flags] or None]

@@ -1,0 +1,92 @@
+"""The readers of a capture hold a small index, not every call or relation.
+
+Synthetic captures from `benchmarks/finalize_scale.py` (conversations that resend their
+whole transcript each turn, as harnesses do), finalized for real; peak memory measured
+with tracemalloc. Holding every call (what the tree and the main trajectory did) peaks
+at several times calls.jsonl's size; a pass that holds a call at a time peaks at a few
+of the largest records plus a summary per call.
+"""
+
+from __future__ import annotations
+
+import sys
+import tracemalloc
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from roller.capture.layout import AttemptPaths
+from roller.capture.reader import Capture, read_attempt
+from roller.export.trajectory import build_trajectory
+from roller.finalize.attempt import finalize_attempt
+from roller.view.tree import build_tree
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+import finalize_scale
+
+
+def _attempt(root: Path, calls: int, shape: finalize_scale.Shape) -> AttemptPaths:
+    paths = finalize_scale.build_attempt(root, calls, shape, "on-error")
+    finalize_attempt(paths)
+    return paths
+
+
+def _peak(work: Callable[[], Any]) -> int:
+    tracemalloc.start()
+    try:
+        work()
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+@pytest.fixture(scope="module")
+def sessions(tmp_path_factory: pytest.TempPathFactory) -> AttemptPaths:
+    """280 calls: four sessions of a 40-call root and three 10-call subagents."""
+    shape = finalize_scale.Shape(40, 3, 10, fixed_kb=16, turn_kb=1)
+    return _attempt(tmp_path_factory.mktemp("sessions"), 280, shape)
+
+
+@pytest.fixture(scope="module")
+def one_root(tmp_path_factory: pytest.TempPathFactory) -> AttemptPaths:
+    """One root of 80 calls (its main trajectory is built)."""
+    shape = finalize_scale.Shape(80, 0, 0, fixed_kb=4, turn_kb=1)
+    return _attempt(tmp_path_factory.mktemp("root"), 80, shape)
+
+
+def test_the_tree_holds_a_summary_per_call(sessions: AttemptPaths) -> None:
+    size = sessions.calls.stat().st_size  # ~21 MB; every call held peaked at ~3x that
+    assert _peak(lambda: build_tree(read_attempt(sessions))) < size // 8
+
+
+def test_relations_stream(sessions: AttemptPaths) -> None:
+    size = sessions.relations.stat().st_size
+    assert _peak(lambda: sum(1 for _ in read_attempt(sessions).relations)) < size // 4
+    capture = read_attempt(sessions)
+    assert len(capture.relations) == capture.manifest.counts.relations
+    assert capture.relations[0] == next(iter(capture.relations))
+
+
+def test_the_main_trajectory_holds_one_root_call_at_a_time(one_root: AttemptPaths) -> None:
+    size = one_root.calls.stat().st_size  # ~8.5 MB; every root call held peaked at ~4x
+    record = build_trajectory(read_attempt(one_root))
+    assert record.built and len(record.call_ids) == 80
+    assert _peak(lambda: build_trajectory(read_attempt(one_root))) < size // 2
+
+
+def test_the_trajectory_of_calls_out_of_order_is_the_same(one_root: AttemptPaths) -> None:
+    """calls.jsonl in arrival order streams; any other order is read whole and sorted:
+    both give the same record."""
+    capture = read_attempt(one_root)
+    shuffled = list(capture.calls)
+    shuffled = shuffled[1::2] + shuffled[::2]
+    held = Capture(capture.paths, capture.manifest, shuffled, list(capture.relations))
+    assert build_trajectory(held) == build_trajectory(capture)
+
+
+def test_the_tree_of_held_records_is_the_same(sessions: AttemptPaths) -> None:
+    capture = read_attempt(sessions)
+    held = Capture(capture.paths, capture.manifest, list(capture.calls), list(capture.relations))
+    assert build_tree(held) == build_tree(capture)
