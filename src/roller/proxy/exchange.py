@@ -7,12 +7,12 @@ the client, and reports each of those steps to it as an event. Rules this glue k
   soon as it arrives (`readany`), never gathered; the bytes that came in with the
   response head are recorded with it (one write) and relayed first, and the piece after
   which the upstream body is at its end goes out with the end of the client's body.
+- The request body is read whole before forwarding (model requests are small next to
+  their answer; it lets the upstream get an exact `content-length`), up to the body
+  limit, streaming to the tape as it is read, and forwarded byte for byte.
 - The upstream's idle read timeout is the exchange's `IdleWatch` (one timer, not one per
   read): `since` marks each wait on the upstream; its cancellation becomes
-  `upstream_timeout`, any other cancellation stays what it was. The request body is read whole before
-  forwarding (model requests are small next to their answer; it lets the upstream get an
-  exact `content-length`), up to the body limit, streaming to the tape as it is read, and
-  forwarded byte for byte.
+  `upstream_timeout`, any other cancellation stays what it was.
 - The request policy judges the head first (`admit`), before a byte of the body is read:
   a refused request costs no body. `Expect: 100-continue` is answered only once the head
   is admitted (the route's expect handler defers it), so a client that waits for it never
