@@ -11,6 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from roller.capture.tape import (
+    EndMeta,
     RequestMeta,
     ResponseMeta,
     TapeExchange,
@@ -19,6 +20,7 @@ from roller.capture.tape import (
     read_tape,
     segment_name,
 )
+from roller.capture.tape.format import dumps_header
 
 
 def _write_exchange(
@@ -314,6 +316,51 @@ def test_request_with_body_writes_both_frames_together(tmp_path: Path) -> None:
     assert first.request_body == b'{"a":1}\n'
     assert second.request_body == b""
     assert second.request == RequestMeta(method="GET", path="/v1/models")
+
+
+def test_response_with_its_first_bytes_is_one_write_and_reads_as_frames(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    writes: list[int] = []
+    real = os.writev
+
+    def counting(fd: int, parts: list[bytes]) -> int:
+        writes.append(len(parts))
+        return real(fd, parts)
+
+    with TapeWriter(tmp_path) as tape:
+        x = tape.begin()
+        tape.request(x, {"method": "POST"}, body=b"{}")
+        monkeypatch.setattr(os, "writev", counting)
+        tape.response(x, {"status": 200}, first=b"data: 1\n\n")
+        tape.chunk(x, b"data: 2\n\n")
+        monkeypatch.setattr(os, "writev", real)
+        tape.end(x, {"outcome": "ok"})
+    assert len(writes) == 2  # resp with its first chunk, then the second chunk
+    result = read_tape(tmp_path)
+    assert result.problems == ()
+    (exchange,) = result.exchanges
+    assert exchange.response is not None and exchange.response.status == 200
+    assert [data for _, data in exchange.chunks] == [b"data: 1\n\n", b"data: 2\n\n"]
+
+
+@pytest.mark.parametrize(
+    "meta",
+    [
+        RequestMeta(method="POST", path="/v1/messages", headers=(("a", "b"),)),
+        ResponseMeta(status=200, reason="OK", headers=(("x", "y"),)),
+        EndMeta(outcome="ok", client_status=200),
+        {"headers": [["x-odd", b"caf\xe9".decode("utf-8", "surrogateescape")]], "big": 2**70},
+    ],
+)
+def test_meta_frame_headers_are_the_whole_header_encoded(meta: object) -> None:
+    # The fixed keys come from a template; the bytes must be what encoding the whole
+    # header gives (orjson, or the json fallback for what orjson refuses).
+    typed = (RequestMeta, ResponseMeta, EndMeta)
+    body = meta.to_json() if isinstance(meta, typed) else meta
+    whole = {"k": "resp", "x": "tape-000001:7", "t": 123, "n": 0, "meta": body}
+    built = TapeWriter._meta_header("resp", "tape-000001:7", meta, 123)  # type: ignore[arg-type]
+    assert built == dumps_header(whole) + b"\n"
 
 
 def test_meta_values_orjson_refuses_are_still_recorded(tmp_path: Path) -> None:

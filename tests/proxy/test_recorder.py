@@ -89,8 +89,10 @@ class FrameLog:
     def annotate(self, exchange_id: str, annotations: Mapping[str, Any], *, t: int) -> None:
         self.frames.append(("ann", exchange_id, dict(annotations), t))
 
-    def response(self, exchange_id: str, meta: ResponseMeta, *, t: int) -> None:
+    def response(self, exchange_id: str, meta: ResponseMeta, *, t: int, first: bytes = b"") -> None:
         self.frames.append(("resp", exchange_id, meta, t))
+        if first:
+            self.chunk(exchange_id, first)
 
     def chunk(self, exchange_id: str, data: bytes) -> None:
         self.frames.append(("chunk", exchange_id, data))

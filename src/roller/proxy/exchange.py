@@ -4,10 +4,15 @@ What is recorded, when, and with which outcome is the recorder's (`recorder`, a 
 state machine); this module reads the request, asks the policy, talks to the upstream and
 the client, and reports each of those steps to it as an event. Rules this glue keeps:
 - Unbuffered: each piece of the upstream body is recorded and written to the client as
-  soon as it arrives (`readany`), never gathered. The request body is read whole before
-  forwarding (model requests are small next to their answer; it lets the upstream get an
-  exact `content-length`), up to the body limit, streaming to the tape as it is read, and
-  forwarded byte for byte.
+  soon as it arrives (`readany`), never gathered; the bytes that came in with the
+  response head are recorded with it (one write) and relayed first, and the piece after
+  which the upstream body is at its end goes out with the end of the client's body.
+- The request body is read whole before forwarding (model requests are small next to
+  their answer; it lets the upstream get an exact `content-length`), up to the body
+  limit, streaming to the tape as it is read, and forwarded byte for byte.
+- The upstream's idle read timeout is the exchange's `IdleWatch` (one timer, not one per
+  read): `since` marks each wait on the upstream; its cancellation becomes
+  `upstream_timeout`, any other cancellation stays what it was.
 - The request policy judges the head first (`admit`), before a byte of the body is read:
   a refused request costs no body. `Expect: 100-continue` is answered only once the head
   is admitted (the route's expect handler defers it), so a client that waits for it never
@@ -42,7 +47,8 @@ from yarl import URL
 
 from roller.capture.tape import ExchangeError, TapeWriter
 from roller.proxy.answers import Abort, Reply
-from roller.proxy.headers import client_response_headers, upstream_request_headers
+from roller.proxy.header_plan import HeaderPlans
+from roller.proxy.idle_watch import IdleWatch
 from roller.proxy.policy import (
     Admission,
     ExchangeEnd,
@@ -76,6 +82,7 @@ class ExchangeServices:
     max_request_body: int
     max_kept_response: int
     redactor: Redactor
+    plans: HeaderPlans  # the redactor's header plans, shared by every exchange
     notify: Callable[[ExchangeEnd], asyncio.Task[None]] | None
     stopping: Callable[[], bool]
 
@@ -94,13 +101,14 @@ async def defer_continue(request: web.Request) -> None:
 class Exchange:
     """One request through the proxy, from its head to its `end` frame."""
 
-    __slots__ = ("recorder", "request", "response", "services", "upstream_response")
+    __slots__ = ("idle", "recorder", "request", "response", "services", "upstream_response")
 
     def __init__(self, services: ExchangeServices, request: web.Request) -> None:
         self.services = services
         self.request = request
         self.response: web.StreamResponse | None = None
         self.upstream_response: aiohttp.ClientResponse | None = None
+        self.idle: IdleWatch | None = None  # the upstream's read timeout, once sent
         target = request.raw_path
         head = ReceivedHead(  # positional, in ReceivedHead's field order (cheaper)
             time.time_ns(),
@@ -108,7 +116,7 @@ class Exchange:
             target,
             target.split("?", 1)[0],
             list(request.headers.items()),
-            list(request.query.items()),
+            list(request.query.items()) if "?" in target else [],
             self._peer(),
             f"{request.version.major}.{request.version.minor}",
         )
@@ -120,6 +128,7 @@ class Exchange:
             max_body=services.max_request_body,
             max_kept=services.max_kept_response,
             redactor=services.redactor,
+            plans=services.plans,
         )
 
     async def run(self) -> web.StreamResponse:
@@ -145,6 +154,9 @@ class Exchange:
                 # Not awaited: this task is being cancelled; the hook runs in its own task.
                 self.services.notify(recorder.end_event())
             raise
+        finally:
+            if self.idle is not None:
+                self.idle.stop()
         if self.services.notify is not None:
             await asyncio.shield(self.services.notify(recorder.end_event()))
         return response
@@ -154,15 +166,21 @@ class Exchange:
     async def _run(self) -> web.StreamResponse:
         recorder, request = self.recorder, self.request
         head = recorder.head
-        policy_head = RequestHead(
-            method=head.method,
-            path=head.path,
-            query=tuple(head.query),
-            headers=request.headers,
-            client=head.client,
-            exchange_id=recorder.exchange_id,
-        )
-        admission, refusal = await self._admit(policy_head)
+        policy = self.services.policy
+        policy_head: RequestHead | None = None
+        admission: Admission | None = None
+        if policy is None:  # nothing to ask: the recorder judges the head alone
+            refusal = recorder.admitted(None)
+        else:
+            policy_head = RequestHead(
+                method=head.method,
+                path=head.path,
+                query=tuple(head.query),
+                headers=request.headers,
+                client=head.client,
+                exchange_id=recorder.exchange_id,
+            )
+            admission, refusal = await self._admit(policy, policy_head)
         if refusal is not None:
             return await self._reply(refusal)
         if request.headers.get(hdrs.EXPECT, "").lower() == "100-continue":
@@ -181,9 +199,9 @@ class Exchange:
         body = recorder.body_complete()
         decision: PolicyDecision | None = None
         policy_error: ExchangeError | None = None
-        if self.services.policy is not None:
+        if policy is not None and policy_head is not None:
             try:
-                decision = await self.services.policy.decide(
+                decision = await policy.decide(
                     dataclasses.replace(policy_head, body=body), admission or Admission()
                 )
             except Exception as exc:  # a failing policy is recorded, not raised
@@ -194,65 +212,98 @@ class Exchange:
             return await self._reply(step)
         decision = decision or NO_DECISION
         url = upstream_url(step.upstream, without_query_params(head.target, decision.remove_query))
-        out_headers = upstream_request_headers(
-            head.headers,
-            set_headers=decision.set_headers.items(),
-            remove_headers=decision.remove_headers,
+        out_headers = recorder.plan.upstream(
+            head.headers, decision.set_headers.items(), decision.remove_headers
         )
+        idle = self.idle = IdleWatch(self.services.client.read_timeout)
         try:
             upstream = await self.services.client.send(head.method, url, out_headers, body)
         except UpstreamFailure as failure:
-            answer = recorder.upstream_failed(
-                failure.outcome,
-                failure.error,
-                failure.client_status,
-                failure.client_body(),
-                time.time_ns(),
-            )
-            assert isinstance(answer, Reply)  # no response had started
-            return await self._reply(answer)
+            return await self._reply(self._upstream_failed(failure))
+        except asyncio.CancelledError:
+            if not idle.timed_out():
+                raise
+            return await self._reply(self._upstream_failed(classify(TimeoutError(), url)))
+        idle.since = None
         self.upstream_response = upstream
-        return await self._relay(upstream, url)
+        return await self._relay(upstream, url, idle)
 
-    async def _admit(self, head: RequestHead) -> tuple[Admission | None, Reply | None]:
-        """The policy's admission of the head (None without a policy), and the recorder's
-        refusal, if it refuses the request on its head."""
-        admission: Admission | None = None
-        policy_error: ExchangeError | None = None
-        if self.services.policy is not None:
-            try:
-                admission = await self.services.policy.admit(head)
-            except Exception as exc:  # a failing policy is recorded, not raised
-                log.exception("request policy failed in exchange %s", head.exchange_id)
-                policy_error = ExchangeError("policy_error", f"{type(exc).__name__}: {exc}")
-        return admission, self.recorder.admitted(admission, policy_error)
-
-    async def _relay(self, upstream: aiohttp.ClientResponse, url: URL) -> web.StreamResponse:
-        recorder = self.recorder
-        received = list(upstream.headers.items())
-        version = upstream.version
-        recorder.upstream_head(
-            upstream.status,
-            upstream.reason,
-            received,
-            None if version is None else f"{version.major}.{version.minor}",
+    def _upstream_failed(self, failure: UpstreamFailure) -> Reply:
+        """The upstream failed before its response head: roller's answer."""
+        answer = self.recorder.upstream_failed(
+            failure.outcome,
+            failure.error,
+            failure.client_status,
+            failure.client_body(),
             time.time_ns(),
         )
+        assert isinstance(answer, Reply)  # no response had started
+        return answer
+
+    async def _admit(
+        self, policy: RequestPolicy, head: RequestHead
+    ) -> tuple[Admission | None, Reply | None]:
+        """The policy's admission of the head, and the recorder's refusal, if it refuses
+        the request on its head."""
+        admission: Admission | None = None
+        policy_error: ExchangeError | None = None
+        try:
+            admission = await policy.admit(head)
+        except Exception as exc:  # a failing policy is recorded, not raised
+            log.exception("request policy failed in exchange %s", head.exchange_id)
+            policy_error = ExchangeError("policy_error", f"{type(exc).__name__}: {exc}")
+        return admission, self.recorder.admitted(admission, policy_error)
+
+    async def _relay(
+        self, upstream: aiohttp.ClientResponse, url: URL, idle: IdleWatch
+    ) -> web.StreamResponse:
+        recorder = self.recorder
+        content = upstream.content
+        try:  # the body bytes that came in with the head: recorded with it, in one write
+            first = content.read_nowait()
+        except _UPSTREAM_BODY_ERRORS:
+            first = b""  # the stream keeps its failure: the next read raises it again
+        version = upstream.version
+        relayed_headers = recorder.upstream_head(
+            upstream.status,
+            upstream.reason,
+            list(upstream.headers.items()),
+            None if version is None else f"{version.major}.{version.minor}",
+            time.time_ns(),
+            first,
+        )
         response = web.StreamResponse(
-            status=upstream.status,
-            reason=upstream.reason,
-            headers=client_response_headers(received),
+            status=upstream.status, reason=upstream.reason, headers=relayed_headers
         )
         self.response = response
         try:
             await response.prepare(self.request)
         except _CLIENT_GONE as exc:
             return self._client_gone(exc, response)
-        content = upstream.content
-        chunk, relayed, write = recorder.chunk, recorder.relayed, response.write
+        chunk, relayed, write, at_end = recorder.chunk, recorder.relayed, response.write, False
+        clock = idle.time
+        data = first
         while True:
+            if data:
+                # The piece after which the upstream body is at its end goes out with the
+                # end of the client's body (one send, one await fewer).
+                at_end = content.is_eof()
+                try:
+                    await (response.write_eof(data) if at_end else write(data))
+                except _CLIENT_GONE as exc:
+                    return self._client_gone(exc, response)
+                relayed(len(data))
+                if at_end:
+                    break
             try:
-                data = await content.readany()
+                try:
+                    idle.since = clock()
+                    data = await content.readany()
+                    idle.since = None
+                except asyncio.CancelledError:
+                    if not idle.timed_out():
+                        raise
+                    raise TimeoutError from None  # the upstream was silent too long
             except _UPSTREAM_BODY_ERRORS as exc:
                 failure = classify(exc, url)
                 recorder.upstream_failed(
@@ -268,15 +319,11 @@ class Exchange:
             if not data:
                 break
             chunk(data)
+        if not at_end:
             try:
-                await write(data)
+                await response.write_eof()
             except _CLIENT_GONE as exc:
                 return self._client_gone(exc, response)
-            relayed(len(data))
-        try:
-            await response.write_eof()
-        except _CLIENT_GONE as exc:
-            return self._client_gone(exc, response)
         upstream.release()
         recorder.response_complete(time.time_ns())
         return response

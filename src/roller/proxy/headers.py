@@ -34,26 +34,27 @@ HOP_BY_HOP = frozenset(
     }
 )
 _NOT_FORWARDED = HOP_BY_HOP | {"host", "content-length", "expect", "accept-encoding"}
-_NOT_RELAYED = HOP_BY_HOP
+NOT_RELAYED = HOP_BY_HOP
 DECODABLE_ENCODINGS = ("gzip", "deflate")
 
 
 @functools.lru_cache(maxsize=4096)
-def _lower(name: str) -> str:
+def lower_name(name: str) -> str:
     return name.lower()
 
 
 @functools.lru_cache(maxsize=4096)
-def _not_forwarded(name: str) -> bool:
+def not_forwarded(name: str) -> bool:
     """Never forwarded whatever `connection` names: decided once per header name."""
     lowered = name.lower()
     return lowered in _NOT_FORWARDED or is_roller_header(lowered)
 
 
-def _connection_tokens(headers: Iterable[tuple[str, str]]) -> set[str]:
+def connection_tokens(headers: Iterable[tuple[str, str]]) -> set[str]:
+    """The header names (lower-cased) the `connection` headers list: hop-by-hop too."""
     named: set[str] = set()
     for name, value in headers:
-        if _lower(name) == "connection":
+        if lower_name(name) == "connection":
             named.update(t.strip().lower() for t in value.split(",") if t.strip())
     return named
 
@@ -98,15 +99,15 @@ def upstream_request_headers(
     `set_headers` replace (or add) a header after filtering; `remove_headers` drop one.
     Both come from a request policy and are never recorded.
     """
-    dropped = _connection_tokens(headers)
+    dropped = connection_tokens(headers)
     out: CIMultiDict[str] = CIMultiDict()
     accept_encoding: list[str] = []
     for name, value in headers:
-        if _not_forwarded(name):
-            if _lower(name) == "accept-encoding":
+        if not_forwarded(name):
+            if lower_name(name) == "accept-encoding":
                 accept_encoding.append(value)
             continue
-        if dropped and _lower(name) in dropped:
+        if dropped and lower_name(name) in dropped:
             continue
         out.add(name, value)
     out["Accept-Encoding"] = narrow_accept_encoding(
@@ -126,11 +127,11 @@ def client_response_headers(headers: Iterable[tuple[str, str]]) -> CIMultiDict[s
     byte for byte, never decoded.
     """
     pairs = list(headers)
-    dropped = _connection_tokens(pairs)
+    dropped = connection_tokens(pairs)
     out: CIMultiDict[str] = CIMultiDict()
     for name, value in pairs:
-        lowered = _lower(name)
-        if lowered in _NOT_RELAYED or lowered in dropped:
+        lowered = lower_name(name)
+        if lowered in NOT_RELAYED or lowered in dropped:
             continue
         out.add(name, value)
     return out

@@ -56,15 +56,10 @@ from roller.proxy.answers import (
     Reply,
     error_body,
 )
+from roller.proxy.header_plan import HeaderPlans, Pick, RequestPlan
 from roller.proxy.policy import Admission, ExchangeEnd, PolicyDecision
-from roller.proxy.redaction import DEFAULT_REDACTOR, Redactor, roller_evidence
-from roller.proxy.request_record import (
-    FrameSink,
-    Pairs,
-    ReceivedHead,
-    RequestRecord,
-    content_length,
-)
+from roller.proxy.redaction import DEFAULT_REDACTOR, Redactor
+from roller.proxy.request_record import FrameSink, Pairs, ReceivedHead, RequestRecord
 from roller.proxy.routing import target_problem
 
 
@@ -128,6 +123,7 @@ class Recorder:
         "_max_body",
         "_max_kept",
         "_outcome",
+        "_plans",
         "_redactor",
         "_request",
         "_response_headers",
@@ -140,6 +136,7 @@ class Recorder:
         "client_status",
         "exchange_id",
         "head",
+        "plan",
         "response_bytes",
         "roller",
         "state",
@@ -156,11 +153,15 @@ class Recorder:
         max_body: int,
         max_kept: int = 1 << 62,
         redactor: Redactor = DEFAULT_REDACTOR,
+        plans: HeaderPlans | None = None,
     ) -> None:
         self.exchange_id = exchange_id
         self.head = head
         self.state = State.ADMITTING
-        self.roller = roller_evidence(head.headers)
+        self._plans = plans = plans or HeaderPlans(redactor)
+        # Every header decision about the request, taken once per name sequence.
+        self.plan: RequestPlan = plans.request(head.headers)
+        self.roller = self.plan.evidence(head.headers) if self.plan.roller else {}
         self.annotations: Mapping[str, Any] = {}
         self.client_status: int | None = None
         self.upstream_status: int | None = None
@@ -173,7 +174,7 @@ class Recorder:
         self._max_body = max_body
         self._max_kept = max_kept
         self._redactor = redactor
-        self._request = RequestRecord(sink, exchange_id, head, redactor, self.roller)
+        self._request = RequestRecord(sink, exchange_id, head, redactor, self.roller, self.plan)
         self._answer: tuple[Outcome, ExchangeError, JSONObject] | None = None
         self._end: EndMeta | None = None
         self._outcome: Outcome = "proxy_error"  # set when the exchange ends
@@ -212,7 +213,7 @@ class Recorder:
             return self._refused(self._own_answer(ExchangeError("bad_request_target", problem)))
         if admission.reject is not None:
             return self._refused(self._rejection(admission.reject.status, admission.reject.body))
-        announced = content_length(head.headers)
+        announced = self.plan.announced(head.headers)
         if announced is not None and announced > self._max_body:
             return self._refused(self._too_large(f"announces {announced}"))
         self.state = State.RECEIVING_BODY
@@ -269,27 +270,40 @@ class Recorder:
     # -- the response ---------------------------------------------------------------------
 
     def upstream_head(
-        self, status: int, reason: str | None, headers: Pairs, http_version: str | None, t: int
-    ) -> None:
-        """The upstream's response head arrived: recorded before it is relayed."""
+        self,
+        status: int,
+        reason: str | None,
+        headers: Pairs,
+        http_version: str | None,
+        t: int,
+        first: bytes = b"",
+    ) -> tuple[tuple[str, str], ...]:
+        """The upstream's response head arrived, with the `first` body bytes that came
+        with it (if any): recorded (in one write) before either is relayed. Returns the
+        headers to relay to the client."""
         if self.state is not _FORWARDING:
             raise self._illegal("upstream_head")
-        kept = self._redactor.headers(headers)
+        plan = self._plans.response(headers)
+        kept = plan.recorded(headers)
         # Positional (the field order of ResponseMeta): ~40% cheaper than keywords.
-        meta = ResponseMeta(status, reason, kept.kept, kept.removed, http_version)
-        self._sink.response(self.exchange_id, meta, t=t)
-        self._response_headers = kept.kept
+        meta = ResponseMeta(status, reason, kept, plan.removed, http_version)
+        self._response_headers = kept
         self.upstream_status = self.client_status = status
         self.state = State.RELAYING
+        if first:
+            self._sink.response(self.exchange_id, meta, t=t, first=first)
+            self._count(first)
+        else:
+            self._sink.response(self.exchange_id, meta, t=t)
+        relayed: Pick = plan.relayed
+        return relayed(headers)
 
     def chunk(self, data: bytes) -> None:
         """Response bytes from the upstream, recorded before they go to the client."""
         if self.state is not _RELAYING:
             raise self._illegal("chunk")
         self._write_chunk(self.exchange_id, data)
-        self.response_bytes += len(data)
-        if self._kept is not None:  # references to the chunks, no copy
-            self._keep(data)
+        self._count(data)
 
     def relayed(self, size: int) -> None:
         """`size` bytes of the response were handed to the client."""
@@ -381,6 +395,12 @@ class Recorder:
         """A refusal on the head: the `req` frame alone goes to the tape."""
         self._record_request()
         return reply
+
+    def _count(self, data: bytes) -> None:
+        """Response bytes on the tape (and kept for the end hook, when it asked)."""
+        self.response_bytes += len(data)
+        if self._kept is not None:  # references to the chunks, no copy
+            self._keep(data)
 
     def _keep(self, data: bytes) -> None:
         assert self._kept is not None

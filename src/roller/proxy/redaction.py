@@ -139,6 +139,14 @@ class Redactor:
         """Whether `name` carries a credential (never recorded; a gateway strips it)."""
         return self._kind(name) == _SECRET
 
+    def recorded(self, name: str) -> bool:
+        """Whether a header of this name is recorded with its value."""
+        return self._kind(name) == _KEEP
+
+    def roller_header(self, name: str) -> bool:
+        """Whether `name` is one of roller's own (`x-roller-*`): identity evidence."""
+        return self._kind(name) == _ROLLER
+
     def secret_query(self, name: str) -> bool:
         secret = self._query_secret.get(name)
         if secret is None:

@@ -21,6 +21,7 @@ from aiohttp import web
 
 from roller.capture.tape import TapeWriter
 from roller.proxy.exchange import Exchange, ExchangeServices
+from roller.proxy.header_plan import HeaderPlans
 from roller.proxy.policy import ExchangeEnd, ExchangeEndHook, RequestPolicy
 from roller.proxy.redaction import Redactor
 from roller.proxy.routing import Upstreams
@@ -55,6 +56,7 @@ class Relay:
             max_request_body=max_request_body,
             max_kept_response=max_kept_response,
             redactor=redactor,
+            plans=HeaderPlans(redactor),
             notify=None if on_exchange_end is None else self._start_hook,
             stopping=stopping,
         )
@@ -68,7 +70,8 @@ class Relay:
     async def handle(self, request: web.Request) -> web.StreamResponse:
         self.in_flight += 1
         self.exchanges += 1
-        self._idle.clear()
+        if self.in_flight == 1:  # busy from idle: set when the last one returns
+            self._idle.clear()
         try:
             return await Exchange(self.services, request).run()
         finally:

@@ -17,10 +17,13 @@ The recorder (`recorder`) decides *when* the request is recorded; this module ow
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, Final, NamedTuple, Protocol
+from typing import TYPE_CHECKING, Any, Final, NamedTuple, Protocol
 
 from roller.capture.tape import EndMeta, Redaction, RequestMeta, ResponseMeta
-from roller.proxy.redaction import Redactor
+from roller.proxy.redaction import Redacted, Redactor
+
+if TYPE_CHECKING:
+    from roller.proxy.header_plan import RequestPlan
 
 # Waiting body bytes (or parts) that are written out before the decision: what a crash
 # mid-upload may lose at most, and the largest single write a body costs.
@@ -28,6 +31,7 @@ FLUSH_BYTES: Final = 256 * 1024
 FLUSH_PARTS: Final = 256
 
 Pairs = Sequence[tuple[str, str]]
+_NO_QUERY: Final = Redacted((), ())
 
 
 class ReceivedHead(NamedTuple):
@@ -45,14 +49,6 @@ class ReceivedHead(NamedTuple):
     http_version: str
 
 
-def content_length(headers: Pairs) -> int | None:
-    """The `content-length` a head announces (aiohttp refused malformed ones already)."""
-    for name, value in headers:
-        if len(name) == 14 and name.lower() == "content-length":
-            return int(value) if value.isdigit() else None
-    return None
-
-
 class FrameSink(Protocol):
     """Where frames go: `TapeWriter` satisfies it."""
 
@@ -61,7 +57,9 @@ class FrameSink(Protocol):
     ) -> None: ...
     def request_body(self, exchange_id: str, data: Sequence[bytes]) -> None: ...
     def annotate(self, exchange_id: str, annotations: Mapping[str, Any], *, t: int) -> None: ...
-    def response(self, exchange_id: str, meta: ResponseMeta, *, t: int) -> None: ...
+    def response(
+        self, exchange_id: str, meta: ResponseMeta, *, t: int, first: bytes = b""
+    ) -> None: ...
     def chunk(self, exchange_id: str, data: bytes) -> None: ...
     def end(self, exchange_id: str, meta: EndMeta, *, t: int) -> None: ...
 
@@ -74,6 +72,7 @@ class RequestRecord:
         "_head",
         "_parts",
         "_pending",
+        "_plan",
         "_redactor",
         "_roller",
         "_sink",
@@ -89,8 +88,10 @@ class RequestRecord:
         head: ReceivedHead,
         redactor: Redactor,
         roller: Mapping[str, str],
+        plan: RequestPlan,
     ) -> None:
         self._sink = sink
+        self._plan = plan
         self._exchange_id = exchange_id
         self._head = head
         self._redactor = redactor
@@ -119,6 +120,8 @@ class RequestRecord:
         """Everything not on the tape yet, in one write: the `req` frame (with `upstream`
         and `annotations`) and the waiting parts; once the `req` frame is out, the waiting
         parts and an `ann` frame of `later` (annotations decided since), if any."""
+        if self.recorded and self._unwritten == len(self._parts) and not later:
+            return  # nothing new for the tape (the common ending)
         waiting = self._parts[self._unwritten :]
         self._unwritten = len(self._parts)
         self._pending = 0
@@ -148,16 +151,15 @@ class RequestRecord:
 
     def _meta(self, upstream: str | None, annotations: Mapping[str, Any]) -> RequestMeta:
         """The `req` frame's meta: the head, redacted."""
-        head = self._head
-        headers = self._redactor.headers(head.headers)
-        query = self._redactor.query(head.query)
+        head, plan = self._head, self._plan
+        query = self._redactor.query(head.query) if head.query else _NO_QUERY
         # Positional, in RequestMeta's field order: ~40% cheaper than keywords (measured).
         return RequestMeta(
             head.method,
             head.path,
             query.kept,
-            headers.kept,
-            Redaction(headers.removed, query.removed),
+            plan.recorded(head.headers),
+            Redaction(plan.removed, query.removed),
             self._roller,
             upstream,
             head.client,

@@ -9,7 +9,8 @@ Rules this module keeps:
   forwarded; absent ones stay absent).
 - TLS is verified against the system trust store, a CA bundle, or a given SSL context.
 - Timeouts: a connect timeout; no total timeout (a stream may legitimately last for
-  many minutes); an idle read timeout between two reads (None disables it).
+  many minutes); an idle read timeout between two reads (None disables it), kept by the
+  exchange on one timer (`idle_watch`), not by aiohttp's per-read `sock_read` timer.
 - Every aiohttp failure becomes an `UpstreamFailure` with the tape outcome, a stable error
   code, and the status/JSON error the client receives when no response has started.
 """
@@ -119,6 +120,7 @@ class UpstreamClient:
         connect_timeout: float | None,
         read_timeout: float | None,
     ) -> None:
+        self.read_timeout = read_timeout  # the exchange's `IdleWatch` keeps it
         connector = aiohttp.TCPConnector(ssl=ssl_context, limit=0, limit_per_host=0)
         self._session = aiohttp.ClientSession(
             connector=connector,
@@ -126,7 +128,7 @@ class UpstreamClient:
             cookie_jar=aiohttp.DummyCookieJar(),
             trust_env=False,
             timeout=aiohttp.ClientTimeout(
-                total=None, connect=None, sock_connect=connect_timeout, sock_read=read_timeout
+                total=None, connect=None, sock_connect=connect_timeout, sock_read=None
             ),
             skip_auto_headers=(hdrs.USER_AGENT, hdrs.ACCEPT, hdrs.CONTENT_TYPE),
             max_field_size=MAX_FIELD_SIZE,
@@ -135,7 +137,7 @@ class UpstreamClient:
         )
 
     async def send(
-        self, method: str, url: URL, headers: CIMultiDict[str], body: bytes
+        self, method: str, url: URL, headers: list[tuple[str, str]] | CIMultiDict[str], body: bytes
     ) -> aiohttp.ClientResponse:
         """Send a request; returns once the response head arrived (body still streaming).
 

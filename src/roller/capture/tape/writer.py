@@ -8,7 +8,9 @@ Rules this module keeps:
 - A kill -9 loses at most the frames not yet handed to the kernel: every frame is one
   `os.writev` on an `O_APPEND` fd, issued synchronously by the caller. `fsync` (which only
   guards against power loss) runs off the hot path, in a timer thread and at close.
-- The chunk path builds its header from a bytes template: no JSON library, no lock.
+- The chunk path builds its header from a bytes template: no JSON library, no lock. A
+  meta frame's fixed keys (`k`, `x`, `t`, `n`) come from a template too; only its meta
+  goes through `dumps_header`, which gives the same bytes as encoding the whole header.
 - A meta is a typed record (`RequestMeta`, `ResponseMeta`, `EndMeta`: what the proxy
   writes) or its JSON form as a mapping (tests, tools): both are written as JSON.
 - Writing never raises for I/O failures: they are kept in `TapeWriter.errors` and the
@@ -17,6 +19,8 @@ Rules this module keeps:
   (a file create costs ~75x an append on the machines measured).
 - A request body may be written in parts, as it is read (`request(..., body=parts)`,
   `request_body`): one `body` frame per part, so no body is held whole for the tape.
+- A response head may carry the body bytes that came with it (`response(..., first=)`):
+  its `chunk` frame goes out in the same `writev`, after the `resp` frame.
 - `annotate` adds an `ann` frame to an exchange this writer began, also after its `end`
   (an end hook that failed says so on the exchange's own record).
 """
@@ -44,6 +48,7 @@ DEFAULT_SEGMENT_MAX_BYTES = 64 * 1024 * 1024
 DEFAULT_FSYNC_INTERVAL = 1.0
 _TYPED = (RequestMeta, ResponseMeta, EndMeta)
 _IOV_MAX = 1024
+_META_HEADER = b'{"k":"%b","x":"%b","t":%d,"n":0,"meta":%b}\n'
 
 
 class TapeOpenError(RollerError):
@@ -163,9 +168,20 @@ class TapeWriter:
         self._append([self._meta_header("ann", exchange_id, annotations, t), b"\n"])
 
     def response(
-        self, exchange_id: str, meta: ResponseMeta | Mapping[str, Any], *, t: int | None = None
+        self,
+        exchange_id: str,
+        meta: ResponseMeta | Mapping[str, Any],
+        *,
+        t: int | None = None,
+        first: bytes = b"",
     ) -> None:
-        self._meta_frame("resp", exchange_id, meta, t)
+        """The `resp` frame; with `first` (body bytes that came with the head), their
+        `chunk` frame right after it in the same `writev`."""
+        prefix = self._prefixes(exchange_id)[1]
+        frames = [self._meta_header("resp", exchange_id, meta, t), b"\n"]
+        if first:
+            frames += (b'%b%d,"n":%d}\n' % (prefix, time.time_ns(), len(first)), first, b"\n")
+        self._append(frames)
 
     def chunk(self, exchange_id: str, data: bytes) -> None:
         """Record response bytes exactly as received. The hot path: one template, one writev."""
@@ -231,14 +247,12 @@ class TapeWriter:
     def _meta_header(
         kind: str, exchange_id: str, meta: TapeMeta | Mapping[str, Any], t: int | None
     ) -> bytes:
-        header = {
-            "k": kind,
-            "x": exchange_id,
-            "t": time.time_ns() if t is None else t,
-            "n": 0,
-            "meta": meta.to_json() if isinstance(meta, _TYPED) else meta,
-        }
-        return dumps_header(header) + b"\n"
+        """`{"k":…,"x":…,"t":…,"n":0,"meta":…}` and its newline: the fixed keys from a
+        template (kinds and exchange ids are plain ASCII: nothing to escape), the meta
+        through `dumps_header` — the bytes `dumps_header` gives for the whole header."""
+        encoded = dumps_header(meta.to_json() if isinstance(meta, _TYPED) else meta)
+        now = time.time_ns() if t is None else t
+        return _META_HEADER % (kind.encode(), exchange_id.encode(), now, encoded)
 
     def _append(self, parts: list[bytes]) -> None:
         """Hand whole frames to the kernel in one `writev` (a short write is finished)."""

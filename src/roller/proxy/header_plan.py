@@ -1,0 +1,197 @@
+"""Header plans: every header decision for one sequence of header names, taken once.
+
+A harness sends the same header names in the same order turn after turn (the values
+change: `content-length`, ids), and an upstream answers with the same names every time.
+What the proxy does with a header depends on its name alone, except for the headers a
+`connection` header names; so the decisions of every rule — recorded, secret or
+`x-roller-*` (`redaction.Redactor`), forwarded upstream, relayed to the client, hop-by-hop,
+`accept-encoding` to narrow (`headers`), where `content-length` is — are taken once per
+distinct name sequence (and `connection` values) and applied per exchange as index
+selections (`operator.itemgetter`, in C) instead of per-header passes in Python.
+
+Rules this module keeps:
+- A plan gives exactly what the header-by-header rules give (`Redactor.headers`,
+  `roller_evidence`, `headers.upstream_request_headers`, `headers.client_response_headers`;
+  the announced body size is the first `content-length`, aiohttp having refused malformed
+  ones already): tests compare the two on varied header lists.
+- Plans are built from the same per-name decisions those rules use; none is restated here.
+- The caches are bounded (names come from clients): past `MAX_PLANS` distinct name
+  sequences a plan is built for the exchange and not kept.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from operator import itemgetter
+from typing import Final, NamedTuple, TypeVar, cast
+
+from multidict import CIMultiDict
+
+from roller.proxy.headers import (
+    NOT_RELAYED,
+    connection_tokens,
+    lower_name,
+    narrow_accept_encoding,
+    not_forwarded,
+)
+from roller.proxy.redaction import DEFAULT_REDACTOR, Redactor
+
+Pair = tuple[str, str]
+Pairs = Sequence[Pair]
+Pick = Callable[[Pairs], tuple[Pair, ...]]
+
+MAX_PLANS: Final = 1024
+_P = TypeVar("_P", "RequestPlan", "ResponsePlan")
+_NAME: Final = itemgetter(0)
+
+
+def _nothing(pairs: Pairs) -> tuple[Pair, ...]:
+    return ()
+
+
+def _picker(indices: Sequence[int]) -> Pick:
+    """The pairs at `indices`, in order, as a tuple (itemgetter: one C call)."""
+    if not indices:
+        return _nothing
+    if len(indices) == 1:
+        getter = itemgetter(indices[0])
+        return lambda pairs: (getter(pairs),)
+    return cast(Pick, itemgetter(*indices))
+
+
+class RequestPlan(NamedTuple):
+    """A request's header decisions (indices into its header pairs, arrival order)."""
+
+    recorded: Pick  # the pairs the `req` frame keeps
+    removed: tuple[str, ...]  # lower-cased names of the secrets left out (first seen first)
+    roller: tuple[int, ...]  # the `x-roller-*` headers
+    forwarded: Pick  # the pairs sent upstream, `accept-encoding` aside
+    accept_encoding: tuple[int, ...]  # the client's `accept-encoding` headers
+    content_length: int  # the first `content-length` header, -1 without one
+    connection: tuple[int, ...]  # the `connection` headers (their values name hop-by-hops)
+
+    def evidence(self, pairs: Pairs) -> dict[str, str]:
+        """`roller_evidence(pairs)`: the `x-roller-*` headers, repeated ones joined."""
+        found: dict[str, str] = {}
+        for i in self.roller:
+            name, value = pairs[i]
+            key = lower_name(name)
+            found[key] = f"{found[key]}, {value}" if key in found else value
+        return found
+
+    def announced(self, pairs: Pairs) -> int | None:
+        """The body size the head announces (its first `content-length`), if a number."""
+        if self.content_length < 0:
+            return None
+        value = pairs[self.content_length][1]
+        return int(value) if value.isdigit() else None
+
+    def upstream(
+        self,
+        pairs: Pairs,
+        set_headers: Iterable[Pair] = (),
+        remove_headers: Iterable[str] = (),
+    ) -> list[Pair] | CIMultiDict[str]:
+        """`upstream_request_headers(pairs, ...)`: a list when the policy changes nothing
+        (the upstream client builds its own multidict from it)."""
+        coded = [pairs[i][1] for i in self.accept_encoding]
+        narrowed = narrow_accept_encoding(", ".join(coded) if coded else None)
+        out = [*self.forwarded(pairs), ("Accept-Encoding", narrowed)]
+        if not set_headers and not remove_headers:
+            return out
+        changed: CIMultiDict[str] = CIMultiDict(out)
+        for name in remove_headers:
+            changed.popall(name, None)
+        for name, value in set_headers:
+            changed[name] = value
+        return changed
+
+
+class ResponsePlan(NamedTuple):
+    """A response's header decisions."""
+
+    recorded: Pick  # the pairs the `resp` frame keeps
+    removed: tuple[str, ...]  # lower-cased names of the secrets left out
+    relayed: Pick  # the pairs relayed to the client
+    connection: tuple[int, ...]  # the `connection` headers
+
+
+def _removed(names: Iterable[str], secret: Callable[[str], bool]) -> tuple[str, ...]:
+    out: list[str] = []
+    for name in names:
+        lowered = lower_name(name)
+        if secret(name) and lowered not in out:
+            out.append(lowered)
+    return tuple(out)
+
+
+class HeaderPlans:
+    """The plans of one redactor's proxy, cached per name sequence (bounded)."""
+
+    __slots__ = ("_redactor", "_requests", "_responses")
+
+    def __init__(self, redactor: Redactor = DEFAULT_REDACTOR) -> None:
+        self._redactor = redactor
+        self._requests: dict[tuple[object, ...], RequestPlan] = {}
+        self._responses: dict[tuple[object, ...], ResponsePlan] = {}
+
+    def request(self, pairs: Pairs) -> RequestPlan:
+        return self._plan(self._requests, pairs, self._request_plan)
+
+    def response(self, pairs: Pairs) -> ResponsePlan:
+        return self._plan(self._responses, pairs, self._response_plan)
+
+    def _plan(
+        self,
+        cache: dict[tuple[object, ...], _P],
+        pairs: Pairs,
+        build: Callable[[tuple[str, ...], Iterable[str]], _P],
+    ) -> _P:
+        """The plan for `pairs`' names; with `connection` headers, for their values too."""
+        names = tuple(map(_NAME, pairs))
+        cached = cache.get(names)
+        plan: _P = self._keep(cache, names, build(names, ())) if cached is None else cached
+        connection: tuple[int, ...] = plan.connection
+        if not connection:
+            return plan
+        key = (names, *[pairs[i][1] for i in connection])
+        with_tokens = cache.get(key)
+        if with_tokens is None:
+            with_tokens = self._keep(cache, key, build(names, connection_tokens(pairs)))
+        return with_tokens
+
+    @staticmethod
+    def _keep(cache: dict[tuple[object, ...], _P], key: tuple[object, ...], plan: _P) -> _P:
+        if len(cache) < MAX_PLANS:
+            cache[key] = plan
+        return plan
+
+    def _request_plan(self, names: tuple[str, ...], dropped: Iterable[str]) -> RequestPlan:
+        redactor = self._redactor
+        hop = frozenset(dropped)
+        lowered = [lower_name(name) for name in names]
+        everything = range(len(names))
+        content_length = [i for i in everything if lowered[i] == "content-length"]
+        return RequestPlan(
+            recorded=_picker([i for i in everything if redactor.recorded(names[i])]),
+            removed=_removed(names, redactor.secret_header),
+            roller=tuple(i for i in everything if redactor.roller_header(names[i])),
+            forwarded=_picker(
+                [i for i in everything if not not_forwarded(names[i]) and lowered[i] not in hop]
+            ),
+            accept_encoding=tuple(i for i in everything if lowered[i] == "accept-encoding"),
+            content_length=content_length[0] if content_length else -1,
+            connection=tuple(i for i in everything if lowered[i] == "connection"),
+        )
+
+    def _response_plan(self, names: tuple[str, ...], dropped: Iterable[str]) -> ResponsePlan:
+        redactor = self._redactor
+        hop = NOT_RELAYED | frozenset(dropped)
+        lowered = [lower_name(name) for name in names]
+        everything = range(len(names))
+        return ResponsePlan(
+            recorded=_picker([i for i in everything if redactor.recorded(names[i])]),
+            removed=_removed(names, redactor.secret_header),
+            relayed=_picker([i for i in everything if lowered[i] not in hop]),
+            connection=tuple(i for i in everything if lowered[i] == "connection"),
+        )
