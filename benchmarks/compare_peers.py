@@ -324,6 +324,9 @@ def mode_body(mode: str, large_kb: int) -> bytes:
 class Cell:
     batches: list[Batch] = field(default_factory=list)
     cpu: float = 0.0
+    # wall time of the rounds: at concurrency N a round is N batches side by side, so
+    # their own wall times overlap and must not be summed (that divided req/s by N)
+    wall_ns: int = 0
 
     def values(self, what: str) -> list[int]:
         return [x for b in self.batches for x in getattr(b, what)]
@@ -334,7 +337,7 @@ class Cell:
 
     @property
     def throughput(self) -> float:
-        wall = sum(b.wall_ns for b in self.batches) / 1e9
+        wall = self.wall_ns / 1e9
         return self.requests / wall if wall else 0.0
 
     @property
@@ -364,7 +367,9 @@ async def measure(
             for peer in order:
                 server = subjects.servers.get(peer)
                 before = server.cpu_seconds() if server else 0.0
+                started = time.perf_counter_ns()
                 batches = await asyncio.gather(*(p.batch(per_pool) for p in pools[peer]))
+                cells[peer].wall_ns += time.perf_counter_ns() - started
                 if server:
                     cells[peer].cpu += server.cpu_seconds() - before
                 cells[peer].batches += batches
