@@ -16,15 +16,18 @@ from pathlib import Path
 import pytest
 from tests.collect.runs_support import AGENT, KEYS, counting_mock, write_tasks
 
+from roller.capture.files import atomic_write
 from roller.capture.integrity import validate_attempt
 from roller.capture.layout import RunPaths
-from roller.capture.reader import read_json_model, read_manifest
+from roller.capture.reader import dump_json, read_json_model, read_manifest
 from roller.capture.summary_record import RunSummary
 from roller.collect.collection import LOST_RETRIES, RunRequest, collect_run
 from roller.collect.executor import LocalExecutor
 from roller.collect.lost import AttemptLost
 from roller.collect.runs import RunSpec
-from roller.collect.session import AttemptDone, AttemptJob, Report
+from roller.collect.session import AttemptDone, AttemptJob, Report, attempt_inputs
+from roller.collect.tasks import Task
+from roller.collect.verdicts import judge_attempt
 
 
 class Losing:
@@ -99,3 +102,25 @@ def test_a_sample_lost_again_and_again_ends_failed_and_the_run_ends(tmp_path: Pa
     (a,) = [s for s in result.summary.samples if s.sample_id == "a"]
     assert a.status == "failed"
     assert {x.outcome for x in a.attempts} == {"interrupted"}
+
+
+def test_an_attempt_killed_before_its_proxy_started_recovers_as_interrupted(
+    tmp_path: Path,
+) -> None:
+    # roller killed between writing raw/attempt.json and starting the proxy: no tape
+    # directory at all. Recovery used to raise (FileNotFoundError) out of finalize.
+    spec = RunSpec(
+        harness="generic", harness_version=None, api_base="mock:plain", capture_calls=False,
+        capture_debug="on-error", model=None, options={}, command=(sys.executable, "-c", "0"),
+        timeout_s=60.0, attempts=1, single_agent=True,
+    )  # fmt: skip
+    attempt = RunPaths(tmp_path / "run").sample("s1").attempt(1)
+    job = AttemptJob(task=Task("s1", ()), attempt=attempt, spec=spec, install_dir=None)
+    atomic_write(attempt.attempt_inputs, dump_json(attempt_inputs(job, None)))
+    assert not attempt.tape.exists()
+
+    verdict = judge_attempt(attempt)
+    assert (verdict.outcome, verdict.recovered) == ("interrupted", True)
+    assert validate_attempt(attempt).ok
+    manifest = read_manifest(attempt)
+    assert manifest.counts.calls == 0 and manifest.capture_status == "partial"

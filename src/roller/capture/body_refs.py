@@ -84,9 +84,12 @@ class CaptureBodies:
 def rewrite_tape(tape: Path, refs: Mapping[str, BodyRef], bodies: Mapping[str, bytes]) -> int:
     """Replace the body frames of the exchanges in `refs` by `bref` frames; put back inline
     the `bref` frames of exchanges not in `refs` (their bodies in `bodies`). Returns the
-    bytes saved. Segments that do not read whole are left as they are."""
+    bytes saved. Segments that do not read whole are left as they are; an attempt killed
+    before its proxy started has no tape directory, and nothing to rewrite."""
     saved = 0
     done: set[str] = set()  # across segments: a body may span a segment rotation
+    if not tape.is_dir():
+        return saved
     for _, path in list_segments(tape):
         data = path.read_bytes()
         rewritten = _segment(data, refs, bodies, done)
