@@ -215,7 +215,8 @@ def request_context(ex: TapeExchange) -> RequestContext:
 
 NOT_UNICODE = (
     "text that is not Unicode (bytes that are not UTF-8, or a lone surrogate escape) "
-    "is shown with U+FFFD in the record; the tape keeps the exact bytes"
+    "is shown with U+FFFD in the record; the tape in raw/ keeps the exact bytes (kept "
+    "unless --capture-debug off)"
 )
 
 
