@@ -291,8 +291,8 @@ class GatewayPolicy:
         secret = self.redactor.secret_header
         return tuple(dict.fromkeys(name.lower() for name in head.headers if secret(name)))
 
-    async def on_exchange_end(self, end: ExchangeEnd) -> None:
-        await self.rows.on_exchange_end(end)
+    def on_exchange_end(self, end: ExchangeEnd) -> None:
+        self.rows.on_exchange_end(end)
 
     async def drain(self) -> None:
         """Wait until every ended exchange's row is committed (or its failure noted)."""

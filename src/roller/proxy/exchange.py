@@ -22,9 +22,12 @@ the client, and reports each of those steps to it as an event. Rules this glue k
 - When the exchange ends other than `ok`, the upstream connection is closed (that is
   what cancels the request upstream); when the recorder says `ABORT`, so is the
   client's, so a truncated response is visible as such.
-- The end hook is told exactly once, after the `end` frame: awaited (shielded) when the
-  handler returns normally, started without waiting when the handler is being cancelled
-  (the client went away, or the proxy is stopping).
+- The end hook is told exactly once, after the `end` frame, by a plain call (no task, no
+  future): when the handler returns and when it is being cancelled (the client went
+  away, or the proxy is stopping) alike.
+- Few coroutine levels per resumption: `run` awaits the request side (`_forward`, which
+  returns the upstream's response or roller's own answer) and then the relay (`_relay`)
+  one after the other, not one inside the other.
 - Only what an exchange needs crosses into it, frozen (`ExchangeServices`); this module
   does not know the `Relay` that counts exchanges.
 """
@@ -72,8 +75,8 @@ _UPSTREAM_BODY_ERRORS = (aiohttp.ClientError, OSError, TimeoutError)
 @dataclass(frozen=True, slots=True)
 class ExchangeServices:
     """What every exchange shares: the tape, the upstream side, the policy, the limits,
-    the end hook (`notify` starts it in its own task; None without a hook, so no
-    `ExchangeEnd` is built for nobody) and whether the proxy is stopping."""
+    the end hook (`notify` calls it in place; None without a hook, so no `ExchangeEnd` is
+    built for nobody) and whether the proxy is stopping."""
 
     tape: TapeWriter
     client: UpstreamClient
@@ -83,7 +86,7 @@ class ExchangeServices:
     max_kept_response: int
     redactor: Redactor
     plans: HeaderPlans  # the redactor's header plans, shared by every exchange
-    notify: Callable[[ExchangeEnd], asyncio.Task[None]] | None
+    notify: Callable[[ExchangeEnd], None] | None
     stopping: Callable[[], bool]
 
 
@@ -101,7 +104,15 @@ async def defer_continue(request: web.Request) -> None:
 class Exchange:
     """One request through the proxy, from its head to its `end` frame."""
 
-    __slots__ = ("idle", "recorder", "request", "response", "services", "upstream_response")
+    __slots__ = (
+        "idle",
+        "recorder",
+        "request",
+        "response",
+        "services",
+        "upstream_response",
+        "url",
+    )
 
     def __init__(self, services: ExchangeServices, request: web.Request) -> None:
         self.services = services
@@ -109,6 +120,7 @@ class Exchange:
         self.response: web.StreamResponse | None = None
         self.upstream_response: aiohttp.ClientResponse | None = None
         self.idle: IdleWatch | None = None  # the upstream's read timeout, once sent
+        self.url: URL | None = None  # where the request went, once sent
         target = request.raw_path
         head = ReceivedHead(  # positional, in ReceivedHead's field order (cheaper)
             time.time_ns(),
@@ -135,7 +147,11 @@ class Exchange:
         recorder = self.recorder
         try:
             try:
-                response = await self._run()
+                step = await self._forward()
+                if isinstance(step, web.StreamResponse):
+                    response = step
+                else:
+                    response = await self._relay(step)
                 if not recorder.ended:
                     raise IllegalTransition("the exchange returned before its end")
             except Exception as exc:  # a bug must still end the exchange on the tape
@@ -151,19 +167,20 @@ class Exchange:
                     recorder.client_gone("the client closed the connection", time.time_ns())
             self._close_upstream()
             if self.services.notify is not None:
-                # Not awaited: this task is being cancelled; the hook runs in its own task.
                 self.services.notify(recorder.end_event())
             raise
         finally:
             if self.idle is not None:
                 self.idle.stop()
         if self.services.notify is not None:
-            await asyncio.shield(self.services.notify(recorder.end_event()))
+            self.services.notify(recorder.end_event())
         return response
 
     # -- the exchange, start to end -------------------------------------------------------
 
-    async def _run(self) -> web.StreamResponse:
+    async def _forward(self) -> aiohttp.ClientResponse | web.StreamResponse:
+        """The request side: admission, body, decision, the upstream's response head (or
+        roller's own answer, sent)."""
         recorder, request = self.recorder, self.request
         head = recorder.head
         policy = self.services.policy
@@ -216,6 +233,7 @@ class Exchange:
             head.headers, decision.set_headers.items(), decision.remove_headers
         )
         idle = self.idle = IdleWatch(self.services.client.read_timeout)
+        self.url = url
         try:
             upstream = await self.services.client.send(head.method, url, out_headers, body)
         except UpstreamFailure as failure:
@@ -226,7 +244,7 @@ class Exchange:
             return await self._reply(self._upstream_failed(classify(TimeoutError(), url)))
         idle.since = None
         self.upstream_response = upstream
-        return await self._relay(upstream, url, idle)
+        return upstream
 
     def _upstream_failed(self, failure: UpstreamFailure) -> Reply:
         """The upstream failed before its response head: roller's answer."""
@@ -254,10 +272,9 @@ class Exchange:
             policy_error = ExchangeError("policy_error", f"{type(exc).__name__}: {exc}")
         return admission, self.recorder.admitted(admission, policy_error)
 
-    async def _relay(
-        self, upstream: aiohttp.ClientResponse, url: URL, idle: IdleWatch
-    ) -> web.StreamResponse:
-        recorder = self.recorder
+    async def _relay(self, upstream: aiohttp.ClientResponse) -> web.StreamResponse:
+        recorder, idle, url = self.recorder, self.idle, self.url
+        assert idle is not None and url is not None  # set when the request was sent
         content = upstream.content
         try:  # the body bytes that came in with the head: recorded with it, in one write
             first = content.read_nowait()
