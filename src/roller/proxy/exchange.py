@@ -2,7 +2,10 @@
 
 What is recorded, when, and with which outcome is the recorder's (`recorder`, a pure
 state machine); this module reads the request, asks the policy, talks to the upstream and
-the client, and reports each of those steps to it as an event. Rules this glue keeps:
+the client, and reports each of those steps to it as an event. `Exchange` extends
+`Recorder` (which extends `request_record.RequestRecord`): one object per exchange, its
+three layers each defined in their own module, the pure core free of I/O, so a test
+drives a `Recorder` alone. Rules this glue keeps:
 - Unbuffered: each piece of the upstream body is recorded and written to the client as
   soon as it arrives (`readany`), never gathered; the bytes that came in with the
   response head are recorded with it (one write) and relayed first, and the piece after
@@ -101,12 +104,12 @@ async def defer_continue(request: web.Request) -> None:
         raise web.HTTPExpectationFailed(text=f"Unknown Expect: {expect}")
 
 
-class Exchange:
-    """One request through the proxy, from its head to its `end` frame."""
+class Exchange(Recorder):
+    """One request through the proxy, from its head to its `end` frame: the recorder's
+    state machine (its base) driven by the sockets (one object per exchange)."""
 
     __slots__ = (
         "idle",
-        "recorder",
         "request",
         "response",
         "services",
@@ -132,7 +135,8 @@ class Exchange:
             self._peer(),
             f"{request.version.major}.{request.version.minor}",
         )
-        self.recorder = Recorder(
+        Recorder.__init__(
+            self,
             services.tape,
             services.tape.begin(),
             head,
@@ -144,7 +148,6 @@ class Exchange:
         )
 
     async def run(self) -> web.StreamResponse:
-        recorder = self.recorder
         try:
             try:
                 step = await self._forward()
@@ -152,28 +155,28 @@ class Exchange:
                     response = step
                 else:
                     response = await self._relay(step)
-                if not recorder.ended:
+                if not self.ended:
                     raise IllegalTransition("the exchange returned before its end")
             except Exception as exc:  # a bug must still end the exchange on the tape
-                log.exception("proxy error in exchange %s", recorder.exchange_id)
+                log.exception("proxy error in exchange %s", self.exchange_id)
                 response = await self._after_bug(exc)
         except asyncio.CancelledError:
             # aiohttp cancels the handler when the client connection is lost, and the
             # server cancels what is still running at shutdown.
-            if not recorder.ended:
+            if not self.ended:
                 if self.services.stopping():
-                    recorder.shutdown(time.time_ns())
+                    self.shutdown(time.time_ns())
                 else:
-                    recorder.client_gone("the client closed the connection", time.time_ns())
+                    self.client_gone("the client closed the connection", time.time_ns())
             self._close_upstream()
             if self.services.notify is not None:
-                self.services.notify(recorder.end_event())
+                self.services.notify(self.end_event())
             raise
         finally:
             if self.idle is not None:
                 self.idle.stop()
         if self.services.notify is not None:
-            self.services.notify(recorder.end_event())
+            self.services.notify(self.end_event())
         return response
 
     # -- the exchange, start to end -------------------------------------------------------
@@ -181,13 +184,13 @@ class Exchange:
     async def _forward(self) -> aiohttp.ClientResponse | web.StreamResponse:
         """The request side: admission, body, decision, the upstream's response head (or
         roller's own answer, sent)."""
-        recorder, request = self.recorder, self.request
-        head = recorder.head
+        request = self.request
+        head = self.head
         policy = self.services.policy
         policy_head: RequestHead | None = None
         admission: Admission | None = None
         if policy is None:  # nothing to ask: the recorder judges the head alone
-            refusal = recorder.admitted(None)
+            refusal = self.admitted(None)
         else:
             policy_head = RequestHead(
                 method=head.method,
@@ -195,11 +198,11 @@ class Exchange:
                 query=tuple(head.query),
                 headers=request.headers,
                 client=head.client,
-                exchange_id=recorder.exchange_id,
+                exchange_id=self.exchange_id,
             )
             admission, refusal = await self._admit(policy, policy_head)
         if refusal is not None:
-            return await self._reply(refusal)
+            return await self._send_reply(refusal)
         if request.headers.get(hdrs.EXPECT, "").lower() == "100-continue":
             await request.writer.write(_CONTINUE)
             request.writer.output_size = 0  # the 100 is not part of the response
@@ -207,13 +210,13 @@ class Exchange:
         too_large: Reply | None = None
         try:
             while too_large is None and (data := await content.readany()):
-                too_large = recorder.body_part(data)
+                too_large = self.body_part(data)
         except _CLIENT_BODY_ERRORS as exc:
-            recorder.body_failed(str(exc), time.time_ns())
+            self.body_failed(str(exc), time.time_ns())
             return web.Response(status=499)
         if too_large is not None:
-            return await self._reply(too_large)
-        body = recorder.body_complete()
+            return await self._send_reply(too_large)
+        body = self.body_complete()
         decision: PolicyDecision | None = None
         policy_error: ExchangeError | None = None
         if policy is not None and policy_head is not None:
@@ -222,14 +225,14 @@ class Exchange:
                     dataclasses.replace(policy_head, body=body), admission or Admission()
                 )
             except Exception as exc:  # a failing policy is recorded, not raised
-                log.exception("request policy failed in exchange %s", recorder.exchange_id)
+                log.exception("request policy failed in exchange %s", self.exchange_id)
                 policy_error = ExchangeError("policy_error", f"{type(exc).__name__}: {exc}")
-        step = recorder.decided(decision, policy_error)
+        step = self.decided(decision, policy_error)
         if isinstance(step, Reply):
-            return await self._reply(step)
+            return await self._send_reply(step)
         decision = decision or NO_DECISION
         url = upstream_url(step.upstream, without_query_params(head.target, decision.remove_query))
-        out_headers = recorder.plan.upstream(
+        out_headers = self.plan.upstream(
             head.headers, decision.set_headers.items(), decision.remove_headers
         )
         idle = self.idle = IdleWatch(self.services.client.read_timeout)
@@ -237,18 +240,18 @@ class Exchange:
         try:
             upstream = await self.services.client.send(head.method, url, out_headers, body)
         except UpstreamFailure as failure:
-            return await self._reply(self._upstream_failed(failure))
+            return await self._send_reply(self._failure_answer(failure))
         except asyncio.CancelledError:
             if not idle.timed_out():
                 raise
-            return await self._reply(self._upstream_failed(classify(TimeoutError(), url)))
+            return await self._send_reply(self._failure_answer(classify(TimeoutError(), url)))
         idle.since = None
         self.upstream_response = upstream
         return upstream
 
-    def _upstream_failed(self, failure: UpstreamFailure) -> Reply:
+    def _failure_answer(self, failure: UpstreamFailure) -> Reply:
         """The upstream failed before its response head: roller's answer."""
-        answer = self.recorder.upstream_failed(
+        answer = self.upstream_failed(
             failure.outcome,
             failure.error,
             failure.client_status,
@@ -270,10 +273,10 @@ class Exchange:
         except Exception as exc:  # a failing policy is recorded, not raised
             log.exception("request policy failed in exchange %s", head.exchange_id)
             policy_error = ExchangeError("policy_error", f"{type(exc).__name__}: {exc}")
-        return admission, self.recorder.admitted(admission, policy_error)
+        return admission, self.admitted(admission, policy_error)
 
     async def _relay(self, upstream: aiohttp.ClientResponse) -> web.StreamResponse:
-        recorder, idle, url = self.recorder, self.idle, self.url
+        idle, url = self.idle, self.url
         assert idle is not None and url is not None  # set when the request was sent
         content = upstream.content
         try:  # the body bytes that came in with the head: recorded with it, in one write
@@ -281,7 +284,7 @@ class Exchange:
         except _UPSTREAM_BODY_ERRORS:
             first = b""  # the stream keeps its failure: the next read raises it again
         version = upstream.version
-        relayed_headers = recorder.upstream_head(
+        relayed_headers = self.upstream_head(
             upstream.status,
             upstream.reason,
             list(upstream.headers.items()),
@@ -296,8 +299,8 @@ class Exchange:
         try:
             await response.prepare(self.request)
         except _CLIENT_GONE as exc:
-            return self._client_gone(exc, response)
-        chunk, relayed, write, at_end = recorder.chunk, recorder.relayed, response.write, False
+            return self._lost_client(exc, response)
+        chunk, relayed, write, at_end = self.chunk, self.relayed, response.write, False
         clock = idle.time
         data = first
         while True:
@@ -308,7 +311,7 @@ class Exchange:
                 try:
                     await (response.write_eof(data) if at_end else write(data))
                 except _CLIENT_GONE as exc:
-                    return self._client_gone(exc, response)
+                    return self._lost_client(exc, response)
                 relayed(len(data))
                 if at_end:
                     break
@@ -323,7 +326,7 @@ class Exchange:
                     raise TimeoutError from None  # the upstream was silent too long
             except _UPSTREAM_BODY_ERRORS as exc:
                 failure = classify(exc, url)
-                recorder.upstream_failed(
+                self.upstream_failed(
                     failure.outcome,
                     failure.error,
                     failure.client_status,
@@ -340,12 +343,12 @@ class Exchange:
             try:
                 await response.write_eof()
             except _CLIENT_GONE as exc:
-                return self._client_gone(exc, response)
+                return self._lost_client(exc, response)
         upstream.release()
-        recorder.response_complete(time.time_ns())
+        self.response_complete(time.time_ns())
         return response
 
-    async def _reply(self, reply: Reply) -> web.StreamResponse:
+    async def _send_reply(self, reply: Reply) -> web.StreamResponse:
         """Send roller's own JSON answer."""
         response = web.Response(
             status=reply.status,
@@ -357,26 +360,26 @@ class Exchange:
             await response.prepare(self.request)
             await response.write_eof()
         except _CLIENT_GONE as exc:
-            return self._client_gone(exc, response)
-        self.recorder.replied(time.time_ns())
+            return self._lost_client(exc, response)
+        self.replied(time.time_ns())
         return response
 
     async def _after_bug(self, exc: Exception) -> web.StreamResponse:
         self._close_upstream()
-        if self.recorder.ended:
+        if self.ended:
             return self.response or web.Response(status=500)
         error = ExchangeError("proxy_error", f"{type(exc).__name__}: {exc}")
-        step = self.recorder.failed(error, time.time_ns())
+        step = self.failed(error, time.time_ns())
         if isinstance(step, Abort):
             self._abort_client()
             return self.response or web.Response(status=502)
-        return await self._reply(step)
+        return await self._send_reply(step)
 
     # -- the sockets ------------------------------------------------------------------------
 
-    def _client_gone(self, exc: BaseException, response: web.StreamResponse) -> web.StreamResponse:
+    def _lost_client(self, exc: BaseException, response: web.StreamResponse) -> web.StreamResponse:
         self._close_upstream()
-        self.recorder.client_gone(str(exc), time.time_ns())
+        self.client_gone(str(exc), time.time_ns())
         return response
 
     def _peer(self) -> str | None:
