@@ -13,9 +13,9 @@ drives a `Recorder` alone. Rules this glue keeps:
 - The request body is read whole before forwarding (model requests are small next to
   their answer; it lets the upstream get an exact `content-length`), up to the body
   limit, streaming to the tape as it is read, and forwarded byte for byte.
-- The upstream's idle read timeout is the exchange's `IdleWatch` (one timer, not one per
-  read): `since` marks each wait on the upstream; its cancellation becomes
-  `upstream_timeout`, any other cancellation stays what it was.
+- The upstream's idle read timeout is the exchange's `IdleWatch` (one timer for the whole
+  proxy, not one per read nor per exchange): `since` marks each wait on the upstream;
+  its cancellation becomes `upstream_timeout`, any other cancellation stays what it was.
 - The request policy judges the head first (`admit`), before a byte of the body is read:
   a refused request costs no body. `Expect: 100-continue` is answered only once the head
   is admitted (the route's expect handler defers it), so a client that waits for it never
@@ -54,7 +54,7 @@ from yarl import URL
 from roller.capture.tape import ExchangeError, TapeWriter
 from roller.proxy.answers import Abort, Reply
 from roller.proxy.header_plan import HeaderPlans
-from roller.proxy.idle_watch import IdleWatch
+from roller.proxy.idle_watch import IdleWatch, IdleWatches
 from roller.proxy.policy import (
     Admission,
     ExchangeEnd,
@@ -89,6 +89,7 @@ class ExchangeServices:
     max_kept_response: int
     redactor: Redactor
     plans: HeaderPlans  # the redactor's header plans, shared by every exchange
+    watches: IdleWatches  # the upstream read timeouts of every exchange, on one timer
     notify: Callable[[ExchangeEnd], None] | None
     stopping: Callable[[], bool]
 
@@ -235,7 +236,7 @@ class Exchange(Recorder):
         out_headers = self.plan.upstream(
             head.headers, decision.set_headers.items(), decision.remove_headers
         )
-        idle = self.idle = IdleWatch(self.services.client.read_timeout)
+        idle = self.idle = self.services.watches.watch()
         self.url = url
         try:
             upstream = await self.services.client.send(head.method, url, out_headers, body)

@@ -24,6 +24,7 @@ from aiohttp import web
 from roller.capture.tape import TapeWriter
 from roller.proxy.exchange import Exchange, ExchangeServices
 from roller.proxy.header_plan import HeaderPlans
+from roller.proxy.idle_watch import IdleWatches
 from roller.proxy.policy import ExchangeEnd, ExchangeEndHook, RequestPolicy
 from roller.proxy.redaction import Redactor
 from roller.proxy.routing import Upstreams
@@ -72,6 +73,7 @@ class Relay:
             max_kept_response=self._limits[1],
             redactor=self._redactor,
             plans=HeaderPlans(self._redactor),
+            watches=IdleWatches(client.read_timeout),
             notify=None if self.on_exchange_end is None else self._end_hook,
             stopping=self._stopping,
         )

@@ -10,7 +10,7 @@ Rules this module keeps:
 - TLS is verified against the system trust store, a CA bundle, or a given SSL context.
 - Timeouts: a connect timeout; no total timeout (a stream may legitimately last for
   many minutes); an idle read timeout between two reads (None disables it), kept by the
-  exchange on one timer (`idle_watch`), not by aiohttp's per-read `sock_read` timer.
+  proxy on one timer (`idle_watch`), not by aiohttp's per-read `sock_read` timer.
 - Every aiohttp failure becomes an `UpstreamFailure` with the tape outcome, a stable error
   code, and the status/JSON error the client receives when no response has started.
 """
@@ -120,7 +120,7 @@ class UpstreamClient:
         connect_timeout: float | None,
         read_timeout: float | None,
     ) -> None:
-        self.read_timeout = read_timeout  # the exchange's `IdleWatch` keeps it
+        self.read_timeout = read_timeout  # the proxy's `IdleWatches` keep it
         connector = aiohttp.TCPConnector(ssl=ssl_context, limit=0, limit_per_host=0)
         self._session = aiohttp.ClientSession(
             connector=connector,
