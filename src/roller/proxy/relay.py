@@ -1,9 +1,10 @@
 """The proxy's request handler: one `Exchange` per request, plus in-flight bookkeeping.
 
-The relay is built with the application (its `handle` is the route's handler itself, no
-coroutine level in between) and opened when the application starts, once the tape and
-the upstream client exist; every exchange gets the same frozen `ExchangeServices`
-(built once, at `open`); `exchange` does not import this module. Rules this module keeps:
+The relay is built with the application (the route's handler is `handler()`: the
+exchange's own coroutine, bound to this relay, no coroutine level in between) and opened
+when the application starts, once the tape and the upstream client exist; every exchange
+gets the same frozen `ExchangeServices` (built once, at `open`), which count it in flight
+here; `exchange` does not import this module. Rules this module keeps:
 - `in_flight` counts requests being handled; `wait_idle` waits until none is. The end
   hook is a plain call inside the exchange (`policy.ExchangeEndHook`), so an exchange no
   longer in flight has had its hook's effect.
@@ -16,8 +17,9 @@ the upstream client exist; every exchange gets the same frozen `ExchangeServices
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 from aiohttp import web
 
@@ -76,21 +78,25 @@ class Relay:
             watches=IdleWatches(client.read_timeout),
             notify=None if self.on_exchange_end is None else self._end_hook,
             stopping=self._stopping,
+            started=self._started,
+            finished=self._finished,
         )
 
-    async def handle(self, request: web.Request) -> web.StreamResponse:
-        services = self.services
-        assert services is not None  # aiohttp serves only once the application started
+    def handler(self) -> Callable[[web.Request], Awaitable[web.StreamResponse]]:
+        """The route's handler: `Exchange.serve`, bound to this relay (a coroutine
+        function still, as aiohttp requires of a handler)."""
+        return functools.partial(Exchange.serve, self)
+
+    def _started(self) -> None:
         self.in_flight += 1
         self.exchanges += 1
         if self.in_flight == 1:  # busy from idle: set when the last one returns
             self._idle.clear()
-        try:
-            return await Exchange(services, request).run()
-        finally:
-            self.in_flight -= 1
-            if self.in_flight == 0:
-                self._idle.set()
+
+    def _finished(self) -> None:
+        self.in_flight -= 1
+        if self.in_flight == 0:
+            self._idle.set()
 
     async def wait_idle(self, timeout: float | None) -> bool:
         """True once no exchange is in flight; False if `timeout` passed first."""

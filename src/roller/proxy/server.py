@@ -110,8 +110,8 @@ class ProxyServer:
             )
             app.cleanup_ctx.append(self._lifecycle)
             app.on_shutdown.append(self._on_shutdown)
-            # The relay's own method is the handler: no coroutine level in between.
-            app.router.add_route("*", "/{tail:.*}", relay.handle, expect_handler=defer_continue)
+            # The exchange's own coroutine is the handler: no coroutine level in between.
+            app.router.add_route("*", "/{tail:.*}", relay.handler(), expect_handler=defer_continue)
             self._app = app
         return self._app
 
