@@ -68,7 +68,7 @@ from roller.proxy.recorder import NO_DECISION, IllegalTransition, Recorder
 from roller.proxy.redaction import Redactor
 from roller.proxy.request_record import ReceivedHead
 from roller.proxy.routing import Upstreams, upstream_url, without_query_params
-from roller.proxy.upstream import UpstreamClient, UpstreamFailure, classify
+from roller.proxy.upstream import SEND_ERRORS, UpstreamClient, UpstreamFailure, classify
 
 log = logging.getLogger("roller.proxy")
 
@@ -260,8 +260,8 @@ class Exchange(Recorder):
         self.url = url
         try:
             upstream = await self.services.client.send(head.method, url, out_headers, body)
-        except UpstreamFailure as failure:
-            return await self._send_reply(self._failure_answer(failure))
+        except SEND_ERRORS as exc:
+            return await self._send_reply(self._failure_answer(classify(exc, url)))
         except asyncio.CancelledError:
             if not idle.timed_out():
                 raise
