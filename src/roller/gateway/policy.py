@@ -83,6 +83,9 @@ _KEY_HEADER: Final[Mapping[Family, tuple[str, str]]] = {
 }
 
 
+_NO_HEADERS: Final[Mapping[str, str]] = {}
+
+
 def unauthorized(message: str) -> dict[str, Any]:
     return {"error": {"type": "roller_unauthorized", "message": message}}
 
@@ -158,6 +161,9 @@ class GatewayPolicy:
         self.store = store
         self.upstreams = dict(upstreams)
         self.keys = dict(keys)
+        # What each family's decision sets: its upstream key where it takes it (built once;
+        # the proxy only reads a decision's headers).
+        self._set_headers = {f: _key_headers(f, k) for f, k in self.keys.items()}
         self.tape_dir = tape_dir.resolve()
         self.clock = clock
         self.clients = {client.token_sha256: client for client in config.clients}
@@ -260,16 +266,13 @@ class GatewayPolicy:
                 identity=summary,
             ),
         )
-        set_headers: dict[str, str] = {}
-        key = None if family is None else self.keys.get(family)
-        if family is not None and key is not None:
-            set_headers = _key_headers(family, key)
         return PolicyDecision(
-            set_headers=set_headers,
+            set_headers=_NO_HEADERS if family is None else self._set_headers.get(family, {}),
             remove_headers=reading.credentials,
             remove_query=(
-                *CREDENTIAL_QUERY,
-                *(n for n, _ in head.query if self.redactor.secret_query(n)),
+                (*CREDENTIAL_QUERY, *(n for n, _ in head.query if self.redactor.secret_query(n)))
+                if head.query
+                else CREDENTIAL_QUERY
             ),
             upstream=None if family is None else self.upstreams.get(family),
             annotations={"gateway": annotation},
