@@ -20,10 +20,9 @@ harness registered later is seen); the cache is bounded (names come from clients
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from operator import itemgetter
-from typing import Final, cast
+from typing import Final
 
 from multidict import CIMultiDictProxy
 
@@ -34,7 +33,6 @@ from roller.proxy import Redactor
 
 MAX_READINGS: Final = 1024
 Pair = tuple[str, str]
-Pick = Callable[[Sequence[Pair]], tuple[Pair, ...]]
 
 
 def identity_names(current: Registry) -> frozenset[str]:
@@ -43,25 +41,16 @@ def identity_names(current: Registry) -> frozenset[str]:
     return frozenset(gate.owners) | gate.install_scoped | frozenset(ROLLER_HEADERS)
 
 
-def _nothing(pairs: Sequence[Pair]) -> tuple[Pair, ...]:
-    return ()
-
-
-def _picker(indices: Sequence[int]) -> Pick:
-    if not indices:
-        return _nothing
-    if len(indices) == 1:
-        getter = itemgetter(indices[0])
-        return lambda pairs: (getter(pairs),)
-    return cast(Pick, itemgetter(*indices))
-
-
 @dataclass(frozen=True, slots=True)
 class Reading:
     """One name sequence's decisions."""
 
-    identity_headers: Pick
+    identity: tuple[int, ...]  # where the pairs an identity rule can read are
     credentials: tuple[str, ...]
+
+    def identity_headers(self, pairs: Sequence[Pair]) -> tuple[Pair, ...]:
+        """The pairs an identity rule can read, in arrival order."""
+        return tuple(map(pairs.__getitem__, self.identity)) if self.identity else ()
 
 
 class HeaderReading:
@@ -92,6 +81,6 @@ class HeaderReading:
         lowered = [name.lower() for name in names]
         secret = self._redactor.secret_header
         return Reading(
-            identity_headers=_picker([i for i, n in enumerate(lowered) if n in self._names]),
+            identity=tuple(i for i, n in enumerate(lowered) if n in self._names),
             credentials=tuple(dict.fromkeys(name.lower() for name in names if secret(name))),
         )
