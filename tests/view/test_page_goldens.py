@@ -16,8 +16,6 @@ and the diff of that file is reviewed with the change that caused it.
 from __future__ import annotations
 
 import hashlib
-import json
-import os
 import sys
 from pathlib import Path
 
@@ -29,6 +27,7 @@ from roller.finalize.attempt import finalize_attempt
 from roller.view.html import render_html, write_html_file
 from tests.finalize.test_fixture_goldens import FIXTURES
 from tests.harnesses.fixture_capture import DATA, finalize_fixture
+from tests.support.goldens import check_golden
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 import finalize_scale
@@ -42,15 +41,7 @@ def _page(capture: Capture) -> bytes:
 
 
 def _check(key: str, page: bytes) -> None:
-    got = hashlib.sha256(page).hexdigest()
-    if os.environ.get("ROLLER_UPDATE_GOLDENS") == "1":
-        goldens = json.loads(GOLDENS.read_text()) if GOLDENS.exists() else {}
-        goldens[key] = got
-        GOLDENS.write_text(json.dumps(dict(sorted(goldens.items())), indent=2) + "\n")
-        return
-    goldens = json.loads(GOLDENS.read_text())
-    assert key in goldens, f"{key} has no golden: run with ROLLER_UPDATE_GOLDENS=1"
-    assert got == goldens[key]
+    check_golden(GOLDENS, key, hashlib.sha256(page).hexdigest())
 
 
 @pytest.mark.parametrize(("harness", "name"), FIXTURES, ids=[f"{h}/{n}" for h, n in FIXTURES])
