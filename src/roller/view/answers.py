@@ -52,6 +52,12 @@ class Answers:
         self._file.seek(offset)
         return call_id, json.loads(self._file.read(length))
 
+    def clear(self) -> None:
+        """Forget every result (the file is written over)."""
+        self._at.clear()
+        self._end = 0
+        self._file.truncate(0)
+
     def close(self) -> None:
         self._file.close()
 

@@ -297,8 +297,7 @@ class Page:
             sequence = call.sequence
         if not in_order:
             held = sorted(self.capture.calls, key=lambda c: c.sequence)
-            self.answers.close()
-            self.answers = Answers()
+            self.answers.clear()  # the first carrier of a result is the first in sequence
             for call in held:
                 self.answers.add(call)
             self.order = [c.call_id for c in held]
@@ -317,8 +316,7 @@ class Page:
         }
 
     def calls(self) -> Iterator[tuple[str, dict[str, Any]]]:
-        first = self._origin
-        origin = datetime.fromisoformat(first.replace("Z", "+00:00")).timestamp() * 1000
+        origin = datetime.fromisoformat(self._origin.replace("Z", "+00:00")).timestamp() * 1000
         last: dict[str, Turn] = {}  # participant -> its previous generation call
         for call in self._ordered:
             previous = last.get(call.participant_id or "") if call.kind == "generation" else None
