@@ -69,8 +69,7 @@ def test_policy_rejects_rewrites_routes_and_annotates(
     )
     ends: list[ExchangeEnd] = []
 
-    async def on_end(end: ExchangeEnd) -> None:
-        await asyncio.sleep(0)
+    def on_end(end: ExchangeEnd) -> None:
         ends.append(end)
 
     policy = GatewayPolicy(special)
@@ -128,7 +127,7 @@ def test_end_hook_runs_for_failures_and_its_errors_are_counted(
 ) -> None:
     ends: list[ExchangeEnd] = []
 
-    async def on_end(end: ExchangeEnd) -> None:
+    def on_end(end: ExchangeEnd) -> None:
         ends.append(end)
         raise ValueError("database down")
 
@@ -226,35 +225,53 @@ def test_a_body_that_never_arrives_whole_is_recorded_with_its_head(
     assert exchange.outcome == "rejected"
 
 
-def test_end_hook_runs_once_even_when_the_client_leaves_while_it_runs(
+def test_end_hook_is_a_plain_call_inside_the_exchange_also_when_the_client_leaves(
     bg_loop: BackgroundLoop, start_proxy: ProxyFactory
 ) -> None:
-    async def upstream(request: web.Request) -> web.Response:
-        return web.json_response({"ok": True})
+    """The hook runs in place, once, before its exchange stops being in flight: for an
+    exchange that completed and for one whose handler is cancelled (its client left)."""
+    released = asyncio.Event()
+
+    async def upstream(request: web.Request) -> web.StreamResponse:
+        response = web.StreamResponse(headers={"content-type": "text/event-stream"})
+        await response.prepare(request)
+        await response.write(b"data: 1\n\n")
+        if request.path == "/leave":
+            await released.wait()  # the client goes away while the stream is open
+        await response.write(b"data: 2\n\n")
+        return response
 
     app = web.Application()
-    app.router.add_post("/v1/messages", upstream)
-    ends: list[ExchangeEnd] = []
-    hook_started = asyncio.Event()
+    app.router.add_route("*", "/{tail:.*}", upstream)
+    seen: list[tuple[str, int, bool]] = []
 
-    async def slow_hook(end: ExchangeEnd) -> None:
-        hook_started.set()
-        await asyncio.sleep(0.2)  # the client closes its connection meanwhile
-        ends.append(end)
+    def on_end(end: ExchangeEnd) -> None:
+        # Inside the exchange: still in flight, in the handler's own task.
+        relay = proxy.server.relay
+        assert relay is not None
+        task = asyncio.current_task()
+        seen.append((end.outcome, relay.in_flight, task is not None and task.cancelling() > 0))
 
-    proxy = start_proxy(bg_loop.serve(app), on_exchange_end=slow_hook)
+    proxy = start_proxy(bg_loop.serve(app), on_exchange_end=on_end)
 
-    async def call() -> None:
-        session = aiohttp.ClientSession()
-        async with session.post(proxy.url + "/v1/messages", json={}) as response:
+    async def call(path: str, leave: bool) -> None:
+        async with (
+            aiohttp.ClientSession() as session,
+            session.post(proxy.url + path, json={}) as response,
+        ):
+            if leave:
+                await response.content.readuntil(b"\n\n")
+                response.close()  # cancels the proxy's handler mid-stream
+                return
             await response.read()
-        await hook_started.wait()
-        await session.close()  # cancels the proxy's handler while it awaits the hook
 
-    bg_loop.run(call())
+    bg_loop.run(call("/done", leave=False))
+    bg_loop.run(call("/leave", leave=True))
     assert bg_loop.run(proxy.server.wait_idle(5))
-    assert [e.outcome for e in ends] == ["ok"]
-    assert proxy.only_exchange().outcome == "ok"
+    bg_loop.loop.call_soon_threadsafe(released.set)
+    assert seen == [("ok", 1, False), ("client_disconnected", 1, True)]
+    done, left = proxy.tape().exchanges
+    assert (done.outcome, left.outcome) == ("ok", "client_disconnected")
 
 
 class KeepPolicy:
@@ -286,7 +303,7 @@ def test_end_hook_gets_the_response_body_only_when_the_policy_asks(
     app.router.add_route("*", "/{tail:.*}", upstream)
     ends: list[ExchangeEnd] = []
 
-    async def on_end(end: ExchangeEnd) -> None:
+    def on_end(end: ExchangeEnd) -> None:
         ends.append(end)
 
     proxy = start_proxy(bg_loop.serve(app), policy=KeepPolicy(), on_exchange_end=on_end)

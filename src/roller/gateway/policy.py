@@ -298,8 +298,8 @@ class GatewayPolicy:
         for session_id, parent in parents.items():
             self.resolutions.refreshed(session_id, parent)
 
-    async def on_exchange_end(self, end: ExchangeEnd) -> None:
-        await self.rows.on_exchange_end(end)
+    def on_exchange_end(self, end: ExchangeEnd) -> None:
+        self.rows.on_exchange_end(end)
 
     async def drain(self) -> None:
         """Wait until every ended exchange's row is committed (or its failure noted)."""

@@ -125,9 +125,9 @@ class CallRows:
     def expect(self, exchange_id: str, request: RequestFacts) -> None:
         self._expected[exchange_id] = request
 
-    async def on_exchange_end(self, end: ExchangeEnd) -> None:
-        """Submit the row and return: the proxy awaits this hook before its handler
-        returns, so a keep-alive connection's next request would wait on the row."""
+    def on_exchange_end(self, end: ExchangeEnd) -> None:
+        """Submit the row and return: the proxy calls this hook in place before its
+        handler returns, so it must not wait (a large body is read in a thread)."""
         request = self._expected.pop(end.exchange_id, None) or self._undecided(end)
         body = end.response_body
         if body is None or len(body) <= INLINE_DECODE_BYTES:

@@ -2,7 +2,10 @@
 
 What is recorded, when, and with which outcome is the recorder's (`recorder`, a pure
 state machine); this module reads the request, asks the policy, talks to the upstream and
-the client, and reports each of those steps to it as an event. Rules this glue keeps:
+the client, and reports each of those steps to it as an event. `Exchange` extends
+`Recorder` (which extends `request_record.RequestRecord`): one object per exchange, its
+three layers each defined in their own module, the pure core free of I/O, so a test
+drives a `Recorder` alone. Rules this glue keeps:
 - Unbuffered: each piece of the upstream body is recorded and written to the client as
   soon as it arrives (`readany`), never gathered; the bytes that came in with the
   response head are recorded with it (one write) and relayed first, and the piece after
@@ -10,9 +13,9 @@ the client, and reports each of those steps to it as an event. Rules this glue k
 - The request body is read whole before forwarding (model requests are small next to
   their answer; it lets the upstream get an exact `content-length`), up to the body
   limit, streaming to the tape as it is read, and forwarded byte for byte.
-- The upstream's idle read timeout is the exchange's `IdleWatch` (one timer, not one per
-  read): `since` marks each wait on the upstream; its cancellation becomes
-  `upstream_timeout`, any other cancellation stays what it was.
+- The upstream's idle read timeout is the exchange's `IdleWatch` (one timer for the whole
+  proxy, not one per read nor per exchange): `since` marks each wait on the upstream;
+  its cancellation becomes `upstream_timeout`, any other cancellation stays what it was.
 - The request policy judges the head first (`admit`), before a byte of the body is read:
   a refused request costs no body. `Expect: 100-continue` is answered only once the head
   is admitted (the route's expect handler defers it), so a client that waits for it never
@@ -22,9 +25,13 @@ the client, and reports each of those steps to it as an event. Rules this glue k
 - When the exchange ends other than `ok`, the upstream connection is closed (that is
   what cancels the request upstream); when the recorder says `ABORT`, so is the
   client's, so a truncated response is visible as such.
-- The end hook is told exactly once, after the `end` frame: awaited (shielded) when the
-  handler returns normally, started without waiting when the handler is being cancelled
-  (the client went away, or the proxy is stopping).
+- The end hook is told exactly once, after the `end` frame, by a plain call (no task, no
+  future): when the handler returns and when it is being cancelled (the client went
+  away, or the proxy is stopping) alike.
+- Few coroutine levels per resumption: the route's handler is `Exchange.serve` itself,
+  which awaits the request side (`_forward`, which returns the upstream's response or
+  roller's own answer) and then the relay (`_relay`) one after the other, not one inside
+  the other: two levels below aiohttp's, where there were five.
 - Only what an exchange needs crosses into it, frozen (`ExchangeServices`); this module
   does not know the `Relay` that counts exchanges.
 """
@@ -38,6 +45,7 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Protocol
 
 import aiohttp
 from aiohttp import hdrs, web
@@ -48,7 +56,7 @@ from yarl import URL
 from roller.capture.tape import ExchangeError, TapeWriter
 from roller.proxy.answers import Abort, Reply
 from roller.proxy.header_plan import HeaderPlans
-from roller.proxy.idle_watch import IdleWatch
+from roller.proxy.idle_watch import IdleWatch, IdleWatches
 from roller.proxy.policy import (
     Admission,
     ExchangeEnd,
@@ -60,7 +68,7 @@ from roller.proxy.recorder import NO_DECISION, IllegalTransition, Recorder
 from roller.proxy.redaction import Redactor
 from roller.proxy.request_record import ReceivedHead
 from roller.proxy.routing import Upstreams, upstream_url, without_query_params
-from roller.proxy.upstream import UpstreamClient, UpstreamFailure, classify
+from roller.proxy.upstream import SEND_ERRORS, UpstreamClient, UpstreamFailure, classify
 
 log = logging.getLogger("roller.proxy")
 
@@ -72,8 +80,8 @@ _UPSTREAM_BODY_ERRORS = (aiohttp.ClientError, OSError, TimeoutError)
 @dataclass(frozen=True, slots=True)
 class ExchangeServices:
     """What every exchange shares: the tape, the upstream side, the policy, the limits,
-    the end hook (`notify` starts it in its own task; None without a hook, so no
-    `ExchangeEnd` is built for nobody) and whether the proxy is stopping."""
+    the end hook (`notify` calls it in place; None without a hook, so no `ExchangeEnd` is
+    built for nobody), whether the proxy is stopping, and the in-flight count's calls."""
 
     tape: TapeWriter
     client: UpstreamClient
@@ -83,8 +91,18 @@ class ExchangeServices:
     max_kept_response: int
     redactor: Redactor
     plans: HeaderPlans  # the redactor's header plans, shared by every exchange
-    notify: Callable[[ExchangeEnd], asyncio.Task[None]] | None
+    watches: IdleWatches  # the upstream read timeouts of every exchange, on one timer
+    notify: Callable[[ExchangeEnd], None] | None
     stopping: Callable[[], bool]
+    started: Callable[[], None]  # an exchange is in flight (the relay counts them)
+    finished: Callable[[], None]  # ... and no longer is, its end hook returned
+
+
+class ServicesHolder(Protocol):
+    """Whoever hands exchanges their services (the relay), once its proxy started."""
+
+    @property
+    def services(self) -> ExchangeServices | None: ...
 
 
 _CONTINUE = b"HTTP/1.1 100 Continue\r\n\r\n"
@@ -98,10 +116,18 @@ async def defer_continue(request: web.Request) -> None:
         raise web.HTTPExpectationFailed(text=f"Unknown Expect: {expect}")
 
 
-class Exchange:
-    """One request through the proxy, from its head to its `end` frame."""
+class Exchange(Recorder):
+    """One request through the proxy, from its head to its `end` frame: the recorder's
+    state machine (its base) driven by the sockets (one object per exchange)."""
 
-    __slots__ = ("idle", "recorder", "request", "response", "services", "upstream_response")
+    __slots__ = (
+        "idle",
+        "request",
+        "response",
+        "services",
+        "upstream_response",
+        "url",
+    )
 
     def __init__(self, services: ExchangeServices, request: web.Request) -> None:
         self.services = services
@@ -109,6 +135,7 @@ class Exchange:
         self.response: web.StreamResponse | None = None
         self.upstream_response: aiohttp.ClientResponse | None = None
         self.idle: IdleWatch | None = None  # the upstream's read timeout, once sent
+        self.url: URL | None = None  # where the request went, once sent
         target = request.raw_path
         head = ReceivedHead(  # positional, in ReceivedHead's field order (cheaper)
             time.time_ns(),
@@ -120,7 +147,8 @@ class Exchange:
             self._peer(),
             f"{request.version.major}.{request.version.minor}",
         )
-        self.recorder = Recorder(
+        Recorder.__init__(
+            self,
             services.tape,
             services.tape.begin(),
             head,
@@ -131,46 +159,59 @@ class Exchange:
             plans=services.plans,
         )
 
-    async def run(self) -> web.StreamResponse:
-        recorder = self.recorder
+    @staticmethod
+    async def serve(holder: ServicesHolder, request: web.Request) -> web.StreamResponse:
+        """The route's handler, bound to its proxy with `functools.partial`: one exchange,
+        counted in flight from its head until its end hook returned, in this one frame
+        (one coroutine level fewer on every resumption than a handler that calls it)."""
+        services = holder.services
+        assert services is not None  # aiohttp serves only once the application started
+        exchange = Exchange(services, request)
+        services.started()
         try:
             try:
-                response = await self._run()
-                if not recorder.ended:
+                step = await exchange._forward()
+                if isinstance(step, web.StreamResponse):
+                    response = step
+                else:
+                    response = await exchange._relay(step)
+                if not exchange.ended:
                     raise IllegalTransition("the exchange returned before its end")
             except Exception as exc:  # a bug must still end the exchange on the tape
-                log.exception("proxy error in exchange %s", recorder.exchange_id)
-                response = await self._after_bug(exc)
+                log.exception("proxy error in exchange %s", exchange.exchange_id)
+                response = await exchange._after_bug(exc)
+            if services.notify is not None:
+                services.notify(exchange.end_event())
+            return response
         except asyncio.CancelledError:
             # aiohttp cancels the handler when the client connection is lost, and the
             # server cancels what is still running at shutdown.
-            if not recorder.ended:
-                if self.services.stopping():
-                    recorder.shutdown(time.time_ns())
+            if not exchange.ended:
+                if services.stopping():
+                    exchange.shutdown(time.time_ns())
                 else:
-                    recorder.client_gone("the client closed the connection", time.time_ns())
-            self._close_upstream()
-            if self.services.notify is not None:
-                # Not awaited: this task is being cancelled; the hook runs in its own task.
-                self.services.notify(recorder.end_event())
+                    exchange.client_gone("the client closed the connection", time.time_ns())
+            exchange._close_upstream()
+            if services.notify is not None:
+                services.notify(exchange.end_event())
             raise
         finally:
-            if self.idle is not None:
-                self.idle.stop()
-        if self.services.notify is not None:
-            await asyncio.shield(self.services.notify(recorder.end_event()))
-        return response
+            if exchange.idle is not None:
+                exchange.idle.stop()
+            services.finished()
 
     # -- the exchange, start to end -------------------------------------------------------
 
-    async def _run(self) -> web.StreamResponse:
-        recorder, request = self.recorder, self.request
-        head = recorder.head
+    async def _forward(self) -> aiohttp.ClientResponse | web.StreamResponse:
+        """The request side: admission, body, decision, the upstream's response head (or
+        roller's own answer, sent)."""
+        request = self.request
+        head = self.head
         policy = self.services.policy
         policy_head: RequestHead | None = None
         admission: Admission | None = None
         if policy is None:  # nothing to ask: the recorder judges the head alone
-            refusal = recorder.admitted(None)
+            refusal = self.admitted(None)
         else:
             policy_head = RequestHead(
                 method=head.method,
@@ -178,11 +219,11 @@ class Exchange:
                 query=tuple(head.query),
                 headers=request.headers,
                 client=head.client,
-                exchange_id=recorder.exchange_id,
+                exchange_id=self.exchange_id,
             )
             admission, refusal = await self._admit(policy, policy_head)
         if refusal is not None:
-            return await self._reply(refusal)
+            return await self._send_reply(refusal)
         if request.headers.get(hdrs.EXPECT, "").lower() == "100-continue":
             await request.writer.write(_CONTINUE)
             request.writer.output_size = 0  # the 100 is not part of the response
@@ -190,13 +231,13 @@ class Exchange:
         too_large: Reply | None = None
         try:
             while too_large is None and (data := await content.readany()):
-                too_large = recorder.body_part(data)
+                too_large = self.body_part(data)
         except _CLIENT_BODY_ERRORS as exc:
-            recorder.body_failed(str(exc), time.time_ns())
+            self.body_failed(str(exc), time.time_ns())
             return web.Response(status=499)
         if too_large is not None:
-            return await self._reply(too_large)
-        body = recorder.body_complete()
+            return await self._send_reply(too_large)
+        body = self.body_complete()
         decision: PolicyDecision | None = None
         policy_error: ExchangeError | None = None
         if policy is not None and policy_head is not None:
@@ -205,32 +246,33 @@ class Exchange:
                     dataclasses.replace(policy_head, body=body), admission or Admission()
                 )
             except Exception as exc:  # a failing policy is recorded, not raised
-                log.exception("request policy failed in exchange %s", recorder.exchange_id)
+                log.exception("request policy failed in exchange %s", self.exchange_id)
                 policy_error = ExchangeError("policy_error", f"{type(exc).__name__}: {exc}")
-        step = recorder.decided(decision, policy_error)
+        step = self.decided(decision, policy_error)
         if isinstance(step, Reply):
-            return await self._reply(step)
+            return await self._send_reply(step)
         decision = decision or NO_DECISION
         url = upstream_url(step.upstream, without_query_params(head.target, decision.remove_query))
-        out_headers = recorder.plan.upstream(
+        out_headers = self.plan.upstream(
             head.headers, decision.set_headers.items(), decision.remove_headers
         )
-        idle = self.idle = IdleWatch(self.services.client.read_timeout)
+        idle = self.idle = self.services.watches.watch()
+        self.url = url
         try:
             upstream = await self.services.client.send(head.method, url, out_headers, body)
-        except UpstreamFailure as failure:
-            return await self._reply(self._upstream_failed(failure))
+        except SEND_ERRORS as exc:
+            return await self._send_reply(self._failure_answer(classify(exc, url)))
         except asyncio.CancelledError:
             if not idle.timed_out():
                 raise
-            return await self._reply(self._upstream_failed(classify(TimeoutError(), url)))
+            return await self._send_reply(self._failure_answer(classify(TimeoutError(), url)))
         idle.since = None
         self.upstream_response = upstream
-        return await self._relay(upstream, url, idle)
+        return upstream
 
-    def _upstream_failed(self, failure: UpstreamFailure) -> Reply:
+    def _failure_answer(self, failure: UpstreamFailure) -> Reply:
         """The upstream failed before its response head: roller's answer."""
-        answer = self.recorder.upstream_failed(
+        answer = self.upstream_failed(
             failure.outcome,
             failure.error,
             failure.client_status,
@@ -252,19 +294,18 @@ class Exchange:
         except Exception as exc:  # a failing policy is recorded, not raised
             log.exception("request policy failed in exchange %s", head.exchange_id)
             policy_error = ExchangeError("policy_error", f"{type(exc).__name__}: {exc}")
-        return admission, self.recorder.admitted(admission, policy_error)
+        return admission, self.admitted(admission, policy_error)
 
-    async def _relay(
-        self, upstream: aiohttp.ClientResponse, url: URL, idle: IdleWatch
-    ) -> web.StreamResponse:
-        recorder = self.recorder
+    async def _relay(self, upstream: aiohttp.ClientResponse) -> web.StreamResponse:
+        idle, url = self.idle, self.url
+        assert idle is not None and url is not None  # set when the request was sent
         content = upstream.content
         try:  # the body bytes that came in with the head: recorded with it, in one write
             first = content.read_nowait()
         except _UPSTREAM_BODY_ERRORS:
             first = b""  # the stream keeps its failure: the next read raises it again
         version = upstream.version
-        relayed_headers = recorder.upstream_head(
+        relayed_headers = self.upstream_head(
             upstream.status,
             upstream.reason,
             list(upstream.headers.items()),
@@ -279,8 +320,8 @@ class Exchange:
         try:
             await response.prepare(self.request)
         except _CLIENT_GONE as exc:
-            return self._client_gone(exc, response)
-        chunk, relayed, write, at_end = recorder.chunk, recorder.relayed, response.write, False
+            return self._lost_client(exc, response)
+        chunk, relayed, write, at_end = self.chunk, self.relayed, response.write, False
         clock = idle.time
         data = first
         while True:
@@ -291,7 +332,7 @@ class Exchange:
                 try:
                     await (response.write_eof(data) if at_end else write(data))
                 except _CLIENT_GONE as exc:
-                    return self._client_gone(exc, response)
+                    return self._lost_client(exc, response)
                 relayed(len(data))
                 if at_end:
                     break
@@ -306,7 +347,7 @@ class Exchange:
                     raise TimeoutError from None  # the upstream was silent too long
             except _UPSTREAM_BODY_ERRORS as exc:
                 failure = classify(exc, url)
-                recorder.upstream_failed(
+                self.upstream_failed(
                     failure.outcome,
                     failure.error,
                     failure.client_status,
@@ -323,12 +364,12 @@ class Exchange:
             try:
                 await response.write_eof()
             except _CLIENT_GONE as exc:
-                return self._client_gone(exc, response)
+                return self._lost_client(exc, response)
         upstream.release()
-        recorder.response_complete(time.time_ns())
+        self.response_complete(time.time_ns())
         return response
 
-    async def _reply(self, reply: Reply) -> web.StreamResponse:
+    async def _send_reply(self, reply: Reply) -> web.StreamResponse:
         """Send roller's own JSON answer."""
         response = web.Response(
             status=reply.status,
@@ -340,26 +381,26 @@ class Exchange:
             await response.prepare(self.request)
             await response.write_eof()
         except _CLIENT_GONE as exc:
-            return self._client_gone(exc, response)
-        self.recorder.replied(time.time_ns())
+            return self._lost_client(exc, response)
+        self.replied(time.time_ns())
         return response
 
     async def _after_bug(self, exc: Exception) -> web.StreamResponse:
         self._close_upstream()
-        if self.recorder.ended:
+        if self.ended:
             return self.response or web.Response(status=500)
         error = ExchangeError("proxy_error", f"{type(exc).__name__}: {exc}")
-        step = self.recorder.failed(error, time.time_ns())
+        step = self.failed(error, time.time_ns())
         if isinstance(step, Abort):
             self._abort_client()
             return self.response or web.Response(status=502)
-        return await self._reply(step)
+        return await self._send_reply(step)
 
     # -- the sockets ------------------------------------------------------------------------
 
-    def _client_gone(self, exc: BaseException, response: web.StreamResponse) -> web.StreamResponse:
+    def _lost_client(self, exc: BaseException, response: web.StreamResponse) -> web.StreamResponse:
         self._close_upstream()
-        self.recorder.client_gone(str(exc), time.time_ns())
+        self.client_gone(str(exc), time.time_ns())
         return response
 
     def _peer(self) -> str | None:

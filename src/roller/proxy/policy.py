@@ -22,8 +22,11 @@ A `RequestPolicy` decides twice per request, both times before anything is forwa
 Both see the request exactly as received (authentication and `x-roller-*` headers
 included: it may authenticate the caller; the body, so it may read body-level identity).
 
-`ExchangeEndHook` is awaited once per exchange after its `end` frame is written and the
-client's response is finished; a gateway writes its rows from it. An exception it raises
+`ExchangeEndHook` is called once per exchange, a plain synchronous call, right after its
+`end` frame is written (and the client's response finished, unless the client went away
+or the proxy is stopping): no task, no future per exchange. It must not block; work that
+has to wait (a gateway's row write) is handed on to a writer of the hook's own, whose
+failures it reports through `ProxyServer.note_hook_error`. An exception the hook raises
 is logged without its details' header values, counted, and written on the exchange's
 tape record as the annotation `end_hook_error`; never shown to the client (the response
 is already complete).
@@ -31,7 +34,7 @@ is already complete).
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -114,7 +117,7 @@ class ExchangeEnd:
     response_over_limit: bool = False  # kept, until it passed `max_kept_response`
 
 
-ExchangeEndHook = Callable[[ExchangeEnd], Awaitable[None]]
+ExchangeEndHook = Callable[[ExchangeEnd], None]
 
 __all__ = [
     "Admission",

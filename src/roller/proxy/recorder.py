@@ -111,8 +111,9 @@ ALLOWED: Mapping[str, tuple[State, ...]] = {
 }
 
 
-class Recorder:
-    """One exchange, from its head to its `end` frame (see the module docstring)."""
+class Recorder(RequestRecord):
+    """One exchange, from its head to its `end` frame (see the module docstring). Its
+    request record is its base (`request_record`): one object, not two."""
 
     __slots__ = (
         "_answer",
@@ -124,21 +125,13 @@ class Recorder:
         "_max_kept",
         "_outcome",
         "_plans",
-        "_redactor",
-        "_request",
         "_response_headers",
-        "_route",
-        "_sink",
         "_upstream",
         "_write_chunk",
         "annotations",
         "client_bytes",
         "client_status",
-        "exchange_id",
-        "head",
-        "plan",
         "response_bytes",
-        "roller",
         "state",
         "upstream_status",
     )
@@ -155,26 +148,21 @@ class Recorder:
         redactor: Redactor = DEFAULT_REDACTOR,
         plans: HeaderPlans | None = None,
     ) -> None:
-        self.exchange_id = exchange_id
-        self.head = head
-        self.state = State.ADMITTING
         self._plans = plans = plans or HeaderPlans(redactor)
         # Every header decision about the request, taken once per name sequence.
-        self.plan: RequestPlan = plans.request(head.headers)
-        self.roller = self.plan.evidence(head.headers) if self.plan.roller else {}
+        plan: RequestPlan = plans.request(head.headers)
+        roller = plan.evidence(head.headers) if plan.roller else {}
+        RequestRecord.__init__(self, sink, exchange_id, head, redactor, roller, plan)
+        self.state = State.ADMITTING
         self.annotations: Mapping[str, Any] = {}
         self.client_status: int | None = None
         self.upstream_status: int | None = None
         self.response_bytes = 0
         self.client_bytes = 0
-        self._sink = sink
         self._write_chunk = sink.chunk
-        self._route = route
         self._upstream = route(head.path)  # as known before the decision
         self._max_body = max_body
         self._max_kept = max_kept
-        self._redactor = redactor
-        self._request = RequestRecord(sink, exchange_id, head, redactor, self.roller, self.plan)
         self._answer: tuple[Outcome, ExchangeError, JSONObject] | None = None
         self._end: EndMeta | None = None
         self._outcome: Outcome = "proxy_error"  # set when the exchange ends
@@ -186,11 +174,6 @@ class Recorder:
     @property
     def ended(self) -> bool:
         return self.state is State.ENDED
-
-    @property
-    def request_bytes(self) -> int:
-        """Request body bytes read so far."""
-        return self._request.size
 
     # -- the request ----------------------------------------------------------------------
 
@@ -223,11 +206,10 @@ class Recorder:
         """A piece of the request body; a `Reply` (413) once the body is over the limit."""
         if self.state is not _RECEIVING:
             raise self._illegal("body_part")
-        request = self._request
-        request.add(data, self._upstream, self.annotations)
-        if request.size <= self._max_body:
+        self.add_part(data, self._upstream, self.annotations)
+        if self.request_bytes <= self._max_body:
             return None
-        request.write(self._upstream, self.annotations)
+        self.write_request(self._upstream, self.annotations)
         return self._too_large(f"exceeds {self._max_body}")
 
     def body_complete(self) -> bytes:
@@ -235,7 +217,7 @@ class Recorder:
         if self.state is not _RECEIVING:
             raise self._illegal("body_complete")
         self.state = State.DECIDING
-        return self._request.body(self._upstream, self.annotations)
+        return self.join_body(self._upstream, self.annotations)
 
     def body_failed(self, message: str, t: int) -> None:
         """Reading the body failed (the client went away, or sent a broken body)."""
@@ -256,7 +238,7 @@ class Recorder:
             self.annotations = {**self.annotations, **later} if self.annotations else later
         if decision.keep_response:
             self._kept = []
-        self._request.write(upstream, self.annotations, later)
+        self.write_request(upstream, self.annotations, later)
         if policy_error is not None:
             return self._own_answer(policy_error)
         if decision.reject is not None:
@@ -389,7 +371,7 @@ class Recorder:
 
     def _record_request(self) -> None:
         """Whatever of the request is not on the tape yet (the `req` frame first)."""
-        self._request.write(self._upstream, self.annotations)
+        self.write_request(self._upstream, self.annotations)
 
     def _refused(self, reply: Reply) -> Reply:
         """A refusal on the head: the `req` frame alone goes to the tape."""
@@ -450,7 +432,7 @@ class Recorder:
             error,
             self.client_status,
             self.upstream_status,
-            self._request.size,
+            self.request_bytes,
             self.response_bytes,
             self.client_bytes,
             client_body,

@@ -1,27 +1,32 @@
 """The proxy's request handler: one `Exchange` per request, plus in-flight bookkeeping.
 
-Each exchange gets the same frozen `ExchangeServices` (built once here); `exchange` does
-not import this module. Rules this module keeps:
-- `in_flight` counts requests being handled; `wait_idle` also waits for the end hooks
-  still running, so a caller that saw the proxy idle sees every hook's effect.
-- End hooks run in their own tasks: a handler cancelled because its client closed the
-  connection never cuts a hook (a gateway's database write) short.
+The relay is built with the application (the route's handler is `handler()`: the
+exchange's own coroutine, bound to this relay, no coroutine level in between) and opened
+when the application starts, once the tape and the upstream client exist; every exchange
+gets the same frozen `ExchangeServices` (built once, at `open`), which count it in flight
+here; `exchange` does not import this module. Rules this module keeps:
+- `in_flight` counts requests being handled; `wait_idle` waits until none is. The end
+  hook is a plain call inside the exchange (`policy.ExchangeEndHook`), so an exchange no
+  longer in flight has had its hook's effect.
 - A hook that fails is counted, logged (without its message: `server_log`) and written on
   its exchange's tape record as the annotation `end_hook_error` (an `ann` frame after the
-  `end`), so the failure is part of the exchange's record, not only a log line.
+  `end`), so the failure is part of the exchange's record, not only a log line; so is a
+  failure of work the hook handed on (`note_hook_error`).
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 from aiohttp import web
 
 from roller.capture.tape import TapeWriter
 from roller.proxy.exchange import Exchange, ExchangeServices
 from roller.proxy.header_plan import HeaderPlans
+from roller.proxy.idle_watch import IdleWatches
 from roller.proxy.policy import ExchangeEnd, ExchangeEndHook, RequestPolicy
 from roller.proxy.redaction import Redactor
 from roller.proxy.routing import Upstreams
@@ -36,8 +41,6 @@ class Relay:
     def __init__(
         self,
         *,
-        tape: TapeWriter,
-        client: UpstreamClient,
         upstreams: Upstreams,
         policy: RequestPolicy | None,
         on_exchange_end: ExchangeEndHook | None,
@@ -47,67 +50,69 @@ class Relay:
         stopping: Callable[[], bool],
     ) -> None:
         self.on_exchange_end = on_exchange_end
-        self.tape = tape
-        self.services = ExchangeServices(
-            tape=tape,
-            client=client,
-            upstreams=upstreams,
-            policy=policy,
-            max_request_body=max_request_body,
-            max_kept_response=max_kept_response,
-            redactor=redactor,
-            plans=HeaderPlans(redactor),
-            notify=None if on_exchange_end is None else self._start_hook,
-            stopping=stopping,
-        )
+        self._upstreams = upstreams
+        self._policy = policy
+        self._limits = (max_request_body, max_kept_response)
+        self._redactor = redactor
+        self._stopping = stopping
+        self.tape: TapeWriter | None = None
+        self.services: ExchangeServices | None = None  # once open
         self.in_flight = 0
         self.exchanges = 0
         self.hook_errors = 0
         self._idle = asyncio.Event()
         self._idle.set()
-        self._hooks: set[asyncio.Task[None]] = set()
 
-    async def handle(self, request: web.Request) -> web.StreamResponse:
+    def open(self, tape: TapeWriter, client: UpstreamClient) -> None:
+        """The application started: exchanges write to `tape` and send through `client`."""
+        self.tape = tape
+        self.services = ExchangeServices(
+            tape=tape,
+            client=client,
+            upstreams=self._upstreams,
+            policy=self._policy,
+            max_request_body=self._limits[0],
+            max_kept_response=self._limits[1],
+            redactor=self._redactor,
+            plans=HeaderPlans(self._redactor),
+            watches=IdleWatches(client.read_timeout),
+            notify=None if self.on_exchange_end is None else self._end_hook,
+            stopping=self._stopping,
+            started=self._started,
+            finished=self._finished,
+        )
+
+    def handler(self) -> Callable[[web.Request], Awaitable[web.StreamResponse]]:
+        """The route's handler: `Exchange.serve`, bound to this relay (a coroutine
+        function still, as aiohttp requires of a handler)."""
+        return functools.partial(Exchange.serve, self)
+
+    def _started(self) -> None:
         self.in_flight += 1
         self.exchanges += 1
         if self.in_flight == 1:  # busy from idle: set when the last one returns
             self._idle.clear()
-        try:
-            return await Exchange(self.services, request).run()
-        finally:
-            self.in_flight -= 1
-            if self.in_flight == 0:
-                self._idle.set()
+
+    def _finished(self) -> None:
+        self.in_flight -= 1
+        if self.in_flight == 0:
+            self._idle.set()
 
     async def wait_idle(self, timeout: float | None) -> bool:
-        """True once no exchange is in flight and every end hook has returned; False if
-        `timeout` passed first."""
-        deadline = None if timeout is None else asyncio.get_running_loop().time() + timeout
+        """True once no exchange is in flight; False if `timeout` passed first."""
         try:
             await asyncio.wait_for(self._idle.wait(), timeout)
         except TimeoutError:
             return False
-        if self._hooks:
-            left = (
-                None if deadline is None else max(0.0, deadline - asyncio.get_running_loop().time())
-            )
-            _, pending = await asyncio.wait(set(self._hooks), timeout=left)
-            return not pending
         return True
 
-    def _start_hook(self, end: ExchangeEnd) -> asyncio.Task[None]:
-        """Run the end hook in its own task, so a handler cancelled by its client closing
-        the connection never cuts a hook short."""
-        task = asyncio.get_running_loop().create_task(self._run_hook(end))
-        self._hooks.add(task)
-        task.add_done_callback(self._hooks.discard)
-        return task
-
-    async def _run_hook(self, end: ExchangeEnd) -> None:
+    def _end_hook(self, end: ExchangeEnd) -> None:
+        """The end hook, called in place: its failure is the exchange's record, not its
+        handler's."""
         hook = self.on_exchange_end
-        assert hook is not None  # _start_hook is only handed out with a hook
+        assert hook is not None  # _end_hook is only handed out with a hook
         try:
-            await hook(end)
+            hook(end)
         except Exception as exc:  # the response is complete: recorded, counted, logged
             log.exception("on_exchange_end hook failed for exchange %s", end.exchange_id)
             self.note_hook_error(end.exchange_id, exc)
@@ -118,6 +123,8 @@ class Relay:
         self.hook_errors += 1
         error = {"code": type(exc).__name__, "message": str(exc)[:2000]}
         try:
+            if self.tape is None:
+                raise ValueError("no tape")
             self.tape.annotate(exchange_id, {"end_hook_error": error})
-        except ValueError:  # the tape was closed under a hook that outlived it
+        except ValueError:  # the tape was closed under work that outlived it
             log.error("could not note the hook failure on exchange %s", exchange_id)

@@ -1,6 +1,10 @@
 """One request's frames on the tape: the `req` frame, its body in parts, later annotations.
 
-The recorder (`recorder`) decides *when* the request is recorded; this module owns *how*:
+`RequestRecord` is the request half of an exchange's record and the base of the recorder
+(`recorder.Recorder`, itself the base of the aiohttp glue's `exchange.Exchange`): one
+object per exchange carries the request record, the state machine and the sockets' glue,
+each defined in its own module. The recorder decides *when* the request is recorded;
+this module owns *how*:
 - The `req` frame is built once, redacted here (`Redactor`), never from the head as is.
 - The body streams to the tape as it is read: parts pile up until `FLUSH_BYTES` (or
   `FLUSH_PARTS` parts) are waiting, then go out as `body` frames in one write, the `req`
@@ -10,7 +14,7 @@ The recorder (`recorder`) decides *when* the request is recorded; this module ow
 - Annotations decided after the `req` frame was written go in an `ann` frame (readers
   merge them into the request's: `roller.capture.tape.reader`).
 - The body itself is kept, as the parts read, until it is joined for the policy and the
-  upstream (`body()`): the tape never needs it whole, only the forwarded request does,
+  upstream (`join_body()`): the tape never needs it whole, only the forwarded request does,
   and the request body limit bounds it.
 """
 
@@ -68,17 +72,17 @@ class RequestRecord:
     """The `req` frame and the body of one exchange, written to `sink` when told."""
 
     __slots__ = (
-        "_exchange_id",
-        "_head",
         "_parts",
         "_pending",
-        "_plan",
         "_redactor",
-        "_roller",
         "_sink",
         "_unwritten",
+        "exchange_id",
+        "head",
+        "plan",
         "recorded",
-        "size",
+        "request_bytes",
+        "roller",
     )
 
     def __init__(
@@ -91,27 +95,27 @@ class RequestRecord:
         plan: RequestPlan,
     ) -> None:
         self._sink = sink
-        self._plan = plan
-        self._exchange_id = exchange_id
-        self._head = head
+        self.plan = plan  # every header decision about the request
+        self.exchange_id = exchange_id
+        self.head = head
         self._redactor = redactor
-        self._roller = roller
+        self.roller = roller  # the `x-roller-*` evidence, as recorded
         self._parts: list[bytes] = []
         self._unwritten = 0  # index of the first part not on the tape yet
         self._pending = 0  # bytes in those parts
         self.recorded = False  # the `req` frame is on the tape
-        self.size = 0  # body bytes read so far
+        self.request_bytes = 0  # body bytes read so far
 
-    def add(self, data: bytes, upstream: str | None, annotations: Mapping[str, Any]) -> None:
+    def add_part(self, data: bytes, upstream: str | None, annotations: Mapping[str, Any]) -> None:
         """A part of the body, read; written out once enough is waiting (with the `req`
         frame, from `upstream` and `annotations`, if that is not out yet)."""
         self._parts.append(data)
-        self.size += len(data)
+        self.request_bytes += len(data)
         self._pending += len(data)
         if self._pending >= FLUSH_BYTES or len(self._parts) - self._unwritten >= FLUSH_PARTS:
-            self.write(upstream, annotations)
+            self.write_request(upstream, annotations)
 
-    def write(
+    def write_request(
         self,
         upstream: str | None,
         annotations: Mapping[str, Any],
@@ -125,33 +129,33 @@ class RequestRecord:
         waiting = self._parts[self._unwritten :]
         self._unwritten = len(self._parts)
         self._pending = 0
-        x = self._exchange_id
+        x = self.exchange_id
         if not self.recorded:
             self.recorded = True
-            meta = self._meta(upstream, annotations)
-            self._sink.request(x, meta, t=self._head.t, body=waiting)
+            meta = self._request_meta(upstream, annotations)
+            self._sink.request(x, meta, t=self.head.t, body=waiting)
             return
         if waiting:
             self._sink.request_body(x, waiting)
         if later:
-            self._sink.annotate(x, later, t=self._head.t)
+            self._sink.annotate(x, later, t=self.head.t)
 
-    def body(self, upstream: str | None, annotations: Mapping[str, Any]) -> bytes:
+    def join_body(self, upstream: str | None, annotations: Mapping[str, Any]) -> bytes:
         """The whole body, joined once; the parts are released. Parts already on the tape
         with some still waiting: the waiting ones are written first (so the join never
         has to remember which of its bytes are on the tape)."""
         parts = self._parts
         if 0 < self._unwritten < len(parts):
-            self.write(upstream, annotations)
+            self.write_request(upstream, annotations)
         body = parts[0] if len(parts) == 1 else b"".join(parts)
         written = self._unwritten > 0
         self._parts = [body] if body else []
         self._unwritten = len(self._parts) if written else 0
         return body
 
-    def _meta(self, upstream: str | None, annotations: Mapping[str, Any]) -> RequestMeta:
+    def _request_meta(self, upstream: str | None, annotations: Mapping[str, Any]) -> RequestMeta:
         """The `req` frame's meta: the head, redacted."""
-        head, plan = self._head, self._plan
+        head, plan = self.head, self.plan
         query = self._redactor.query(head.query) if head.query else _NO_QUERY
         # Positional, in RequestMeta's field order: ~40% cheaper than keywords (measured).
         return RequestMeta(
@@ -160,7 +164,7 @@ class RequestRecord:
             query.kept,
             plan.recorded(head.headers),
             Redaction(plan.removed, query.removed),
-            self._roller,
+            self.roller,
             upstream,
             head.client,
             head.http_version,

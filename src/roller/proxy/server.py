@@ -41,7 +41,6 @@ from roller.proxy.upstream import MAX_FIELD_SIZE, MAX_LINE_SIZE, UpstreamClient,
 
 log = logging.getLogger("roller.proxy")
 
-_RELAY_KEY = web.AppKey("roller_relay", Relay)
 DEFAULT_MAX_REQUEST_BODY = 256 * 1024 * 1024
 DEFAULT_MAX_KEPT_RESPONSE = 16 * 1024 * 1024
 
@@ -78,6 +77,7 @@ class ProxyServer:
     def __init__(self, config: ProxyConfig) -> None:
         self.config = config
         self._app: web.Application | None = None
+        self._relay: Relay | None = None
         self._runner: web.AppRunner | None = None
         self._site: web.TCPSite | None = None
         self._stopping = False
@@ -98,9 +98,20 @@ class ProxyServer:
                     "max_line_size": MAX_LINE_SIZE,
                 }
             )
+            config = self.config
+            relay = self._relay = Relay(
+                upstreams=config.upstreams,
+                policy=config.policy,
+                on_exchange_end=config.on_exchange_end,
+                max_request_body=config.max_request_body,
+                max_kept_response=config.max_kept_response,
+                redactor=config.redactor,
+                stopping=lambda: self._stopping,
+            )
             app.cleanup_ctx.append(self._lifecycle)
             app.on_shutdown.append(self._on_shutdown)
-            app.router.add_route("*", "/{tail:.*}", self._handle, expect_handler=defer_continue)
+            # The exchange's own coroutine is the handler: no coroutine level in between.
+            app.router.add_route("*", "/{tail:.*}", relay.handler(), expect_handler=defer_continue)
             self._app = app
         return self._app
 
@@ -117,22 +128,14 @@ class ProxyServer:
             connect_timeout=config.connect_timeout,
             read_timeout=config.read_timeout,
         )
-        app[_RELAY_KEY] = Relay(
-            tape=tape,
-            client=client,
-            upstreams=config.upstreams,
-            policy=config.policy,
-            on_exchange_end=config.on_exchange_end,
-            max_request_body=config.max_request_body,
-            max_kept_response=config.max_kept_response,
-            redactor=config.redactor,
-            stopping=lambda: self._stopping,
-        )
+        relay = self._relay
+        assert relay is not None  # built with the application
+        relay.open(tape, client)
         try:
             yield
         finally:
             # Handlers cancelled by the runner record their end frame when they next run.
-            await app[_RELAY_KEY].wait_idle(5.0)
+            await relay.wait_idle(5.0)
             await client.close()
             tape.close()
             self.tape_errors = list(tape.errors)
@@ -142,12 +145,9 @@ class ProxyServer:
         # those are recorded as `proxy_shutdown`, not as clients going away.
         self._stopping = True
 
-    async def _handle(self, request: web.Request) -> web.StreamResponse:
-        return await request.app[_RELAY_KEY].handle(request)
-
     @property
     def relay(self) -> Relay | None:
-        return None if self._app is None else self._app.get(_RELAY_KEY)
+        return self._relay
 
     @property
     def in_flight(self) -> int:
@@ -167,7 +167,7 @@ class ProxyServer:
         return 0 if relay is None else relay.exchanges
 
     async def wait_idle(self, timeout: float | None = None) -> bool:
-        """True once nothing is in flight (end hooks included); False on timeout."""
+        """True once nothing is in flight (end hooks are part of it); False on timeout."""
         relay = self.relay
         return True if relay is None else await relay.wait_idle(timeout)
 

@@ -10,7 +10,7 @@ Rules this module keeps:
 - TLS is verified against the system trust store, a CA bundle, or a given SSL context.
 - Timeouts: a connect timeout; no total timeout (a stream may legitimately last for
   many minutes); an idle read timeout between two reads (None disables it), kept by the
-  exchange on one timer (`idle_watch`), not by aiohttp's per-read `sock_read` timer.
+  proxy on one timer (`idle_watch`), not by aiohttp's per-read `sock_read` timer.
 - Every aiohttp failure becomes an `UpstreamFailure` with the tape outcome, a stable error
   code, and the status/JSON error the client receives when no response has started.
 """
@@ -18,7 +18,9 @@ Rules this module keeps:
 from __future__ import annotations
 
 import ssl
+from collections.abc import Awaitable
 from pathlib import Path
+from typing import Final
 
 import aiohttp
 from aiohttp import hdrs
@@ -28,6 +30,9 @@ from yarl import URL
 from roller.capture.tape import Outcome
 from roller.errors import UsageError
 from roller.proxy.policy import ExchangeError
+
+# What awaiting `UpstreamClient.send` raises for a failure before the response head.
+SEND_ERRORS: Final = (TimeoutError, aiohttp.ClientError, OSError)
 
 # Codex and Claude Code send large identity headers; aiohttp's 8 KiB default is too small.
 MAX_FIELD_SIZE = 64 * 1024
@@ -120,7 +125,7 @@ class UpstreamClient:
         connect_timeout: float | None,
         read_timeout: float | None,
     ) -> None:
-        self.read_timeout = read_timeout  # the exchange's `IdleWatch` keeps it
+        self.read_timeout = read_timeout  # the proxy's `IdleWatches` keep it
         connector = aiohttp.TCPConnector(ssl=ssl_context, limit=0, limit_per_host=0)
         self._session = aiohttp.ClientSession(
             connector=connector,
@@ -136,24 +141,21 @@ class UpstreamClient:
             raise_for_status=False,
         )
 
-    async def send(
+    def send(
         self, method: str, url: URL, headers: list[tuple[str, str]] | CIMultiDict[str], body: bytes
-    ) -> aiohttp.ClientResponse:
-        """Send a request; returns once the response head arrived (body still streaming).
-
-        Raises `UpstreamFailure` for every failure before the head arrived.
-        """
-        try:
-            return await self._session.request(
-                method,
-                url,
-                headers=headers,
-                data=body if body or method not in ("GET", "HEAD") else None,
-                allow_redirects=False,
-                compress=None,
-            )
-        except (TimeoutError, aiohttp.ClientError, OSError) as exc:
-            raise classify(exc, url) from exc
+    ) -> Awaitable[aiohttp.ClientResponse]:
+        """Send a request: awaiting the result gives the response once its head arrived
+        (the body still streaming). A plain call returning aiohttp's awaitable, not a
+        coroutine of its own: no coroutine level over the wait for the upstream. What the
+        await raises before the head arrived (`SEND_ERRORS`) is named by `classify`."""
+        return self._session.request(
+            method,
+            url,
+            headers=headers,
+            data=body if body or method not in ("GET", "HEAD") else None,
+            allow_redirects=False,
+            compress=None,
+        )
 
     async def close(self) -> None:
         await self._session.close()
