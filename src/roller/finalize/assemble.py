@@ -44,6 +44,7 @@ from roller.capture.models import (
     TurnRecord,
     UsageInfo,
 )
+from roller.finalize import derived
 from roller.finalize.attribute import AttributionResult
 from roller.finalize.decode import CallFacts, DecodedCall
 from roller.finalize.ids import CaptureIds
@@ -135,7 +136,20 @@ def decide(parts: CaptureParts, i: int, shell: CallRecord) -> CallRecord:
 def relation_records(parts: CaptureParts) -> Iterator[RelationRecord]:
     """Every relation in order, as it reads once raw/ is cleaned or kept."""
     for relation in parts.related.iter_relations():
-        yield relation if parts.verdict.retained else _without_native_sources(relation)
+        yield _as_published(parts, relation)
+
+
+def _as_published(parts: CaptureParts, relation: RelationRecord) -> RelationRecord:
+    return relation if parts.verdict.retained else _without_native_sources(relation)
+
+
+def relation_lines(parts: CaptureParts) -> Iterator[bytes]:
+    """`relation_records` as the lines of relations.jsonl: the derived relations (most
+    of them; no native source to clear) written straight from their facts."""
+    for relation in parts.related.bound:
+        yield _as_published(parts, relation).model_dump_json(by_alias=True).encode() + b"\n"
+    for d, relation_id in parts.related.iter_derived():
+        yield derived.line(d, relation_id)
 
 
 def manifest(parts: CaptureParts, relations: int, layout: StorageLayout = "compact/v2") -> Manifest:

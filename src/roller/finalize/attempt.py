@@ -29,9 +29,9 @@ from roller.capture.models import AttemptInputs, FileEntry, Manifest, StorageLay
 from roller.capture.reader import read_json_model, read_manifest
 from roller.capture.tape import TapeIndex, index_tape
 from roller.capture.tape.format import BodyRef
-from roller.capture.writer import publish_lines, serialize, settle_raw
+from roller.capture.writer import publish_lines, settle_raw
 from roller.errors import CaptureFormatError
-from roller.finalize.assemble import CaptureParts, call_shell, decide, manifest, relation_records
+from roller.finalize.assemble import CaptureParts, call_shell, decide, manifest, relation_lines
 from roller.finalize.contexts import Contexts
 from roller.finalize.decode import RequestContext, decode_exchange, request_context
 from roller.finalize.ids import call_id
@@ -80,9 +80,8 @@ def finalize_attempt(paths: AttemptPaths, layout: StorageLayout | None = None) -
             sync_files(kept.responses)  # response bodies reach the disk before the manifest
             return manifest(parts, files[RELATIONS].lines, layout)
 
-        relation_lines = (serialize(r).encode() + b"\n" for r in relation_records(parts))
         call_lines = _call_lines(paths, parts, tape, spill, ctx, kept)
-        return publish_lines(paths, call_lines, relation_lines, manifest_for, ctx.written())
+        return publish_lines(paths, call_lines, relation_lines(parts), manifest_for, ctx.written())
 
 
 def _published_layout(paths: AttemptPaths) -> StorageLayout | None:
