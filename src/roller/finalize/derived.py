@@ -17,13 +17,13 @@ record's field order (tests/finalize/test_derived.py checks it against the model
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Literal, NamedTuple
 
 import orjson
 
 from roller.capture.models import Evidence, RelationRecord, RelationType
 
-SCHEMA = "roller.relation/v1"
+SCHEMA: Literal["roller.relation/v1"] = "roller.relation/v1"
 _KEYS = (
     "schema",
     "relation_id",
