@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from roller.capture.body_refs import CaptureBodies, rewrite_tape
+from roller.capture.context_reader import ContextReader
 from roller.capture.files import sync_files, write_unsynced
 from roller.capture.layout import RELATIONS, AttemptPaths
 from roller.capture.models import AttemptInputs, FileEntry, Manifest, StorageLayout
@@ -61,8 +62,9 @@ def finalize_attempt(paths: AttemptPaths, layout: StorageLayout | None = None) -
         Contexts(paths, layout) as ctx,
     ):
         facts = []
+        bodies = ContextReader()  # a resent transcript: only what it adds is parsed
         for n, ref in enumerate(tape.exchanges):
-            call = decode_exchange(n, tape.load(ref), inputs.harness.name)
+            call = decode_exchange(n, tape.load(ref), inputs.harness.name, bodies.parse)
             facts.append(call.facts)
             (tool_ids,), _ = tool_refs_of(facts[-1:], native)
             shell = call_shell(call, call_id(inputs.capture_scope, n), tool_ids, with_context=False)
