@@ -128,7 +128,7 @@ def decide(parts: CaptureParts, i: int, shell: CallRecord) -> CallRecord:
             "export_status": status.export,
             "export_blocked_by": status.blocked,
             "errors": status.errors,
-            **_store_identity(parts, i, shell.native_identity),
+            **store_identity(parts, i, shell.native_identity),
         }
     )
 
@@ -247,7 +247,7 @@ def _tool_id_map(parts: CaptureParts) -> list[ToolIdMapping]:
     return out
 
 
-def _store_identity(
+def store_identity(
     parts: CaptureParts, i: int, wire: Mapping[str, str]
 ) -> dict[str, dict[str, str]]:
     """Call i's `native_identity` update, when the harness's store records facts of its
@@ -299,7 +299,7 @@ def _counts(
 
 
 # What a call's shell holds until `decide` fills in the stages' decisions.
-_UNDECIDED = Attribution(
+UNDECIDED = Attribution(
     basis="none", key=None, wire_participant_key=None, cross_check="absent", note=None
 )
 
@@ -339,7 +339,7 @@ def call_shell(
         usage=_usage_info(call.usage),
         stream=call.request_stream,
         native_identity=_native_identity(call),
-        attribution=_UNDECIDED,
+        attribution=UNDECIDED,
         tool_refs=_tool_refs(call, tool_ids),
         execution_status=call.execution_status,
         response_capture_status=call.response_capture_status,

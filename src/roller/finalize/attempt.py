@@ -32,8 +32,9 @@ from roller.capture.tape import TapeIndex, index_tape
 from roller.capture.tape.format import BodyRef
 from roller.capture.writer import publish_lines, settle_raw
 from roller.errors import CaptureFormatError
-from roller.finalize.assemble import CaptureParts, call_shell, decide, manifest, relation_lines
+from roller.finalize.assemble import CaptureParts, call_shell, manifest, relation_lines
 from roller.finalize.contexts import Contexts
+from roller.finalize.decided import decided_json
 from roller.finalize.decode import RequestContext, decode_exchange, request_context
 from roller.finalize.ids import call_id
 from roller.finalize.pipeline import capture_parts
@@ -119,15 +120,17 @@ def _call_lines(
     for i, ref in enumerate(tape.exchanges):
         body = tape.request_body(ref)
         shell, context = spill.get(i, body)
-        yield contexts.line(decide(parts, i, shell), body, context)
+        has_raw_body = spill.has_raw_body(i)
+        yield contexts.line(decided_json(parts, i, shell, has_raw_body), body, context)
         if not retained:
             continue
         if contexts.gives_back(body, spill.context_is_body(i)):
             call_id = parts.ids.calls[i]
-            kept.refs[ref.exchange_id] = BodyRef(call_id, i, shell.context_sha256, len(body))
+            sha = spill.context_sha256[i]
+            kept.refs[ref.exchange_id] = BodyRef(call_id, i, sha, len(body))
         elif tape.referenced(ref):
             kept.inline[ref.exchange_id] = body
-        if shell.response.raw_sha256 is not None:
+        if has_raw_body:
             target = paths.response_body(parts.ids.calls[i])
             write_unsynced(target, tape.load(ref).body)
             kept.responses.append(target)
