@@ -417,8 +417,11 @@ def _tool_refs(call: DecodedCall, tool_ids: ToolIds) -> ToolRefs:
             )
             for t, tid in zip(call.emitted, tool_ids, strict=True)
         ],
+        # built unvalidated: one per result the context carries, so per call as many as
+        # the transcript has results; the codec's `ToolResult` is already typed so
+        # (tests/finalize/test_decided.py validates them over every fixture)
         results=[
-            ResultToolRef(
+            ResultToolRef.model_construct(
                 id=r.id,
                 name=r.name,
                 item_id=r.item_id,
