@@ -13,7 +13,7 @@ import pytest
 from tests.finalize.test_fixture_goldens import FIXTURES
 from tests.harnesses.fixture_capture import fixture_dir, inputs_of, tape_of, unpacked_copy
 
-from roller.capture.models import CaptureErrorRecord, ToolRefs
+from roller.capture.models import CaptureErrorRecord
 from roller.capture.writer import serialize
 from roller.finalize.assemble import UNDECIDED, CaptureParts, call_shell, decide
 from roller.finalize.decided import decided_json
@@ -74,12 +74,3 @@ def test_member_names_inside_output_and_errors_are_left_alone(tmp_path: Path) ->
     assert fast == record
     assert ODD.encode() not in record  # the odd text is there escaped, as JSON writes it
 
-
-@pytest.mark.parametrize(("harness", "name"), FIXTURES, ids=[f"{h}/{n}" for h, n in FIXTURES])
-def test_tool_refs_built_unvalidated_are_what_validation_accepts(
-    harness: str, name: str, tmp_path: Path
-) -> None:
-    parts, calls = _parts(harness, name, tmp_path)
-    for i, call in enumerate(calls):
-        refs = call_shell(call, parts.ids.calls[i], parts.related.tool_ids[i]).tool_refs
-        assert ToolRefs.model_validate(refs.model_dump()) == refs

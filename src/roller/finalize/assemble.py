@@ -27,7 +27,6 @@ from roller.capture.models import (
     CaptureErrorRecord,
     Counts,
     Coverage,
-    EmittedToolRef,
     Evidence,
     ExecutionStatus,
     InheritedContextRecord,
@@ -37,7 +36,6 @@ from roller.capture.models import (
     RelationRecord,
     RequestInfo,
     ResponseInfo,
-    ResultToolRef,
     StorageLayout,
     ToolIdMapping,
     ToolRefs,
@@ -405,31 +403,33 @@ def _usage_info(usage: Usage | None) -> UsageInfo | None:
 
 
 def _tool_refs(call: DecodedCall, tool_ids: ToolIds) -> ToolRefs:
-    return ToolRefs(
-        emitted=[
-            EmittedToolRef(
-                id=t.id,
-                name=t.name,
-                item_id=t.item_id,
-                namespace=t.namespace,
-                # the harness-assigned id stands in when the output carries none
-                ref=t.ref if t.ref is not None else tid,
-            )
-            for t, tid in zip(call.emitted, tool_ids, strict=True)
-        ],
-        # built unvalidated: one per result the context carries, so per call as many as
-        # the transcript has results; the codec's `ToolResult` is already typed so
-        # (tests/finalize/test_decided.py validates them over every fixture)
-        results=[
-            ResultToolRef.model_construct(
-                id=r.id,
-                name=r.name,
-                item_id=r.item_id,
-                message_index=r.message_index,
-                is_error=r.is_error,
-            )
-            for r in call.results
-        ],
+    """The call's tool references, validated in one step from plain values: a context
+    carries every earlier result, so there are as many as the transcript has results,
+    and a model built per result cost twice the validation of the lot."""
+    return ToolRefs.model_validate(
+        {
+            "emitted": [
+                {
+                    "id": t.id,
+                    "name": t.name,
+                    "item_id": t.item_id,
+                    "namespace": t.namespace,
+                    # the harness-assigned id stands in when the output carries none
+                    "ref": t.ref if t.ref is not None else tid,
+                }
+                for t, tid in zip(call.emitted, tool_ids, strict=True)
+            ],
+            "results": [
+                {
+                    "id": r.id,
+                    "name": r.name,
+                    "item_id": r.item_id,
+                    "message_index": r.message_index,
+                    "is_error": r.is_error,
+                }
+                for r in call.results
+            ],
+        }
     )
 
 
