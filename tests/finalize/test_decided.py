@@ -73,4 +73,3 @@ def test_member_names_inside_output_and_errors_are_left_alone(tmp_path: Path) ->
     fast, record = _both(parts, 0, call)
     assert fast == record
     assert ODD.encode() not in record  # the odd text is there escaped, as JSON writes it
-
