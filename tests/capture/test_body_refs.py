@@ -118,3 +118,29 @@ def test_a_body_that_spans_a_segment_rotation_becomes_one_reference(tmp_path: Pa
     assert result.problems == ()
     (exchange,) = result.exchanges
     assert exchange.request_body == body
+
+
+def test_a_body_the_damaged_capture_no_longer_holds_is_a_tape_problem_saying_why(
+    tmp_path: Path,
+) -> None:
+    """The body of a call is stored once, in calls.jsonl: a calls.jsonl cut short loses
+    it, and re-finalizing says so for each call whose body it cannot rebuild (its context
+    null, the capture partial), never a traceback and never a made-up body."""
+    paths = _attempt("claude-code", "parallel", tmp_path)
+    finalize_attempt(paths)
+    lines = paths.calls.read_bytes().splitlines(keepends=True)
+    paths.calls.write_bytes(lines[0])  # only the first call's record survives
+    referenced = read_tape(paths.tape).problems  # one per body reference on the tape
+
+    manifest = finalize_attempt(paths)
+
+    assert manifest.capture_status == "partial"
+    lost = [e.message for e in manifest.capture_errors if e.code == "tape_problem"]
+    assert 0 < len(lost) < len(referenced)  # the first call's body was still there
+    assert all(
+        "its request body was stored once, in the capture" in m
+        and "no longer holds it as recorded" in m
+        for m in lost
+    )
+    assert sum(c.context is None for c in iter_calls(paths)) == len(lost)
+    assert validate_attempt(paths).ok  # what was published is consistent with itself

@@ -1,6 +1,6 @@
 """Native-reader problems are coded values, and the places that list the codes agree.
 
-The codes are declared once (`NATIVE_PROBLEM_CODES` in harnesses/base.py); the table in
+The codes are declared once (`NATIVE_PROBLEM_CODES` in harnesses/native_capture.py); the table in
 docs/harnesses.md and each reader's module docstring repeat them, so these tests fail
 when a reader uses a code its docstring does not name, when the docs drift, or when a
 declared code is used by no reader.
@@ -17,16 +17,16 @@ from roller.harnesses.base import NATIVE_PROBLEM_CODES, NativeProblem, NativePro
 
 SRC = Path(__file__).resolve().parents[2] / "src" / "roller" / "harnesses"
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "harnesses.md"
-READERS = sorted(p for p in SRC.rglob("*.py") if p.name != "base.py")
+READERS = sorted(p for p in SRC.rglob("*.py") if p.name != "base.py")  # base re-exports
 
 
-# base.py helpers that report a problem of their own: the code their callers use
+# native_capture.py helpers that report a problem of their own: the code their callers use
 HELPERS = {"read_native_bytes": "unreadable_file"}
 
 
 def _codes_used(tree: ast.Module) -> set[str]:
     """Every code a module reports: the code strings it passes as a call's first
-    argument (NativeProblem or a helper's), and those of the base helpers it calls."""
+    argument (NativeProblem or a helper's), and those of the helpers it calls."""
     calls = [node for node in ast.walk(tree) if isinstance(node, ast.Call)]
     return {
         arg.value
@@ -41,9 +41,9 @@ def _codes_used(tree: ast.Module) -> set[str]:
 
 
 def test_the_helpers_report_the_codes_listed_for_them() -> None:
-    base = ast.parse((SRC / "base.py").read_text())
+    module = ast.parse((SRC / "native_capture.py").read_text())
     for name, code in HELPERS.items():
-        (helper,) = [n for n in base.body if isinstance(n, ast.FunctionDef) and n.name == name]
+        (helper,) = [n for n in module.body if isinstance(n, ast.FunctionDef) and n.name == name]
         assert _codes_used(ast.Module(body=[helper], type_ignores=[])) == {code}
 
 

@@ -3,8 +3,10 @@
 A segment is a maximal run of root calls each extending the history (input + output
 items, as their codec keys them: `Codec.item_key`) of the one before. `Segment` keeps that
 history's keys, the distinct request configurations and tool snapshots (by their
-canonical JSON), the requests and the items; `start_of` says why a call that extends no
-segment starts a new one, and where its input diverged from the latest segment.
+canonical JSON), the requests and the items; `place` finds the segment a call extends (and
+its first new item); `start_of` says why a call that extends no segment starts a new one,
+and where its input diverged from the latest segment. `keyed_items` and `as_replayed`
+are the keys compared: an output's tool-call ids as the harness sends them back.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from roller.capture.trajectory_record import (
     TrajectoryRequest,
     TrajectorySegment,
 )
+from roller.wire import Codec
 from roller.wire.history import describe_key
 from roller.wire.types import Key
 
@@ -118,3 +121,57 @@ def _divergence(segment: Segment, keyed: list[tuple[int, Key]]) -> str:
         f"the input has {len(keyed)} compared items, {against} has {len(state)}: "
         "the input is a truncation of it"
     )
+
+
+def keyed_items(codec: Codec, items: list[Any]) -> list[tuple[int, Key]]:
+    keyed = ((i, codec.item_key(it)) for i, it in enumerate(items))
+    return [(i, k) for i, k in keyed if k is not None]
+
+
+# Where a tool-call id sits in a history item, in every protocol roller records.
+_TOOL_ID_FIELDS = frozenset({"id", "call_id", "tool_call_id", "tool_use_id"})
+
+
+def as_replayed(value: Any, replayed: dict[str, str]) -> Any:
+    """`value` with each output tool-call id the harness rewrites put as it is replayed,
+    so an output compares equal to the same message sent back (the record keeps the
+    output verbatim; only the comparison key changes)."""
+    if isinstance(value, list):
+        return [as_replayed(v, replayed) for v in value]
+    if not isinstance(value, dict):
+        return value
+    return {
+        k: replayed.get(v, v)
+        if k in _TOOL_ID_FIELDS and isinstance(v, str)
+        else as_replayed(v, replayed)
+        for k, v in value.items()
+    }
+
+
+def place(
+    segments: list[Segment],
+    protocol: str,
+    model: str | None,
+    system: Key,
+    keyed: list[tuple[int, Key]],
+) -> tuple[Segment, int]:
+    """The segment a call with these keyed input items extends — the longest match, the
+    earliest of equals — and the position of its first new item; or a new segment
+    (appended, its `start` saying why) from position 0."""
+    keys = [k for _, k in keyed]
+    candidates = [
+        s for s in segments if s.protocol == protocol and s.system == system and s.extended_by(keys)
+    ]
+    if candidates:
+        segment = max(candidates, key=lambda s: (len(s.state), s.index))
+        matched = len(segment.state)
+        return segment, keyed[matched - 1][0] + 1 if matched else 0
+    segment = Segment(
+        index=len(segments),
+        protocol=protocol,
+        model=model,
+        system=system,
+        start=start_of(segments, protocol, system, keyed),
+    )
+    segments.append(segment)
+    return segment, 0

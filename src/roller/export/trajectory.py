@@ -52,9 +52,9 @@ from roller.capture.trajectory_record import (
     TrajectorySource,
 )
 from roller.export.injections import injections_of, unbound_barring
-from roller.export.segments import Segment, start_of
+from roller.export.segments import Segment, as_replayed, keyed_items, place
 from roller.wire import Codec, codec_named
-from roller.wire.types import History, Key
+from roller.wire.types import History
 
 NATIVE_BAR_PREFIX = "main_trajectory_export_blocked:"
 _BLOCK_ORDER: tuple[TrajectoryBlock, ...] = get_args(TrajectoryBlock)
@@ -93,26 +93,6 @@ class _Context:
     def replayed(self) -> dict[str, str]:
         """Output tool-call id -> the id the harness replays it under (`tool_id_map`)."""
         return {m.output_id: m.context_id for m in self.capture.manifest.tool_id_map or []}
-
-
-# Where a tool-call id sits in a history item, in every protocol roller records.
-_TOOL_ID_FIELDS = frozenset({"id", "call_id", "tool_call_id", "tool_use_id"})
-
-
-def _as_replayed(value: Any, replayed: dict[str, str]) -> Any:
-    """`value` with each output tool-call id the harness rewrites put as it is replayed,
-    so an output compares equal to the same message sent back (the record keeps the
-    output verbatim; only the comparison key changes)."""
-    if isinstance(value, list):
-        return [_as_replayed(v, replayed) for v in value]
-    if not isinstance(value, dict):
-        return value
-    return {
-        k: replayed.get(v, v)
-        if k in _TOOL_ID_FIELDS and isinstance(v, str)
-        else _as_replayed(v, replayed)
-        for k, v in value.items()
-    }
 
 
 def _source(capture: Capture) -> TrajectorySource:
@@ -296,59 +276,16 @@ def _readable(ctx: _Context, call: CallRecord) -> History | None:
     return history
 
 
-def _keyed(codec: Codec, items: list[Any]) -> list[tuple[int, Key]]:
-    keyed = ((i, codec.item_key(it)) for i, it in enumerate(items))
-    return [(i, k) for i, k in keyed if k is not None]
-
-
 def _add_call(ctx: _Context, segments: list[Segment], call: CallRecord, history: History) -> None:
     protocol = str(call.protocol)
     codec = codec_named(protocol)
     assert codec is not None  # _readable recorded a problem otherwise
-    keyed = _keyed(codec, history.items)
+    keyed = keyed_items(codec, history.items)
     keys = [k for _, k in keyed]
-    candidates = [
-        s
-        for s in segments
-        if s.protocol == protocol and s.system == history.system and s.extended_by(keys)
-    ]
-    if candidates:
-        segment = max(candidates, key=lambda s: (len(s.state), s.index))
-        matched = len(segment.state)
-        first_new = keyed[matched - 1][0] + 1 if matched else 0
-    else:
-        segment = Segment(
-            index=len(segments),
-            protocol=protocol,
-            model=call.model,
-            system=history.system,
-            start=start_of(segments, protocol, history.system, keyed),
-        )
-        segments.append(segment)
-        first_new = 0
-
+    segment, first_new = place(segments, protocol, call.model, history.system, keyed)
     for position in range(first_new, len(history.items)):
         item = history.items[position]
-        injected, injections = injections_of(
-            ctx.harness, item, call.call_id, ctx.root_id, lambda: ctx.delivered, ctx.participants
-        )
-        for unbound in unbound_barring(ctx.harness, injections):
-            ctx.problem(
-                "notification_unbound",
-                f"the injected {unbound.kind} naming {unbound.names} binds to no delivered "
-                "result: which run it completes is not proven",
-                call.call_id,
-            )
-        segment.messages.append(
-            TrajectoryMessage(
-                call_id=call.call_id,
-                source="input",
-                position=position,
-                message=item,
-                injected=injected,
-                injections=injections,
-            )
-        )
+        segment.messages.append(_input_message(ctx, call, position, item))
         _note_tool_loading(ctx, codec, item, call.call_id)
     # An output that did not complete never became history (a retry resends the same
     # input): it is not an item, and the next call's input is compared without it.
@@ -367,8 +304,8 @@ def _add_call(ctx: _Context, segments: list[Segment], call: CallRecord, history:
         _note_tool_loading(ctx, codec, item, call.call_id)
 
     replayed = ctx.replayed
-    as_sent_back = [_as_replayed(item, replayed) for item in produced] if replayed else produced
-    segment.state = keys + [k for _, k in _keyed(codec, as_sent_back)]
+    as_sent_back = [as_replayed(item, replayed) for item in produced] if replayed else produced
+    segment.state = keys + [k for _, k in keyed_items(codec, as_sent_back)]
     segment.last_call_id = call.call_id
     segment.requests.append(
         TrajectoryRequest(
@@ -381,6 +318,29 @@ def _add_call(ctx: _Context, segments: list[Segment], call: CallRecord, history:
             export_status=call.export_status,
             export_blocked_by=list(call.export_blocked_by),
         )
+    )
+
+
+def _input_message(ctx: _Context, call: CallRecord, position: int, item: Any) -> TrajectoryMessage:
+    """An input item as the trajectory keeps it: tagged when the harness injected it,
+    with a problem when such an injection must bind and binds to no delivered result."""
+    injected, injections = injections_of(
+        ctx.harness, item, call.call_id, ctx.root_id, lambda: ctx.delivered, ctx.participants
+    )
+    for unbound in unbound_barring(ctx.harness, injections):
+        ctx.problem(
+            "notification_unbound",
+            f"the injected {unbound.kind} naming {unbound.names} binds to no delivered "
+            "result: which run it completes is not proven",
+            call.call_id,
+        )
+    return TrajectoryMessage(
+        call_id=call.call_id,
+        source="input",
+        position=position,
+        message=item,
+        injected=injected,
+        injections=injections,
     )
 
 

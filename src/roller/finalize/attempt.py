@@ -41,6 +41,7 @@ from roller.finalize.pipeline import capture_parts
 from roller.finalize.spill import Spill
 from roller.finalize.tool_ids import tool_refs_of
 from roller.harnesses import adapter_for
+from roller.harnesses.native_capture import held_native
 
 
 def finalize_attempt(paths: AttemptPaths, layout: StorageLayout | None = None) -> Manifest:
@@ -55,7 +56,7 @@ def finalize_attempt(paths: AttemptPaths, layout: StorageLayout | None = None) -
         )
     inputs = read_json_model(paths.attempt_inputs, AttemptInputs)
     layout = layout or _published_layout(paths) or inputs.storage_layout or "compact/v2"
-    native = adapter_for(inputs.harness.name).read_native(paths.native)
+    native = held_native(adapter_for(inputs.harness.name).read_native(paths.native))
     with (
         CaptureBodies(paths) as earlier,  # what a tape rewritten before references
         index_tape(paths.tape, resolve=earlier) as tape,

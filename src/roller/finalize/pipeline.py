@@ -42,6 +42,7 @@ from roller.finalize.relate import Related, relate
 from roller.finalize.status import call_statuses, verdict
 from roller.finalize.turns import attempt_execution, turn_records, turns_not_run
 from roller.harnesses.base import NativeCapture
+from roller.harnesses.native_capture import held_native
 
 
 def build_capture(
@@ -54,6 +55,7 @@ def parts_in_memory(
     inputs: AttemptInputs, tape: TapeReadResult, native: NativeCapture | None
 ) -> tuple[CaptureParts, list[DecodedCall]]:
     """Every stage but assemble over a tape read into memory, and the decoded calls."""
+    native = held_native(native)  # as finalize_attempt holds it (a record needs Unicode)
     # decode
     decoded = [decode_exchange(n, ex, inputs.harness.name) for n, ex in enumerate(tape.exchanges)]
     facts = [c.facts for c in decoded]
@@ -142,8 +144,10 @@ def _capture_errors(
     """Every capture error, in the order manifests have always listed them."""
     errors = CaptureErrors()
     errors.extend("tape_problem", tape_problems)
-    for problem in native.problems if native is not None else ():
-        errors.add("native_log_problem", problem.message, problem.where)
+    native_problems = native.problems if native is not None else ()
+    for problem in native_problems:
+        if problem.code != "text_not_unicode":
+            errors.add("native_log_problem", problem.message, problem.where)
     errors.extend("native_log_problem", related.tool_id_problems)
     errors.extend("unattributed_calls", unattributed_calls(calls, attributed))
     errors.extend(
@@ -156,6 +160,9 @@ def _capture_errors(
     # a record shows such text with U+FFFD: the capture is not the exact one, so raw/
     # (the tape, with the exact bytes) is kept
     errors.extend("text_not_unicode", _not_unicode(calls))
+    for problem in native_problems:
+        if problem.code == "text_not_unicode":  # `held_native`: raw/native/ has the bytes
+            errors.add("text_not_unicode", problem.message, problem.where)
     return errors
 
 

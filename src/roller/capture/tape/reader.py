@@ -195,8 +195,16 @@ class TapeIndex:
             return body
         if exchange_id not in self._unresolved:
             self._unresolved.add(exchange_id)
-            why = "no capture to resolve it from" if self._resolve is None else "unresolved"
-            self._problems.append(f"exchange {exchange_id}: body reference {why}")
+            why = (
+                "no published capture to read it from"
+                if self._resolve is None
+                else "the published capture (calls.jsonl or contexts/) no longer holds it "
+                "as recorded (absent, or its sha256 or length differs)"
+            )
+            self._problems.append(
+                f"exchange {exchange_id}: its request body was stored once, in the capture "
+                f"(a body reference on the tape), and cannot be rebuilt: {why}"
+            )
         return b""
 
     def load(self, ref: ExchangeRef) -> TapeExchange:

@@ -37,8 +37,8 @@ finished twice with different reasons).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
-from dataclasses import replace
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from roller.harnesses.base import (
@@ -109,81 +109,99 @@ def read_native(native_dir: Path) -> NativeCapture:
 
     identity, coverage, assigned, emitted_by = _outputs(telemetry, chats, known, problems)
     finishes = _finishes(telemetry, problems)
-
-    participants = [
-        NativeParticipant(
-            key=root.session_id,
-            role="root",
-            parent_key=None,
-            depth=0,
-            native_ids={"session_id": root.session_id},
-            name="main",
-            state="unknown",
-            evidence=(NativeEvidence(root.path, None),),
-        )
-        for root in roots
-    ]
-    relations: list[NativeRelation] = []
-    states: dict[str, ParticipantState] = {}
-    delivered: set[str] = set()
-    parents: dict[str, str | None] = {}
-    children: list[tuple[str, Spawn | None]] = []
-    for key in child_keys:
-        spawners = [s for s in spawns if s.agent_id == key]
-        if len(spawners) != 1:
-            message = f"{len(spawners)} spawn tool calls name it"
-            problems.append(NativeProblem("unexpected_count", message, f"subagent {key}"))
-        spawn = spawners[0] if len(spawners) == 1 else None
-        parents[key] = spawn.chat.session_id if spawn is not None else None
-        if key not in chats:
-            problems.append(NativeProblem("missing_file", "no chat file", f"subagent {key}"))
-        reason, reason_evidence = _terminate_reason(key, spawn, finishes)
-        states[key] = (
-            "unknown" if reason is None else "completed" if reason == COMPLETED_REASON else "failed"
-        )
-        children.append((key, spawn))
-        if spawn is not None:
-            rels = _spawn_relations(spawn, states[key], reason, reason_evidence, chats, emitted_by)
-            relations += rels
-            if any(r.type == "result_delivered" for r in rels):
-                delivered.add(key)
-
-    depths = _depths(parents)
-    for key, spawn in children:
-        evidence = []
-        if key in chats:
-            evidence.append(NativeEvidence(chats[key].path, None))
-        ids = {"agent_id": key}
-        if spawn is not None:
-            evidence.append(NativeEvidence(spawn.chat.path, spawn.tool_id))
-            ids["tool_call_id"] = spawn.tool_id
-        args = spawn.call.get("args") if spawn is not None else None
-        name = args.get("agent_name") if isinstance(args, dict) else None
-        participants.append(
-            NativeParticipant(
-                key=key,
-                role="child",
-                parent_key=parents[key],
-                depth=depths[key],
-                native_ids=ids,
-                name=name if isinstance(name, str) else None,
-                state=states[key],
-                evidence=tuple(evidence),
-            )
-        )
-
-    lifecycle = _lifecycle(states, delivered)
+    kids = [_child(key, spawns, chats, finishes, emitted_by, problems) for key in child_keys]
+    depths = _depths({k.key: k.parent for k in kids})
+    participants = [_root_participant(root) for root in roots]
+    participants += [_child_participant(k, chats, depths[k.key]) for k in kids]
+    lifecycle = _lifecycle({k.key: k.state for k in kids}, {k.key for k in kids if k.delivered})
     if len(roots) == 1:
         participants[0] = _with_root_state(participants[0], roots[0], lifecycle)
     return NativeCapture(
         participants=tuple(participants),
         identity=identity,
-        relations=tuple(relations),
+        relations=tuple(r for k in kids for r in k.relations),
         coverage=coverage,
         lifecycle=lifecycle,
         subtasks="supported",
         problems=tuple(problems),
         assigned_tool_ids=assigned,
+    )
+
+
+@dataclass(frozen=True)
+class _Kid:
+    """One subagent as the chats and telemetry describe it."""
+
+    key: str
+    spawn: Spawn | None  # the one spawn tool call naming it, if exactly one does
+    parent: str | None
+    state: ParticipantState
+    relations: tuple[NativeRelation, ...]
+    delivered: bool  # its result reached the spawner (a result_delivered relation)
+
+
+def _child(
+    key: str,
+    spawns: Sequence[Spawn],
+    chats: Mapping[str, Chat],
+    finishes: Mapping[str, str],
+    emitted_by: Mapping[str, str],
+    problems: list[NativeProblem],
+) -> _Kid:
+    spawners = [s for s in spawns if s.agent_id == key]
+    if len(spawners) != 1:
+        message = f"{len(spawners)} spawn tool calls name it"
+        problems.append(NativeProblem("unexpected_count", message, f"subagent {key}"))
+    spawn = spawners[0] if len(spawners) == 1 else None
+    if key not in chats:
+        problems.append(NativeProblem("missing_file", "no chat file", f"subagent {key}"))
+    reason, reason_evidence = _terminate_reason(key, spawn, finishes)
+    state: ParticipantState = (
+        "unknown" if reason is None else "completed" if reason == COMPLETED_REASON else "failed"
+    )
+    rels = (
+        _spawn_relations(spawn, state, reason, reason_evidence, chats, emitted_by)
+        if spawn is not None
+        else []
+    )
+    parent = spawn.chat.session_id if spawn is not None else None
+    delivered = any(r.type == "result_delivered" for r in rels)
+    return _Kid(key, spawn, parent, state, tuple(rels), delivered)
+
+
+def _root_participant(root: Chat) -> NativeParticipant:
+    return NativeParticipant(
+        key=root.session_id,
+        role="root",
+        parent_key=None,
+        depth=0,
+        native_ids={"session_id": root.session_id},
+        name="main",
+        state="unknown",
+        evidence=(NativeEvidence(root.path, None),),
+    )
+
+
+def _child_participant(kid: _Kid, chats: Mapping[str, Chat], depth: int) -> NativeParticipant:
+    evidence = []
+    if kid.key in chats:
+        evidence.append(NativeEvidence(chats[kid.key].path, None))
+    ids = {"agent_id": kid.key}
+    spawn = kid.spawn
+    if spawn is not None:
+        evidence.append(NativeEvidence(spawn.chat.path, spawn.tool_id))
+        ids["tool_call_id"] = spawn.tool_id
+    args = spawn.call.get("args") if spawn is not None else None
+    name = args.get("agent_name") if isinstance(args, dict) else None
+    return NativeParticipant(
+        key=kid.key,
+        role="child",
+        parent_key=kid.parent,
+        depth=depth,
+        native_ids=ids,
+        name=name if isinstance(name, str) else None,
+        state=kid.state,
+        evidence=tuple(evidence),
     )
 
 
