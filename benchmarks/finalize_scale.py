@@ -21,7 +21,8 @@ What it measures, each operation in a fresh child process (wall time, and peak R
 from `os.wait4`'s rusage: the child's own high-water mark, libraries included):
 `finalize` (`roller finalize ATTEMPT`, raw/ kept), `validate` (`roller validate`),
 `export calls` and `export trajectory` (`roller export … --out FILE`, each validating
-first, as the commands do), and `view` (the call tree, `roller view`). The child runs
+first, as the commands do), `view` (the call tree, `roller view`) and `view-html` (the
+HTML viewer, `roller view --html … -o FILE`). The child runs
 under an address-space limit (`--memory-limit-gb`): a finalize that would take the
 machine's memory fails there instead, and the row says so.
 """
@@ -48,7 +49,7 @@ from roller.capture.layout import AttemptPaths
 from roller.capture.models import AttemptInputs, HarnessInfo
 from roller.capture.tape import TapeWriter
 
-OPERATIONS = ("finalize", "validate", "export-calls", "export-trajectory", "view")
+OPERATIONS = ("finalize", "validate", "export-calls", "export-trajectory", "view", "view-html")
 # `finalize` is the capture alone (`finalize_attempt`); `roller finalize` then rewrites
 # the main trajectory too, which `export-trajectory` measures on its own.
 FINALIZE = (
@@ -78,6 +79,7 @@ CHILD_ARGV = {
         "--include-blocked",
     ],
     "view": ["{roller}", "view", "{attempt}"],
+    "view-html": ["{roller}", "view", "--html", "{attempt}", "-o", "{out}"],
 }
 
 

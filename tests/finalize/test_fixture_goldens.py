@@ -14,12 +14,12 @@ and the diff of that file is reviewed with the change that caused it.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 from pathlib import Path
 
 import pytest
 from tests.harnesses.fixture_capture import DATA, finalize_fixture
+from tests.support.goldens import check_golden
 
 from roller.capture.files import jsonl_bytes
 from roller.capture.writer import serialize
@@ -53,13 +53,4 @@ def test_fixtures_exist() -> None:
 
 @pytest.mark.parametrize(("harness", "name"), FIXTURES, ids=[f"{h}/{n}" for h, n in FIXTURES])
 def test_finalize_is_byte_identical(harness: str, name: str, tmp_path: Path) -> None:
-    key = f"{harness}/{name}"
-    got = _digests(harness, name, tmp_path)
-    if os.environ.get("ROLLER_UPDATE_GOLDENS") == "1":
-        goldens = json.loads(GOLDENS.read_text()) if GOLDENS.exists() else {}
-        goldens[key] = got
-        GOLDENS.write_text(json.dumps(dict(sorted(goldens.items())), indent=2) + "\n")
-        return
-    goldens = json.loads(GOLDENS.read_text())
-    assert key in goldens, f"{key} has no golden: run with ROLLER_UPDATE_GOLDENS=1"
-    assert got == goldens[key]
+    check_golden(GOLDENS, f"{harness}/{name}", _digests(harness, name, tmp_path))

@@ -1,9 +1,10 @@
 """The call rows' batched insert stores exactly what SQLAlchemy's own insert stores.
 
 `roller.gateway.store.calls` sends a batch as tuples through one `executemany`, with the
-columns' bind processors applied by hand; this compares every stored column, as the
-driver returns it, with the same values inserted through SQLAlchemy Core, on SQLite and
-PostgreSQL.
+columns' bind processors applied by hand, on the raw DB-API connection
+(`roller.gateway.store.batch`); this compares every stored column, as the driver returns
+it, with the same values inserted through SQLAlchemy Core, on SQLite and PostgreSQL, and
+a batch's session touches with SQLAlchemy's own update.
 """
 
 from __future__ import annotations
@@ -12,9 +13,10 @@ from dataclasses import replace
 from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 
-from sqlalchemy import insert, text
+import pytest
+from sqlalchemy import insert, select, text, update
 
-from roller.gateway.store import Call, SessionStore
+from roller.gateway.store import Call, RuntimeSession, SessionStore, StoreError
 from roller.gateway.store.calls import COLUMNS, call_values
 from tests.gateway.conftest import ALICE_CC
 from tests.gateway.test_store import T0, call_facts, plan
@@ -75,3 +77,44 @@ def test_writing_a_batch_again_adds_no_row(store: SessionStore) -> None:
     store.write_batch(batch, {})
     store.write_batch([*batch, call_facts(session, "x:3")], {})
     assert sorted(c.exchange_id for c in store.calls(session)) == [f"x:{n}" for n in range(4)]
+
+
+def _last_seen(store: SessionStore, session_id: str) -> Any:
+    with store.engine.connect() as conn:
+        return conn.execute(
+            text("SELECT last_seen_at FROM runtime_session WHERE id = :i"), {"i": session_id}
+        ).scalar_one()
+
+
+def test_a_batch_touch_stores_what_sqlalchemys_update_stores(store: SessionStore) -> None:
+    ours = store.resolve(plan(ALICE_CC, "S1"), T0).session_id
+    theirs = store.resolve(plan(ALICE_CC, "S2"), T0).session_id
+    child = store.resolve(plan(ALICE_CC, "C", parent="S1"), T0).session_id
+    east = timezone(timedelta(hours=5, minutes=30))
+    when = datetime(2026, 11, 29, 18, 0, 0, 7, tzinfo=east)  # later than T0, not UTC
+    parents = store.write_batch([], {ours: when, child: when, "no-such-row": when})
+    assert parents == {ours: None, child: ours, "no-such-row": None}
+    with store.engine.begin() as conn:
+        conn.execute(
+            update(RuntimeSession)
+            .where(RuntimeSession.id == theirs, RuntimeSession.last_seen_at < when)
+            .values(last_seen_at=when)
+        )
+    assert _last_seen(store, ours) == _last_seen(store, theirs)
+    # a touch never moves last_seen_at back
+    store.write_batch([], {ours: T0})
+    assert _last_seen(store, ours) == _last_seen(store, theirs)
+    assert store.get(ours).last_seen_at == when.astimezone(UTC)  # type: ignore[union-attr]
+
+
+def test_a_refused_batch_is_a_store_error_and_the_pool_stays_usable(store: SessionStore) -> None:
+    session = store.resolve(plan(ALICE_CC, "S"), T0).session_id
+    orphan = call_facts("no-such-session", "x:orphan")  # the foreign key refuses it
+    for _ in range(3):  # more attempts than the pool has idle connections to lose
+        with pytest.raises(StoreError, match="session store"):
+            store.write_batch([call_facts(session, "x:ok"), orphan], {})
+    assert store.calls(session) == []  # the batch is one transaction: nothing landed
+    store.write_batch([call_facts(session, "x:ok")], {})
+    with store.engine.connect() as conn:
+        stored = conn.execute(select(Call.exchange_id)).scalars().all()
+    assert stored == ["x:ok"]

@@ -34,7 +34,7 @@ from tests.soak.checks import (
     soak,
     soak_fault,
 )
-from tests.soak.gateway_setup import upstream_key, write_setup
+from tests.soak.gateway_setup import GatewaySetup, upstream_key, write_setup
 from tests.soak.load import LoadResult, Target, run_load
 from tests.soak.processes import upstream, wait_until
 
@@ -99,6 +99,14 @@ def _load_in_background(target: Target) -> tuple[threading.Thread, list[LoadResu
     return thread, out
 
 
+def _rows_stored(setup: GatewaySetup) -> bool:
+    store = setup.store()
+    try:
+        return bool(store.calls())
+    finally:
+        store.close()
+
+
 def _slow_in_flight(tape_dir: Path) -> bool:
     """Whether a slow stream (seconds long) has its response head on the tape, no end."""
     return any(
@@ -124,8 +132,11 @@ def test_kill_9_mid_run_loses_nothing_and_marks_the_in_flight(tmp_path: Path) ->
     )
     thread, _ = _load_in_background(target)
     try:
-        # Well into the run, while slow streams are being relayed (on the tape, no end).
+        # Well into the run: once the background writer has stored rows (on a loaded
+        # machine its first batches wait behind the first session resolutions) and
+        # while slow streams are being relayed (on the tape, no end).
         time.sleep(2)
+        assert wait_until(lambda: _rows_stored(setup), timeout=30), "no row stored under load"
         assert wait_until(lambda: _slow_in_flight(setup.tape), timeout=20)
         gateway.kill9()
         thread.join(60)

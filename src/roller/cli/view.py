@@ -55,7 +55,7 @@ def command(path: Path, as_json: bool, as_html: bool, out: Path | None) -> None:
 
 
 def _write_html(attempts: list[AttemptPaths], out: Path) -> None:
-    from roller.view.html import render_html
+    from roller.view.html import write_html_file
 
     for attempt in attempts:
         capture = read_attempt(attempt)
@@ -63,5 +63,5 @@ def _write_html(attempts: list[AttemptPaths], out: Path) -> None:
         if len(attempts) > 1:
             m = capture.manifest
             target = out.with_name(f"{out.stem}-{m.sample_id}-attempt-{m.attempt:04d}{out.suffix}")
-        target.write_text(render_html(capture), encoding="utf-8")
+        write_html_file(capture, target)
         click.echo(f"wrote {target} ({len(capture.calls)} call(s))", err=True)

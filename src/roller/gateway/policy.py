@@ -10,8 +10,9 @@
 `GatewayPolicy.decide(head, admission)` runs once the body arrived, before forwarding:
 4. derive the session: `roller.harnesses.identify` under the credential's declared harness
    (roller's own headers only when the credential is configured to send them, gated
-   native headers, body conversation id), mapped onto rows by `roller.gateway.derivation`,
-   else source keying on the principal;
+   native headers, body conversation id), over the headers an identity rule can read
+   (`roller.gateway.headers`, decided once per name sequence), mapped onto rows by
+   `roller.gateway.derivation`, else source keying on the principal;
 5. find or create the rows and link the parent (`roller.gateway.store`, with the tape
    exchange for the lineage audit), in a worker thread so the event loop never waits on
    the database; a store failure fails the request (500, recorded by the proxy as
@@ -21,7 +22,8 @@
    reading the row's parent back for the cache);
 6. swap the roller token for the real upstream key, and strip every other credential the
    gateway does not own (every header the redaction rules or the configured names call
-   secret, every secret query parameter): outgoing changes are never recorded;
+   secret, named once per name sequence by `roller.gateway.headers`; every secret query
+   parameter): outgoing changes are never recorded;
 7. annotate the tape's request with who and which session (`annotations["gateway"]`);
 8. hand the call row's request side (`roller.gateway.rows.RequestFacts`, from the same
    values as the annotation) to `roller.gateway.rows`, keyed by the tape exchange.
@@ -47,6 +49,7 @@ import orjson
 
 from roller.gateway.config import Client, GatewayConfig
 from roller.gateway.derivation import SessionPlan, plan_session
+from roller.gateway.headers import HeaderReading
 from roller.gateway.paths import own_route
 from roller.gateway.resolutions import ResolutionCache
 from roller.gateway.rows import CallRows, RequestFacts, started_at
@@ -78,6 +81,9 @@ _KEY_HEADER: Final[Mapping[Family, tuple[str, str]]] = {
     "openai": ("authorization", "Bearer "),
     "gemini": ("x-goog-api-key", ""),
 }
+
+
+_NO_HEADERS: Final[Mapping[str, str]] = {}
 
 
 def unauthorized(message: str) -> dict[str, Any]:
@@ -155,11 +161,15 @@ class GatewayPolicy:
         self.store = store
         self.upstreams = dict(upstreams)
         self.keys = dict(keys)
+        # What each family's decision sets: its upstream key where it takes it (built once;
+        # the proxy only reads a decision's headers).
+        self._set_headers = {f: _key_headers(f, k) for f, k in self.keys.items()}
         self.tape_dir = tape_dir.resolve()
         self.clock = clock
         self.clients = {client.token_sha256: client for client in config.clients}
         self._known: dict[str, Client] = {}  # tokens already matched: no hash per request
         self.redactor = Redactor(config.redact_headers, config.redact_query)
+        self.header_reading = HeaderReading(self.redactor)
         self.resolutions = ResolutionCache(inactivity_seconds=config.inactivity_seconds)
         self.writer = StoreWriter(store)
         self.writer.on_parents = self._learn_parents
@@ -223,7 +233,13 @@ class GatewayPolicy:
         assert isinstance(admitted, Admitted)  # admit let the request through
         client, family, endpoint = admitted.client, admitted.family, admitted.endpoint
         body = parse_json_body(head.body)
-        identity = identify(client.harness, head.headers, body, trust_roller=client.roller_headers)
+        reading, pairs = self.header_reading.of(head.headers)
+        identity = identify(
+            client.harness,
+            reading.identity_headers(pairs),  # the same identity as over every header
+            body,
+            trust_roller=client.roller_headers,
+        )
         plan = plan_session(client, identity)
         request = RequestRef(str(self.tape_dir), head.exchange_id)
         resolution = await self._resolve(plan, admitted.received, request)
@@ -250,16 +266,13 @@ class GatewayPolicy:
                 identity=summary,
             ),
         )
-        set_headers: dict[str, str] = {}
-        key = None if family is None else self.keys.get(family)
-        if family is not None and key is not None:
-            set_headers = _key_headers(family, key)
         return PolicyDecision(
-            set_headers=set_headers,
-            remove_headers=self._credentials(head),
+            set_headers=_NO_HEADERS if family is None else self._set_headers.get(family, {}),
+            remove_headers=reading.credentials,
             remove_query=(
-                *CREDENTIAL_QUERY,
-                *(n for n, _ in head.query if self.redactor.secret_query(n)),
+                (*CREDENTIAL_QUERY, *(n for n, _ in head.query if self.redactor.secret_query(n)))
+                if head.query
+                else CREDENTIAL_QUERY
             ),
             upstream=None if family is None else self.upstreams.get(family),
             annotations={"gateway": annotation},
@@ -284,12 +297,6 @@ class GatewayPolicy:
     def _learn_parents(self, parents: Mapping[str, str | None]) -> None:
         for session_id, parent in parents.items():
             self.resolutions.refreshed(session_id, parent)
-
-    def _credentials(self, head: RequestHead) -> tuple[str, ...]:
-        """Every credential-bearing header of the request: the gateway owns none of them
-        (it sets the upstream's key itself), so none is forwarded."""
-        secret = self.redactor.secret_header
-        return tuple(dict.fromkeys(name.lower() for name in head.headers if secret(name)))
 
     async def on_exchange_end(self, end: ExchangeEnd) -> None:
         await self.rows.on_exchange_end(end)

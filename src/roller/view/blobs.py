@@ -20,7 +20,7 @@ _DATA_URL = re.compile(r"data:[^;,]{0,100};base64,", re.ASCII)
 
 
 def is_blob(text: str) -> bool:
-    if _DATA_URL.match(text):
+    if text.startswith("data:") and _DATA_URL.match(text):  # startswith: the cheap test first
         return len(text) > 64
     return len(text) >= LIMIT and _BASE64.fullmatch(text) is not None
 
@@ -33,12 +33,19 @@ def marker(text: str) -> str:
 
 def elide(value: Any) -> tuple[Any, int]:
     """`value` with every blob string replaced by its marker, and how many were."""
-    if isinstance(value, str):
-        return (marker(value), 1) if is_blob(value) else (value, 0)
-    if isinstance(value, list):
-        out = [elide(v) for v in value]
-        return [v for v, _ in out], sum(n for _, n in out)
-    if isinstance(value, dict):
-        pairs = {k: elide(v) for k, v in value.items()}
-        return {k: v for k, (v, _) in pairs.items()}, sum(n for _, n in pairs.values())
-    return value, 0
+    count = 0
+
+    def walk(v: Any) -> Any:
+        nonlocal count
+        if isinstance(v, str):
+            if is_blob(v):
+                count += 1
+                return marker(v)
+            return v
+        if isinstance(v, list):
+            return [walk(x) for x in v]
+        if isinstance(v, dict):
+            return {k: walk(x) for k, x in v.items()}
+        return v
+
+    return walk(value), count

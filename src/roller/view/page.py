@@ -1,34 +1,45 @@
-"""The data the HTML viewer shows, as one JSON-ready dict (pure: a `Capture` in).
+"""The data the HTML viewer shows, section by section (`Page`: a `Capture` in, JSON-ready
+values out, a call at a time).
 
+- `summary`: the capture's summary line (`roller.view.tree.summary_of`);
 - `participants`: each agent with its parent, state, native ids, call ids, the
   relations that link it (with their evidence) and token totals, its own and rolled up
-  over its subtree;
+  over its subtree (from the tree's per-call index, `CallIndex`);
 - `calls`: per call the statuses, usage, times (ms from the first request), the exact
   request split into its items (each with its diff tag against the same agent's
   previous call: `same`, `from_output` — the previous call's output —, `new`), the
   system prompt, tool definitions and the rest of the body, the reassembled output, its
-  tool calls and, per tool call, its result and the later call whose input carried it;
-- `relations`: every relation, for links between calls.
-Base64 blobs are elided (`roller.view.blobs`) and counted in `summary.elided_blobs`.
+  tool calls and, per tool call, its result and the later call whose input carried it
+  (`roller.view.answers`);
+- `order`: the call ids in sequence order; `relations`: every relation, for links
+  between calls; `capture_errors`.
+The page writer (`roller.view.html`) elides base64 blobs and counts them.
 
 The diff compares items by their OpenAI chat form (`Codec.chat`, `roller.wire.chat`) without
 reasoning — close to the main trajectory's "same message", and protocol-neutral; the
-view is a sibling of `roller.export` and does not import it.
+view is a sibling of `roller.export` and does not import it. An agent's previous call is
+remembered by the digests of its items (`Turn`), so memory does not grow with its
+transcript.
 """
 
 from __future__ import annotations
 
 import difflib
+import hashlib
 import json
 from collections import defaultdict
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from roller.capture.models import CallRecord, ParticipantRecord
 from roller.capture.reader import Capture
-from roller.view.blobs import elide
-from roller.view.tree import build_tree, call_summary, participant_summary
+from roller.view.answers import Answers
+from roller.view.tree import CallIndex, call_summary, participant_summary, summary_of
 from roller.wire import Codec, codec_named
+from roller.wire.types import History
 
 
 def _ms(stamp: str | None, origin: float) -> float | None:
@@ -39,33 +50,60 @@ def _ms(stamp: str | None, origin: float) -> float | None:
     )
 
 
-def _keys(codec: Codec, items: list[Any]) -> list[str]:
-    """Each item's chat form without reasoning, as canonical JSON."""
+def _digests(codec: Codec, items: list[Any]) -> tuple[bytes, ...]:
+    """Each item's chat form without reasoning, as canonical JSON, by its sha256: the
+    diff compares equal items only, so digests give the same match as the texts, and an
+    agent's previous call is remembered by these, not by its transcript."""
     out = []
     for item in items:
         messages = [
             {k: v for k, v in m.message.items() if k != "reasoning_content"}
             for m in codec.chat.items([item]).messages
         ]
-        out.append(json.dumps(messages, sort_keys=True, ensure_ascii=False))
-    return out
+        key = json.dumps(messages, sort_keys=True, ensure_ascii=False)
+        out.append(hashlib.sha256(key.encode("utf-8", "surrogatepass")).digest())
+    return tuple(out)
 
 
-def _diff(call: CallRecord, previous: CallRecord | None) -> tuple[list[str], dict[str, Any] | None]:
-    """A tag per input item against the previous call's input + output, and a summary."""
-    codec = codec_named(call.protocol)
-    mine = codec.history(call.context) if codec else None
+def _digest(value: Any) -> bytes:
+    return hashlib.sha256(json.dumps(value, sort_keys=True).encode("ascii")).digest()
+
+
+@dataclass(frozen=True)
+class Turn:
+    """What the diff keeps of an agent's generation call for its next one: the digests
+    of its input items (None: its request has no item list) and output items, and of
+    its system prompt."""
+
+    call_id: str
+    protocol: str | None
+    items: tuple[bytes, ...] | None
+    produced: tuple[bytes, ...]
+    system: bytes
+
+
+def _turn(call: CallRecord, codec: Codec | None, mine: History | None) -> Turn:
     if codec is None or mine is None:
-        return [], None
-    same_protocol = previous is not None and previous.protocol == call.protocol
-    theirs = codec.history(previous.context) if previous and same_protocol else None
-    if previous is None or theirs is None:
+        return Turn(call.call_id, call.protocol, None, (), b"")
+    items = _digests(codec, mine.items)
+    produced = _digests(codec, codec.output_items(call.output))
+    return Turn(
+        call.call_id, call.protocol, items, produced, _digest(codec.system_prompt(mine.config))
+    )
+
+
+def _diff(
+    call: CallRecord, mine: History, now: Turn | None, previous: Turn | None
+) -> tuple[list[str], dict[str, Any] | None]:
+    """A tag per input item against the previous call's input + output, and a summary."""
+    if previous is None or previous.protocol != call.protocol or previous.items is None:
         return ["new"] * len(mine.items), None
-    before = _keys(codec, theirs.items)
-    produced = _keys(codec, codec.output_items(previous.output))
-    now = _keys(codec, mine.items)
-    tags = ["new"] * len(now)
-    matcher = difflib.SequenceMatcher(a=before + produced, b=now, autojunk=False)
+    assert now is not None and now.items is not None  # an agent's call with a history
+    before = list(previous.items)
+    tags = ["new"] * len(now.items)
+    matcher = difflib.SequenceMatcher(
+        a=before + list(previous.produced), b=now.items, autojunk=False
+    )
     removed = 0
     for op, a0, a1, b0, b1 in matcher.get_opcodes():
         if op == "equal":
@@ -79,14 +117,14 @@ def _diff(call: CallRecord, previous: CallRecord | None) -> tuple[list[str], dic
         "from_output": tags.count("from_output"),
         "new": tags.count("new"),
         "removed": removed,
-        "system_changed": codec.system_prompt(theirs.config) != codec.system_prompt(mine.config),
+        "system_changed": previous.system != now.system,
     }
     return tags, summary
 
 
-def _request(call: CallRecord, tags: list[str]) -> dict[str, Any]:
-    codec = codec_named(call.protocol)
-    history = codec.history(call.context) if codec else None
+def _request(
+    call: CallRecord, codec: Codec | None, history: History | None, tags: list[str]
+) -> dict[str, Any]:
     if codec is None or history is None:
         return {"raw": call.context}
     return {
@@ -113,10 +151,10 @@ def _tool(tool_id: str | None, name: str | None, result: tuple[str, Any] | None)
 def _call(
     call: CallRecord,
     origin: float,
-    previous: CallRecord | None,
-    answered: dict[str, tuple[str, Any]],
+    request: dict[str, Any],
+    diff: dict[str, Any] | None,
+    answers: Answers,
 ) -> dict[str, Any]:
-    tags, diff = _diff(call, previous)
     summary = call_summary(call)  # the fields the terminal tree shows, then the page's own
     del summary["children"], summary["status"]
     return {
@@ -137,16 +175,32 @@ def _call(
         "errors": [e.model_dump() for e in call.errors],
         "output_problems": list(call.output_problems),
         "attribution": call.attribution.model_dump(),
-        "request": _request(call, tags),
+        "request": request,
         "diff": diff,
         "output": call.output,
         "output_complete": call.output_complete,
         "provider_error": call.provider_error,
         "tool_calls": [
-            _tool(t.ref or t.id, t.name, answered.get(t.id or t.ref or ""))
+            _tool(t.ref or t.id, t.name, answers.get(t.id or t.ref or ""))
             for t in call.tool_refs.emitted
         ],
     }
+
+
+def _detail(
+    call: CallRecord, origin: float, previous: Turn | None, answers: Answers
+) -> tuple[dict[str, Any], Turn | None]:
+    """The call as the page shows it, and its `Turn` when it is an agent's generation
+    call (the next one of the agent is diffed against it)."""
+    codec = codec_named(call.protocol)
+    mine = codec.history(call.context) if codec else None
+    own = call.kind == "generation" and bool(call.participant_id)
+    now = _turn(call, codec, mine) if own else None
+    tags: list[str] = []
+    diff = None
+    if codec is not None and mine is not None:
+        tags, diff = _diff(call, mine, now, previous)
+    return _call(call, origin, _request(call, codec, mine, tags), diff, answers), now
 
 
 def _links(capture: Capture) -> dict[str, list[dict[str, Any]]]:
@@ -204,38 +258,73 @@ def _roll_up(participants: list[dict[str, Any]], calls: dict[str, dict[str, Any]
         p["subtree_tokens"] = total
 
 
-def page_data(capture: Capture) -> dict[str, Any]:
-    """Everything the viewer shows of one attempt (module docstring)."""
-    ordered = sorted(capture.calls, key=lambda c: c.sequence)
-    first = ordered[0].request.received_at if ordered else capture.manifest.started_at
-    origin = datetime.fromisoformat(first.replace("Z", "+00:00")).timestamp() * 1000
-    answered: dict[str, tuple[str, Any]] = {}  # tool-call id -> (call whose input had it, content)
-    for call in ordered:
-        codec = codec_named(call.protocol)
-        view = codec.chat.request(call.context) if codec else None
-        for message in view.plain() if view else []:
-            if message.get("role") == "tool" and isinstance(message.get("tool_call_id"), str):
-                answered.setdefault(message["tool_call_id"], (call.call_id, message.get("content")))
-    last: dict[str, CallRecord] = {}  # participant -> its previous generation call
-    calls: dict[str, dict[str, Any]] = {}
-    for call in ordered:
-        previous = last.get(call.participant_id or "") if call.kind == "generation" else None
-        calls[call.call_id] = _call(call, origin, previous, answered)
-        if call.participant_id and call.kind == "generation":
-            last[call.participant_id] = call
-    links = _links(capture)
-    participants = [_participant(p, links) for p in capture.manifest.participants]
-    _roll_up(participants, calls)
-    tree = build_tree(capture)
-    data = {
-        "attempt_dir": str(capture.paths.root),
-        "summary": tree["summary"],
-        "participants": participants,
-        "calls": calls,
-        "order": [c.call_id for c in ordered],
-        "relations": [r.model_dump(by_alias=True, mode="json") for r in capture.relations],
-        "capture_errors": [e.model_dump() for e in capture.manifest.capture_errors],
-    }
-    elided, count = elide(data)
-    elided["summary"]["elided_blobs"] = count
-    return dict(elided)
+class Page:
+    """The page data of one attempt, section by section in the order the page states
+    them: `head()` (the attempt directory, the summary, the agents), `calls()` (each
+    call's detail, in sequence order, built when asked for), `order`, `relations()`,
+    `capture_errors`. Made by one pass over the calls (`open`) that keeps the tree's
+    per-call index, the call order and the tool results (`Answers`, on disk); `calls()`
+    is a second pass, holding a call and the `Turn` of each agent's last call. Calls that
+    calls.jsonl does not hold in sequence order are read whole and sorted (finalize
+    writes them in arrival order, which is sequence order)."""
+
+    def __init__(self, capture: Capture, answers: Answers) -> None:
+        self.capture = capture
+        self.answers = answers
+        self.index = CallIndex()
+        self.order: list[str] = []
+        self._ordered: Iterable[CallRecord] = capture.calls
+        self._origin = capture.manifest.started_at  # the first call's request, if any
+        self.capture_errors = [e.model_dump() for e in capture.manifest.capture_errors]
+
+    @classmethod
+    @contextmanager
+    def open(cls, capture: Capture) -> Iterator[Page]:
+        with Answers() as answers:
+            page = cls(capture, answers)
+            page._scan()
+            yield page
+
+    def _scan(self) -> None:
+        in_order, sequence = True, None
+        for call in self.capture.calls:
+            if not self.order:
+                self._origin = call.request.received_at
+            self.index.add(call)
+            self.order.append(call.call_id)
+            self.answers.add(call)
+            in_order = in_order and (sequence is None or sequence <= call.sequence)
+            sequence = call.sequence
+        if not in_order:
+            held = sorted(self.capture.calls, key=lambda c: c.sequence)
+            self.answers.clear()  # the first carrier of a result is the first in sequence
+            for call in held:
+                self.answers.add(call)
+            self.order = [c.call_id for c in held]
+            self._ordered = held
+            self._origin = held[0].request.received_at
+
+    def head(self) -> dict[str, Any]:
+        m = self.capture.manifest
+        links = _links(self.capture)
+        participants = [_participant(p, links) for p in m.participants]
+        _roll_up(participants, self.index.summaries)
+        return {
+            "attempt_dir": str(self.capture.paths.root),
+            "summary": summary_of(m, self.index),
+            "participants": participants,
+        }
+
+    def calls(self) -> Iterator[tuple[str, dict[str, Any]]]:
+        origin = datetime.fromisoformat(self._origin.replace("Z", "+00:00")).timestamp() * 1000
+        last: dict[str, Turn] = {}  # participant -> its previous generation call
+        for call in self._ordered:
+            previous = last.get(call.participant_id or "") if call.kind == "generation" else None
+            detail, turn = _detail(call, origin, previous, self.answers)
+            if turn is not None and call.participant_id:
+                last[call.participant_id] = turn
+            yield call.call_id, detail
+
+    def relations(self) -> Iterator[dict[str, Any]]:
+        for r in self.capture.relations:
+            yield r.model_dump(by_alias=True, mode="json")

@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from roller.capture.models import CallRecord, ParticipantRecord
+from roller.capture.models import CallRecord, Manifest, ParticipantRecord
 from roller.capture.reader import Capture
 
 # The order a child's life unfolds in, for a readable label.
@@ -80,13 +80,16 @@ class CallIndex:
     def of(cls, calls: Iterable[CallRecord]) -> CallIndex:
         index = cls()
         for c in calls:
-            index.summaries[c.call_id] = call_summary(c)
-            if c.participant_id is None:
-                index.unattributed.append(call_summary(c))
-            if c.usage:
-                index.input_tokens += c.usage.input_tokens or 0
-                index.output_tokens += c.usage.output_tokens or 0
+            index.add(c)
         return index
+
+    def add(self, c: CallRecord) -> None:
+        self.summaries[c.call_id] = call_summary(c)
+        if c.participant_id is None:
+            self.unattributed.append(call_summary(c))
+        if c.usage:
+            self.input_tokens += c.usage.input_tokens or 0
+            self.output_tokens += c.usage.output_tokens or 0
 
     def node(self, call_id: str) -> dict[str, Any]:
         """A fresh tree node of the call (its own `children` list)."""
@@ -148,8 +151,17 @@ def build_tree(capture: Capture) -> dict[str, Any]:
         }
 
     roots = [node(p, frozenset({p.participant_id})) for p in children_of.get(None, [])]
-    unattributed = calls.unattributed
-    summary = {
+    return {
+        "attempt_dir": str(capture.paths.root),
+        "summary": summary_of(m, calls),
+        "roots": roots,
+        "unattributed": calls.unattributed,
+    }
+
+
+def summary_of(m: Manifest, calls: CallIndex) -> dict[str, Any]:
+    """The capture's summary line as data (the tree's and the HTML page's)."""
+    return {
         "harness": m.harness.name,
         "harness_version": m.harness.version,
         "sample_id": m.sample_id,
@@ -166,10 +178,4 @@ def build_tree(capture: Capture) -> dict[str, Any]:
         "input_tokens": calls.input_tokens,
         "output_tokens": calls.output_tokens,
         "capture_errors": [e.code for e in m.capture_errors],
-    }
-    return {
-        "attempt_dir": str(capture.paths.root),
-        "summary": summary,
-        "roots": roots,
-        "unattributed": unattributed,
     }

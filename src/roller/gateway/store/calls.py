@@ -15,7 +15,9 @@ Rules kept:
   SQLite) and a boolean mapped the same way; `tests/gateway/test_call_insert.py` compares
   the stored rows with SQLAlchemy Core's insert, column by column, on both backends.
   What this saves is SQLAlchemy's per-row statement work: the batch is a list of tuples
-  in column order (no per-row dict), sent with one `executemany` of one statement.
+  in column order (no per-row dict, the facts read by one `attrgetter`, a processor not
+  called on a NULL it would pass through), sent with one `executemany` of one statement
+  on the raw DB-API connection (`roller.gateway.store.batch`).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from operator import attrgetter
 from typing import Any, Final
 
 from sqlalchemy import Dialect
@@ -68,6 +71,7 @@ def new_id() -> str:
 FACT_COLUMNS: Final = tuple(name for name in CallFacts.__slots__ if name != "flags")
 COLUMNS: Final = ("id", *FACT_COLUMNS, "flags")
 _SHAPES: Final = column_shapes(Call.__table__, FACT_COLUMNS)  # type: ignore[arg-type]
+_FACTS: Final = attrgetter(*FACT_COLUMNS)  # the facts in that order, one C call
 
 _Processor = Callable[[Any], Any] | None
 
@@ -97,17 +101,22 @@ class CallInsert:
 
     def rows(self, calls: Sequence[CallFacts]) -> list[tuple[Any, ...]]:
         """The batch's parameters: one tuple per call, in `COLUMNS` order."""
-        processed = [(i, p) for i, p in enumerate(self.processors) if p is not None]
+        # (index, processor, whether it maps NULL to NULL: then a None is left alone)
+        processed = [
+            (i, p, p(None) is None) for i, p in enumerate(self.processors) if p is not None
+        ]
         out = []
         for facts in calls:
             row = call_values(facts)
-            for i, process in processed:
-                row[i] = process(row[i])
+            for i, process, keeps_null in processed:
+                value = row[i]
+                if value is not None or not keeps_null:
+                    row[i] = process(value)
             out.append(tuple(row))
         return out
 
 
 def call_values(facts: CallFacts) -> list[Any]:
     """One call's values in `COLUMNS` order, made storable (a fresh row id first)."""
-    stored, flags = storable_values(_SHAPES, [getattr(facts, name) for name in FACT_COLUMNS])
+    stored, flags = storable_values(_SHAPES, _FACTS(facts))
     return [new_id(), *stored, [*facts.flags, *flags] or None]

@@ -42,7 +42,7 @@ from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any, Final, ParamSpec, TypeVar
+from typing import Any, ParamSpec, TypeVar
 
 from sqlalchemy import Connection, Engine, func, select, text, update
 from sqlalchemy.dialects import postgresql, sqlite
@@ -51,6 +51,7 @@ from sqlalchemy.orm import Session
 
 from roller.gateway.config import Client
 from roller.gateway.derivation import SessionPlan, SourceKey, source_key_for_principal
+from roller.gateway.store.batch import ATTEMPTS, TRANSIENT_SQLSTATES, BatchWriter
 from roller.gateway.store.calls import CallFacts, CallInsert, new_id
 from roller.gateway.store.engine import StoreError
 from roller.gateway.store.lineage import (
@@ -64,11 +65,6 @@ from roller.gateway.store.models import Call, Note, ParentAssignment, RuntimeSes
 
 _P = ParamSpec("_P")
 _T = TypeVar("_T")
-
-ATTEMPTS: Final = 4  # of a transaction that fails transiently
-_TRANSIENT_SQLSTATES: Final = frozenset(
-    {"40001", "40P01", "55P03"}
-)  # serialization, deadlock, lock
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,6 +95,7 @@ class SessionStore:
             else None  # the event loop's default pool
         )
         self._call_insert = CallInsert.of(engine.dialect)
+        self._batch = BatchWriter.of(engine, self._call_insert.sql)
 
     async def run(self, op: Callable[_P, _T], *args: _P.args, **kwargs: _P.kwargs) -> _T:
         """Run a store operation off the event loop (on SQLite: on the one store thread)."""
@@ -366,23 +363,12 @@ class SessionStore:
         """Call rows and `last_seen_at` touches (session id -> when), one transaction
         (the background writer's batch, `roller.gateway.writer`). Returns each touched
         session's parent as it is now (the resolution cache learns a parent another
-        process set from it)."""
-        insert = self._call_insert
+        process set from it). On the raw DB-API connection (`roller.gateway.store.batch`)."""
         try:
-            rows = insert.rows(calls) if calls else []
+            rows = self._call_insert.rows(calls) if calls else []
         except (TypeError, ValueError) as exc:  # a value no bind processor takes
             raise StoreError(f"session store: call row not storable: {exc}") from None
-
-        def write(conn: Connection) -> dict[str, str | None]:
-            if rows:
-                conn.exec_driver_sql(insert.sql, rows)  # one executemany
-            parents: dict[str, str | None] = {}
-            for session_id, when in sorted(touches.items()):  # one lock order
-                self._touch(conn, session_id, when)
-                parents[session_id] = parent_of(conn, session_id)
-            return parents
-
-        return self._transaction(write)
+        return self._batch.write(rows, touches)
 
     def recorded_exchanges(self, tape_dir: str) -> set[str]:
         """The exchange ids of `tape_dir` that have a call row."""
@@ -439,7 +425,7 @@ def _transient(exc: SQLAlchemyError) -> bool:
     if exc.connection_invalidated:
         return True
     orig = exc.orig
-    if getattr(orig, "sqlstate", None) in _TRANSIENT_SQLSTATES:
+    if getattr(orig, "sqlstate", None) in TRANSIENT_SQLSTATES:
         return True
     return "database is locked" in str(orig)
 

@@ -15,6 +15,9 @@ would lose the record of a billed call, so every string of a row goes through
   built by the gateway, and never cut.
 - Column lengths come from the table itself (`column_shapes`, read once per table by a
   caller that writes many rows): nothing here restates the schema.
+- Nearly every row needs no change: `RowShape.plain` tells so in one pass over the row
+  (its strings joined once, lengths compared, each JSON value checked by one orjson
+  call); only a row it cannot clear goes column by column.
 """
 
 from __future__ import annotations
@@ -67,23 +70,54 @@ class ColumnShape:
     json: bool
 
 
-def column_shapes(table: Table, names: Sequence[str]) -> tuple[ColumnShape, ...]:
+@dataclass(frozen=True, slots=True)
+class RowShape:
+    """The shapes of a row's columns, in order, with where its bounded and JSON columns
+    are (derived once from the shapes)."""
+
+    columns: tuple[ColumnShape, ...]
+    bounded: tuple[tuple[int, int], ...]  # (index, length) of each `String(n)` column
+    json: tuple[int, ...]
+
+    @classmethod
+    def of(cls, columns: Sequence[ColumnShape]) -> RowShape:
+        return cls(
+            tuple(columns),
+            tuple((i, c.length) for i, c in enumerate(columns) if c.length is not None),
+            tuple(i for i, c in enumerate(columns) if c.json),
+        )
+
+    def plain(self, values: Sequence[Any]) -> bool:
+        """Whether no value of the row needs a change (the column-by-column rules would
+        leave every one as it is): its strings ASCII without a NUL, none over its
+        column's length, every JSON value plain."""
+        joined = "".join([v for v in values if v.__class__ is str])
+        if not joined.isascii() or "\x00" in joined:
+            return False
+        for i, length in self.bounded:
+            value = values[i]
+            if value.__class__ is str and len(value) > length:
+                return False
+        return all(values[i] is None or _plain_json(values[i]) for i in self.json)
+
+
+def column_shapes(table: Table, names: Sequence[str]) -> RowShape:
     """The shapes of `table`'s columns `names`, in that order."""
     shapes = []
     for name in names:
         column_type = table.c[name].type
         length = column_type.length if isinstance(column_type, String) else None
         shapes.append(ColumnShape(name, length, isinstance(column_type, JSON)))
-    return tuple(shapes)
+    return RowShape.of(shapes)
 
 
-def storable_values(
-    columns: Sequence[ColumnShape], values: Sequence[Any]
-) -> tuple[list[Any], list[str]]:
-    """`values` (one per column of `columns`) made storable, and the flags saying how."""
+def storable_values(shape: RowShape, values: Sequence[Any]) -> tuple[list[Any], list[str]]:
+    """`values` (one per column of `shape`) made storable, and the flags saying how."""
     flags: list[str] = []
     out = list(values)
-    for i, (column, value) in enumerate(zip(columns, values, strict=True)):
+    if shape.plain(values):
+        return out, flags
+    for i, (column, value) in enumerate(zip(shape.columns, values, strict=True)):
         if value is None or (value.__class__ is not str and not column.json):
             continue
         if value.__class__ is str and _plain(value, column.length):

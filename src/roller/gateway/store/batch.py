@@ -1,0 +1,153 @@
+"""The background writer's batch: call rows and session touches in one raw transaction.
+
+`BatchWriter.of(engine)` renders the batch's statements once for the engine's dialect;
+`writer.write(rows, touches)` writes one batch (the call insert's parameter tuples from
+`roller.gateway.store.calls`, and `last_seen_at` touches) in one transaction on the pool's
+raw DB-API connection, and returns each touched session's parent as it is now. Rules
+kept:
+- The statements are SQLAlchemy's own for the same operations, rendered once (the call
+  insert by `CallInsert`; the touch is `UPDATE … SET last_seen_at WHERE id AND
+  last_seen_at < when`, its time through the column's own bind processor), so what is
+  stored is what SQLAlchemy Core stores (`tests/gateway/test_call_insert.py`). What this
+  saves is SQLAlchemy's per-transaction work (the `Connection`, its events, execution
+  contexts and result objects): the batch runs on the store thread, but CPU anywhere in
+  the process is CPU per request.
+- SQLite begins the transaction `IMMEDIATE`, as every store transaction does
+  (`roller.gateway.store.engine`); PostgreSQL's driver begins it with the first
+  statement. Touches are written in session id order (one lock order for every writer).
+- A failure rolls the transaction back (a dropped connection is invalidated, so the pool
+  never hands it out again); a transient one (a locked SQLite file, a deadlock or
+  serialization failure, a dropped connection) is retried with the store's backoff, and
+  any other, or the last, becomes a `StoreError` with the driver's first line only.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Final
+
+from sqlalchemy import Engine
+
+from roller.gateway.store.engine import StoreError
+from roller.gateway.store.models import RuntimeSession
+
+ATTEMPTS: Final = 4  # of a batch that fails transiently (as the store's transactions)
+TRANSIENT_SQLSTATES: Final = frozenset({"40001", "40P01", "55P03"})  # serialization, deadlock, lock
+
+
+@dataclass(frozen=True, slots=True)
+class BatchWriter:
+    """One dialect's batch statements, rendered once, and the engine to run them on."""
+
+    engine: Engine
+    insert_sql: str
+    touch_sql: str
+    parents_sql: str  # `{marks}`: one placeholder per touched session
+    mark: str
+    when: Any  # the `last_seen_at` bind processor (None: the value as it is)
+    begin: str | None  # the statement that opens a transaction, where the driver does not
+
+    @classmethod
+    def of(cls, engine: Engine, insert_sql: str) -> BatchWriter:
+        dialect = engine.dialect
+        quote = dialect.identifier_preparer.quote
+        table = RuntimeSession.__table__
+        name = dialect.identifier_preparer.format_table(table)
+        mark = "?" if dialect.paramstyle == "qmark" else "%s"
+        seen, ident, parent = quote("last_seen_at"), quote("id"), quote("parent_session_id")
+        return cls(
+            engine=engine,
+            insert_sql=insert_sql,
+            touch_sql=(
+                f"UPDATE {name} SET {seen}={mark} WHERE {name}.{ident} = {mark}"
+                f" AND {name}.{seen} < {mark}"
+            ),
+            parents_sql=f"SELECT {ident}, {parent} FROM {name} WHERE {ident} IN ({{marks}})",
+            mark=mark,
+            when=table.c["last_seen_at"].type.dialect_impl(dialect).bind_processor(dialect),
+            begin="BEGIN IMMEDIATE" if dialect.name == "sqlite" else None,
+        )
+
+    def write(
+        self, rows: Sequence[tuple[Any, ...]], touches: Mapping[str, datetime]
+    ) -> dict[str, str | None]:
+        """The batch in one transaction, retried while it fails transiently."""
+        touched = sorted(touches)  # one lock order
+        stamp = self.when or (lambda value: value)
+        updates = [(stamp(touches[s]), s, stamp(touches[s])) for s in touched]
+        for attempt in range(ATTEMPTS):
+            try:
+                return self._transaction(rows, updates, touched)
+            except _Retry as retry:
+                if attempt + 1 == ATTEMPTS:
+                    raise StoreError(f"session store: {retry.reason}") from None
+                time.sleep(0.005 * 4**attempt)
+        raise AssertionError("unreachable")  # the loop returns or raises
+
+    def _transaction(
+        self,
+        rows: Sequence[tuple[Any, ...]],
+        updates: list[tuple[Any, str, Any]],
+        touched: list[str],
+    ) -> dict[str, str | None]:
+        dialect = self.engine.dialect
+        error: type[BaseException] = dialect.loaded_dbapi.Error
+        raw = self.engine.raw_connection()
+        cursor = None
+        try:
+            cursor = raw.cursor()
+            if self.begin is not None:
+                cursor.execute(self.begin)
+            if rows:
+                cursor.executemany(self.insert_sql, rows)
+            parents: dict[str, str | None] = {}
+            if updates:
+                cursor.executemany(self.touch_sql, updates)
+                cursor.execute(
+                    self.parents_sql.format(marks=", ".join(self.mark for _ in touched)),
+                    touched,
+                )
+                found = {str(sid): parent for sid, parent in cursor.fetchall()}
+                parents = {sid: found.get(sid) for sid in touched}
+            raw.commit()
+            return parents
+        except error as exc:
+            dropped = dialect.is_disconnect(exc, raw.dbapi_connection, cursor)  # type: ignore[arg-type]
+            _abandon(raw, dropped, exc, error)
+            if dropped or _transient(exc):
+                raise _Retry(_reason(exc)) from None
+            raise StoreError(f"session store: {_reason(exc)}") from None
+        finally:
+            raw.close()  # back to the pool (rolled back there if still open)
+
+
+def _abandon(raw: Any, dropped: bool, exc: BaseException, error: type[BaseException]) -> None:
+    """Roll back after a failure; a connection that dropped is never reused."""
+    if not dropped:
+        try:
+            raw.rollback()
+            return
+        except error:
+            pass
+    raw.invalidate(exc)
+
+
+class _Retry(Exception):
+    """A transient failure of one attempt (its driver reason)."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+def _transient(exc: BaseException) -> bool:
+    if getattr(exc, "sqlstate", None) in TRANSIENT_SQLSTATES:
+        return True
+    return "database is locked" in str(exc)
+
+
+def _reason(exc: BaseException) -> str:
+    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]

@@ -1,0 +1,92 @@
+"""`roller view --html` holds a small index and a call at a time, not the capture.
+
+Synthetic captures from `benchmarks/finalize_scale.py` (conversations that resend their
+whole transcript each turn, as harnesses do), finalized for real; peak memory measured
+with tracemalloc while the page is written to a file (`write_html_file`, what the CLI
+runs). Building the page whole held every record, every call's detail and the page as
+one string: a peak of about five times calls.jsonl.
+"""
+
+from __future__ import annotations
+
+import sys
+import tracemalloc
+from pathlib import Path
+
+import pytest
+
+from roller.capture.layout import AttemptPaths
+from roller.capture.reader import Capture, read_attempt
+from roller.errors import CaptureFormatError
+from roller.finalize.attempt import finalize_attempt
+from roller.view.html import render_html, write_html_file
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+import finalize_scale
+
+
+def _attempt(root: Path, calls: int) -> AttemptPaths:
+    shape = finalize_scale.Shape(40, 3, 10, fixed_kb=16, turn_kb=1)
+    paths = finalize_scale.build_attempt(root, calls, shape, "on-error")
+    finalize_attempt(paths)
+    return paths
+
+
+def _peak(paths: AttemptPaths, target: Path) -> int:
+    tracemalloc.start()
+    try:
+        write_html_file(read_attempt(paths), target)
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+@pytest.fixture(scope="module")
+def sessions(tmp_path_factory: pytest.TempPathFactory) -> AttemptPaths:
+    """280 calls: four sessions of a 40-call root and three 10-call subagents."""
+    return _attempt(tmp_path_factory.mktemp("sessions"), 280)
+
+
+def test_the_page_holds_a_call_at_a_time(sessions: AttemptPaths, tmp_path: Path) -> None:
+    size = sessions.calls.stat().st_size  # ~21 MB
+    target = tmp_path / "page.html"
+    peak = _peak(sessions, target)
+    assert target.stat().st_size > size // 2  # the page does carry every request
+    assert peak < size // 10, (peak, size)
+
+
+def test_the_peak_grows_by_the_index_alone(sessions: AttemptPaths, tmp_path: Path) -> None:
+    """Twice the calls: the peak grows by a few KB a call (the tree's summary, the order,
+    a tool result's offset), not by the ~75 KB a call of calls.jsonl."""
+    larger = _attempt(tmp_path / "larger", 560)
+    small, large = _peak(sessions, tmp_path / "a.html"), _peak(larger, tmp_path / "b.html")
+    assert larger.calls.stat().st_size > 1.9 * sessions.calls.stat().st_size
+    assert (large - small) / 280 < 8 * 1024, (small, large)
+
+
+def test_calls_out_of_sequence_order_give_the_same_page(sessions: AttemptPaths) -> None:
+    """calls.jsonl in sequence order streams; any other order is read whole and sorted."""
+    capture = read_attempt(sessions)
+    calls = list(capture.calls)
+    shuffled = Capture(capture.paths, capture.manifest, calls[1::2] + calls[::2], capture.relations)
+    assert render_html(shuffled) == render_html(capture)
+
+
+def test_a_capture_that_fails_to_read_leaves_the_page_as_it_was(
+    sessions: AttemptPaths, tmp_path: Path
+) -> None:
+    broken = AttemptPaths(tmp_path / "attempt")
+    broken.root.mkdir()
+    broken.manifest.write_bytes(sessions.manifest.read_bytes())
+    broken.relations.write_bytes(sessions.relations.read_bytes())
+    with open(sessions.calls, "rb") as fh:
+        lines = fh.readlines()
+    broken.calls.write_bytes(b"".join(lines[:-1]) + b'{"not": "a call"}\n')
+    target = tmp_path / "page.html"
+    target.write_text("before")
+    with pytest.raises(CaptureFormatError, match=r"calls\.jsonl:280"):
+        write_html_file(read_attempt(broken), target)
+    assert target.read_text() == "before"
+    assert list(tmp_path.iterdir()) == [broken.root, target] or sorted(
+        tmp_path.iterdir()
+    ) == sorted([broken.root, target])
