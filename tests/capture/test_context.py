@@ -44,6 +44,10 @@ EDGES = {
     "trailing garbage": b'{"a":1} x',
     "4301 digits": b"[" + b"7" * 4301 + b"]",
     "deep": b"[" * 1100 + b"]" * 1100,
+    # orjson reads 1,024 levels but writes 255: deeper is Python's and pydantic's to say
+    "254 deep": b"[" * 254 + b"]" * 254,
+    "255 deep": b"[" * 255 + b"]" * 255,
+    "300 deep": b'{"a":' * 300 + b"1" + b"}" * 300,
     "null": b"null",
     "empty": b"",
     "duplicate keys": b'{"a":1,"b":2,"a":3}',

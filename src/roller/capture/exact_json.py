@@ -7,7 +7,10 @@ other encodings (its error sends the data to `json.loads`, whose exception is th
 one raised), and it reads an integer beyond 64 bits as a float without an error, so a
 value is taken from orjson only when the data holds no run of digits long enough for
 such an integer (`may_hold_wide_integer`) or when orjson writes the value back as the
-very bytes read (an integer turned float would be written differently: `read`).
+very bytes read (an integer turned float would be written differently: `read`). orjson
+reads nesting up to 1,024 levels but writes only 255: a deeper value is left to
+`json.loads` and the record's own writer (`roller.capture.context`), which says whether
+a record can hold it.
 """
 
 from __future__ import annotations
@@ -36,7 +39,10 @@ def read(data: bytes) -> tuple[Any, bytes | None]:
         value = orjson.loads(data)
     except orjson.JSONDecodeError:
         return json.loads(data), None
-    written = orjson.dumps(value)
+    try:
+        written = orjson.dumps(value)
+    except orjson.JSONEncodeError:  # nested past the 255 levels orjson writes
+        return json.loads(data), None
     if written == data:
         return value, data
     if may_hold_wide_integer(data):

@@ -26,11 +26,13 @@ import orjson
 from roller.capture.files import atomic_write, atomic_write_lines, describe_file, fsync_dir
 from roller.capture.layout import CALLS, LAYOUT_FILES, RELATIONS, AttemptPaths
 from roller.capture.models import CallRecord, FileEntry, Manifest, RelationRecord
+from roller.capture.models.vocabulary import Record
 from roller.errors import IntegrityError
 
 
-def serialize(record: CallRecord | RelationRecord | Manifest) -> str:
-    """The one canonical serialization of a record (field order as declared)."""
+def serialize(record: Record) -> str:
+    """The one canonical serialization of a record or a part of one (field order as
+    declared; a part's bytes are the ones its record holds)."""
     return record.model_dump_json(by_alias=True)
 
 

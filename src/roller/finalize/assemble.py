@@ -27,7 +27,6 @@ from roller.capture.models import (
     CaptureErrorRecord,
     Counts,
     Coverage,
-    EmittedToolRef,
     Evidence,
     ExecutionStatus,
     InheritedContextRecord,
@@ -37,13 +36,13 @@ from roller.capture.models import (
     RelationRecord,
     RequestInfo,
     ResponseInfo,
-    ResultToolRef,
     StorageLayout,
     ToolIdMapping,
     ToolRefs,
     TurnRecord,
     UsageInfo,
 )
+from roller.finalize import derived
 from roller.finalize.attribute import AttributionResult
 from roller.finalize.decode import CallFacts, DecodedCall
 from roller.finalize.ids import CaptureIds
@@ -127,7 +126,7 @@ def decide(parts: CaptureParts, i: int, shell: CallRecord) -> CallRecord:
             "export_status": status.export,
             "export_blocked_by": status.blocked,
             "errors": status.errors,
-            **_store_identity(parts, i, shell.native_identity),
+            **store_identity(parts, i, shell.native_identity),
         }
     )
 
@@ -135,7 +134,20 @@ def decide(parts: CaptureParts, i: int, shell: CallRecord) -> CallRecord:
 def relation_records(parts: CaptureParts) -> Iterator[RelationRecord]:
     """Every relation in order, as it reads once raw/ is cleaned or kept."""
     for relation in parts.related.iter_relations():
-        yield relation if parts.verdict.retained else _without_native_sources(relation)
+        yield _as_published(parts, relation)
+
+
+def _as_published(parts: CaptureParts, relation: RelationRecord) -> RelationRecord:
+    return relation if parts.verdict.retained else _without_native_sources(relation)
+
+
+def relation_lines(parts: CaptureParts) -> Iterator[bytes]:
+    """`relation_records` as the lines of relations.jsonl: the derived relations (most
+    of them; no native source to clear) written straight from their facts."""
+    for relation in parts.related.bound:
+        yield _as_published(parts, relation).model_dump_json(by_alias=True).encode() + b"\n"
+    for d, relation_id in parts.related.iter_derived():
+        yield derived.line(d, relation_id)
 
 
 def manifest(parts: CaptureParts, relations: int, layout: StorageLayout = "compact/v2") -> Manifest:
@@ -233,7 +245,7 @@ def _tool_id_map(parts: CaptureParts) -> list[ToolIdMapping]:
     return out
 
 
-def _store_identity(
+def store_identity(
     parts: CaptureParts, i: int, wire: Mapping[str, str]
 ) -> dict[str, dict[str, str]]:
     """Call i's `native_identity` update, when the harness's store records facts of its
@@ -285,7 +297,7 @@ def _counts(
 
 
 # What a call's shell holds until `decide` fills in the stages' decisions.
-_UNDECIDED = Attribution(
+UNDECIDED = Attribution(
     basis="none", key=None, wire_participant_key=None, cross_check="absent", note=None
 )
 
@@ -325,7 +337,7 @@ def call_shell(
         usage=_usage_info(call.usage),
         stream=call.request_stream,
         native_identity=_native_identity(call),
-        attribution=_UNDECIDED,
+        attribution=UNDECIDED,
         tool_refs=_tool_refs(call, tool_ids),
         execution_status=call.execution_status,
         response_capture_status=call.response_capture_status,
@@ -391,28 +403,33 @@ def _usage_info(usage: Usage | None) -> UsageInfo | None:
 
 
 def _tool_refs(call: DecodedCall, tool_ids: ToolIds) -> ToolRefs:
-    return ToolRefs(
-        emitted=[
-            EmittedToolRef(
-                id=t.id,
-                name=t.name,
-                item_id=t.item_id,
-                namespace=t.namespace,
-                # the harness-assigned id stands in when the output carries none
-                ref=t.ref if t.ref is not None else tid,
-            )
-            for t, tid in zip(call.emitted, tool_ids, strict=True)
-        ],
-        results=[
-            ResultToolRef(
-                id=r.id,
-                name=r.name,
-                item_id=r.item_id,
-                message_index=r.message_index,
-                is_error=r.is_error,
-            )
-            for r in call.results
-        ],
+    """The call's tool references, validated in one step from plain values: a context
+    carries every earlier result, so there are as many as the transcript has results,
+    and a model built per result cost twice the validation of the lot."""
+    return ToolRefs.model_validate(
+        {
+            "emitted": [
+                {
+                    "id": t.id,
+                    "name": t.name,
+                    "item_id": t.item_id,
+                    "namespace": t.namespace,
+                    # the harness-assigned id stands in when the output carries none
+                    "ref": t.ref if t.ref is not None else tid,
+                }
+                for t, tid in zip(call.emitted, tool_ids, strict=True)
+            ],
+            "results": [
+                {
+                    "id": r.id,
+                    "name": r.name,
+                    "item_id": r.item_id,
+                    "message_index": r.message_index,
+                    "is_error": r.is_error,
+                }
+                for r in call.results
+            ],
+        }
     )
 
 

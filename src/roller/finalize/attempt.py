@@ -23,16 +23,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from roller.capture.body_refs import CaptureBodies, rewrite_tape
+from roller.capture.context_reader import ContextReader
 from roller.capture.files import sync_files, write_unsynced
 from roller.capture.layout import RELATIONS, AttemptPaths
 from roller.capture.models import AttemptInputs, FileEntry, Manifest, StorageLayout
 from roller.capture.reader import read_json_model, read_manifest
 from roller.capture.tape import TapeIndex, index_tape
 from roller.capture.tape.format import BodyRef
-from roller.capture.writer import publish_lines, serialize, settle_raw
+from roller.capture.writer import publish_lines, settle_raw
 from roller.errors import CaptureFormatError
-from roller.finalize.assemble import CaptureParts, call_shell, decide, manifest, relation_records
+from roller.finalize.assemble import CaptureParts, call_shell, manifest, relation_lines
 from roller.finalize.contexts import Contexts
+from roller.finalize.decided import decided_json
 from roller.finalize.decode import RequestContext, decode_exchange, request_context
 from roller.finalize.ids import call_id
 from roller.finalize.pipeline import capture_parts
@@ -62,8 +64,9 @@ def finalize_attempt(paths: AttemptPaths, layout: StorageLayout | None = None) -
         Contexts(paths, layout) as ctx,
     ):
         facts = []
+        bodies = ContextReader()  # a resent transcript: only what it adds is parsed
         for n, ref in enumerate(tape.exchanges):
-            call = decode_exchange(n, tape.load(ref), inputs.harness.name)
+            call = decode_exchange(n, tape.load(ref), inputs.harness.name, bodies.parse)
             facts.append(call.facts)
             (tool_ids,), _ = tool_refs_of(facts[-1:], native)
             shell = call_shell(call, call_id(inputs.capture_scope, n), tool_ids, with_context=False)
@@ -81,9 +84,8 @@ def finalize_attempt(paths: AttemptPaths, layout: StorageLayout | None = None) -
             sync_files(kept.responses)  # response bodies reach the disk before the manifest
             return manifest(parts, files[RELATIONS].lines, layout)
 
-        relation_lines = (serialize(r).encode() + b"\n" for r in relation_records(parts))
         call_lines = _call_lines(paths, parts, tape, spill, ctx, kept)
-        return publish_lines(paths, call_lines, relation_lines, manifest_for, ctx.written())
+        return publish_lines(paths, call_lines, relation_lines(parts), manifest_for, ctx.written())
 
 
 def _published_layout(paths: AttemptPaths) -> StorageLayout | None:
@@ -119,15 +121,17 @@ def _call_lines(
     for i, ref in enumerate(tape.exchanges):
         body = tape.request_body(ref)
         shell, context = spill.get(i, body)
-        yield contexts.line(decide(parts, i, shell), body, context)
+        has_raw_body = spill.has_raw_body(i)
+        yield contexts.line(decided_json(parts, i, shell, has_raw_body), body, context)
         if not retained:
             continue
         if contexts.gives_back(body, spill.context_is_body(i)):
             call_id = parts.ids.calls[i]
-            kept.refs[ref.exchange_id] = BodyRef(call_id, i, shell.context_sha256, len(body))
+            sha = spill.context_sha256[i]
+            kept.refs[ref.exchange_id] = BodyRef(call_id, i, sha, len(body))
         elif tape.referenced(ref):
             kept.inline[ref.exchange_id] = body
-        if shell.response.raw_sha256 is not None:
+        if has_raw_body:
             target = paths.response_body(parts.ids.calls[i])
             write_unsynced(target, tape.load(ref).body)
             kept.responses.append(target)

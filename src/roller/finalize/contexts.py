@@ -39,14 +39,16 @@ class Contexts:
             self._fh.close()
         self._tmp.unlink(missing_ok=True)  # moved in place by then, unless publication failed
 
-    def line(self, record: CallRecord, body: bytes, context: bytes | None) -> bytes:
-        """The record's line in calls.jsonl; `body` is the request body, `context` the
-        context's record JSON (None without one)."""
+    def line(self, record: bytes, body: bytes, context: bytes | None) -> bytes:
+        """The record's line in calls.jsonl from its JSON with `context: null`; `body` is
+        the request body, `context` the context's record JSON (None without one)."""
         if self._blobs is None:
-            return with_context(serialize(record).encode() + b"\n", context)
-        if body:
-            record = record.model_copy(update={"context_ref": self._blobs.add_body(body)})
-        return serialize(record).encode() + b"\n"
+            return with_context(record + b"\n", context)
+        if not body:
+            return record + b"\n"
+        ref = self._blobs.add_body(body)
+        stored = CallRecord.model_validate_json(record).model_copy(update={"context_ref": ref})
+        return serialize(stored).encode() + b"\n"
 
     def gives_back(self, body: bytes, context_is_body: bool) -> bool:
         """Whether the published capture holds this request body exactly (so raw/'s tape

@@ -21,10 +21,11 @@ from __future__ import annotations
 
 import hashlib
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any, NamedTuple
 
-from roller.capture.context import parse_context
+from roller.capture.context import ParsedContext, parse_context
 from roller.capture.models import (
     CallKind,
     ExecutionStatus,
@@ -234,7 +235,14 @@ def _held_reassembly(r: Reassembly) -> tuple[Reassembly, tuple[str, ...]]:
     return held_r, ("response body",)
 
 
-def decode_exchange(sequence: int, ex: TapeExchange, harness: str) -> DecodedCall:
+def decode_exchange(
+    sequence: int,
+    ex: TapeExchange,
+    harness: str,
+    parse: Callable[[bytes], ParsedContext] = parse_context,
+) -> DecodedCall:
+    """The call of one exchange; `parse` reads its request body as `parse_context` does
+    (finalize passes a `ContextReader`'s, which reads what a resent transcript adds)."""
     errors: list[tuple[str, str]] = []
     ex, replaced = held_exchange(ex)  # the tape keeps the exact bytes
     meta = ex.request
@@ -244,7 +252,7 @@ def decode_exchange(sequence: int, ex: TapeExchange, harness: str) -> DecodedCal
     kind: CallKind = endpoint.record_kind
     protocol = endpoint.output_protocol
     body_bytes = ex.request_body
-    parsed = parse_context(body_bytes)
+    parsed = parse(body_bytes)
     context: Any = parsed.value
     context_ok = parsed.ok
     if parsed.error is not None:

@@ -33,7 +33,9 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from roller.capture.models import Evidence, ModelToolRef, RelationRecord, RelationType
+from roller.finalize import derived
 from roller.finalize.decode import CallFacts
+from roller.finalize.derived import Derived
 from roller.finalize.ids import CaptureIds
 from roller.finalize.tool_ids import ToolIds, tool_refs_of
 from roller.harnesses.base import NativeCapture, NativeEvidence, NativeRelation
@@ -322,9 +324,8 @@ def _tool_call_facts(
 def derive_in_context(
     index: CallIndex,
     native: NativeCapture | None,
-    new_id: Callable[[], str],
     bound: Sequence[RelationRecord] = (),
-) -> Iterator[RelationRecord]:
+) -> Iterator[Derived]:
     """One relation per (tool call, later call of the same participant carrying its result).
 
     `bound` are the relations `bind_native` already made: a result it already placed in
@@ -354,24 +355,14 @@ def derive_in_context(
                     continue
                 if (kind, ref, index.call_ids[j]) in done:
                     continue
-                yield (
-                    RelationRecord(
-                        schema_="roller.relation/v1",
-                        relation_id=new_id(),
-                        type=kind,
-                        status="established",
-                        parent_participant_id=pid.get(owner),
-                        child_participant_id=pid.get(child_key) if child_key else None,
-                        source_call_id=index.call_ids[i],
-                        target_call_id=index.call_ids[j],
-                        tool_call_id=ref,
-                        model_tool_ref=None,
-                        evidence=[
-                            _call_evidence(index.call_ids[i], ref),
-                            _call_evidence(index.call_ids[j], tool_id),
-                        ],
-                        note=None,
-                    )
+                yield Derived(
+                    type=kind,
+                    parent_participant_id=pid.get(owner),
+                    child_participant_id=pid.get(child_key) if child_key else None,
+                    source_call_id=index.call_ids[i],
+                    target_call_id=index.call_ids[j],
+                    source_ref=ref,
+                    target_ref=tool_id,
                 )
 
 
@@ -394,8 +385,14 @@ class Related:
 
     def iter_relations(self) -> Iterator[RelationRecord]:
         yield from self.bound
+        for d, relation_id in self.iter_derived():
+            yield derived.record(d, relation_id)
+
+    def iter_derived(self) -> Iterator[tuple[Derived, str]]:
+        """The derived relations with their ids, after the bound ones'."""
         new_id = self.ids.relation_ids(start=len(self.bound) + 1)
-        yield from derive_in_context(self.index, self.native, new_id, self.bound)
+        for d in derive_in_context(self.index, self.native, self.bound):
+            yield d, new_id()
 
     @property
     def relations(self) -> list[RelationRecord]:

@@ -6,8 +6,10 @@ needs besides is put here, one entry per call in arrival order: the call's shell
 (`roller.finalize.assemble.call_shell`, serialized with `context: null`) and the
 context's record JSON (`DecodedCall.context_json`, made once while decoding) — unless
 that is the request body itself, as harnesses sending compact JSON make it, which the
-second pass reads back from the tape instead. Serialized records, not pickles: reading one back
-with pydantic's JSON parser costs a fraction of unpickling the decoded call. Entries
+second pass reads back from the tape instead. Serialized records, not pickles: the second pass
+completes a shell's JSON in place (`roller.finalize.decided`), reading no record back;
+per call, the two shell facts it needs besides (`context_sha256`, whether the response
+has a body) stay in memory. Entries
 are read back by position (`get(i)`). An anonymous temporary file: nothing is left
 behind, whatever happens.
 """
@@ -31,6 +33,8 @@ class Spill:
         self._file: IO[bytes] = tempfile.TemporaryFile(dir=directory)  # noqa: SIM115
         self._offsets = array("q", [0])  # per call: shell start, context start; then the end
         self._context = bytearray()
+        self._raw_body = bytearray()  # per call: whether its response has a body
+        self.context_sha256: list[str] = []  # per call: its shell's `context_sha256`
 
     def __enter__(self) -> Spill:
         return self
@@ -42,6 +46,8 @@ class Spill:
         """Set call `len(self)`'s shell (built with `context: null`) aside; `body` is its
         request body, `ctx` its context's record JSON (None without a context)."""
         line = serialize(shell).encode()
+        self.context_sha256.append(shell.context_sha256)
+        self._raw_body.append(shell.response.raw_sha256 is not None)
         self._file.seek(self._offsets[-1])
         self._file.write(line)
         self._offsets.append(self._offsets[-1] + len(line))
@@ -61,11 +67,16 @@ class Spill:
     def __len__(self) -> int:
         return len(self._context)
 
-    def get(self, i: int, body: bytes) -> tuple[CallRecord, bytes | None]:
-        """Call i's shell (context null) and its context JSON; `body` is its request body."""
+    def has_raw_body(self, i: int) -> bool:
+        """Whether call i's response has a body (its shell's `raw_sha256` is set)."""
+        return bool(self._raw_body[i])
+
+    def get(self, i: int, body: bytes) -> tuple[bytes, bytes | None]:
+        """Call i's shell JSON (context null) and its context JSON; `body` is its
+        request body."""
         start, middle, stop = self._offsets[2 * i : 2 * i + 3]
         self._file.seek(start)
         data = self._file.read(stop - start)
-        shell = CallRecord.model_validate_json(data[: middle - start])
         how = self._context[i]
+        shell = data[: middle - start]
         return shell, (None if how == _NONE else body if how == _BODY else data[middle - start :])
