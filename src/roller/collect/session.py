@@ -196,6 +196,23 @@ def _record_turns(
     atomic_write(attempt.attempt_inputs, dump_json(done))
 
 
+def claim_attempt(attempt: AttemptPaths, inputs: bytes) -> None:
+    """Create the attempt directory with its raw/attempt.json in place, in one rename.
+
+    A kill then leaves no attempt or one whose inputs are whole (so it recovers from
+    raw/), never an empty directory that nothing can finalize. The claim is exclusive:
+    the rename fails when another runner made the attempt first (its directory holds
+    its inputs, so it is not empty), as the directory's creation did before.
+    """
+    staging = attempt.root.with_name(f".{attempt.root.name}.claim-{secrets.token_hex(6)}")
+    try:
+        atomic_write(AttemptPaths(staging).attempt_inputs, inputs)
+        os.rename(staging, attempt.root)
+    except OSError:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+
+
 async def run_attempt(
     job: AttemptJob,
     report: Report = lambda _m, _n: None,
@@ -205,9 +222,8 @@ async def run_attempt(
     drained, finalized and published (its execution then says `interrupted`)."""
     adapter = adapter_for(job.spec.harness)
     spec, task, attempt = job.spec, job.task, job.attempt
-    attempt.raw.mkdir(parents=True)  # exclusively: the attempt is this runner's
     inputs = attempt_inputs(job, adapter.profile)
-    atomic_write(attempt.attempt_inputs, dump_json(inputs))
+    claim_attempt(attempt, dump_json(inputs))
     scratch, dirs = _scratch(job)
     mock: RunningMock | None = None
     if spec.api_base.startswith("mock:"):
