@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 
 import aiohttp
+import pytest
 from aiohttp import web
 from yarl import URL
 
@@ -123,7 +124,7 @@ def test_policy_rejects_rewrites_routes_and_annotates(
 
 
 def test_end_hook_runs_for_failures_and_its_errors_are_counted(
-    bg_loop: BackgroundLoop, start_proxy: ProxyFactory
+    bg_loop: BackgroundLoop, start_proxy: ProxyFactory, caplog: pytest.LogCaptureFixture
 ) -> None:
     ends: list[ExchangeEnd] = []
 
@@ -147,7 +148,15 @@ def test_end_hook_runs_for_failures_and_its_errors_are_counted(
     assert end.error is not None and end.error.code == "connect_failed"
     relay = proxy.server.relay
     assert relay is not None and relay.hook_errors == 1
-    assert json.loads(json.dumps(proxy.only_exchange().end.to_json()))["outcome"] == end.outcome
+    exchange = proxy.only_exchange()
+    assert json.loads(json.dumps(exchange.end.to_json()))["outcome"] == end.outcome
+    # the error's message is on the exchange's record; the log names its type only (a
+    # message may quote what the hook read)
+    noted = exchange.request.annotations["end_hook_error"]
+    assert noted == {"code": "ValueError", "message": "database down"}
+    logged = [r.getMessage() for r in caplog.records if "on_exchange_end" in r.getMessage()]
+    assert logged == [f"on_exchange_end hook failed for exchange {end.exchange_id}: ValueError"]
+    assert "database down" not in caplog.text
 
 
 class BodyPolicy:
