@@ -11,7 +11,8 @@ bytes stay on the retained tape (the capture is then not complete, so raw/ is ke
 
 A paired escape (`"\\ud83d\\ude00"`) is one code point in Python and is kept as it is.
 `held` returns the very object it was given when nothing needed replacing, so the common
-case allocates nothing.
+case allocates nothing. `held_at` is the walk itself, also over dataclasses, naming the
+fields where it replaced something (native-log records: `harnesses.native_capture`).
 """
 
 from __future__ import annotations
@@ -39,29 +40,49 @@ def held_str(text: str) -> str:
 
 
 def held(value: T) -> T:
-    """`value` (strings, and dicts, lists, tuples of them, keys included) with every
-    lone surrogate replaced by U+FFFD; the same object when there was none."""
+    """`value` with every lone surrogate replaced by U+FFFD; the same object when there
+    was none (what `held_at` walks)."""
     try:  # orjson refuses a lone surrogate: its C walk answers the common case
         orjson.dumps(value)
         return value
-    except (orjson.JSONEncodeError, TypeError):  # a surrogate, or an int past 64 bits
-        return _held(value)  # type: ignore[no-any-return]  # same shape as given
+    except (orjson.JSONEncodeError, TypeError):  # a surrogate, an int past 64 bits, a set
+        return held_at(value, "", [])
 
 
-def _held(value: Any) -> Any:
+def held_at(value: T, where: str, places: list[str]) -> T:
+    """`value` held — strings, and dataclasses, mappings, lists, tuples and frozensets of
+    them, keys included — appending to `places` each field path where something was
+    replaced (`where` and the dataclass field names joined by `.`, positions and keys
+    left out); the same object when nothing was."""
+    return _held(value, where, places)  # type: ignore[no-any-return]  # same shape
+
+
+def _held(value: Any, where: str, places: list[str]) -> Any:
     if isinstance(value, str):
-        return held_str(value)
-    if isinstance(value, dict):
-        items = [(_held(k), _held(v)) for k, v in value.items()]
-        same = all(
-            k is k0 and v is v0 for (k, v), (k0, v0) in zip(items, value.items(), strict=True)
-        )
-        return value if same else dict(items)
-    if isinstance(value, list | tuple):
-        parts = [_held(v) for v in value]
+        kept = held_str(value)
+        if kept is not value:
+            places.append(where)
+        return kept
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        changed = {}
+        for f in dataclasses.fields(value):
+            old = getattr(value, f.name)
+            new = _held(old, f"{where}.{f.name}" if where else f.name, places)
+            if new is not old:
+                changed[f.name] = new
+        return dataclasses.replace(value, **changed) if changed else value
+    if isinstance(value, Mapping):
+        items = [(_held(k, where, places), _held(v, where, places)) for k, v in value.items()]
+        if all(k is k0 and v is v0 for (k, v), (k0, v0) in zip(items, value.items(), strict=True)):
+            return value
+        return dict(items)
+    if isinstance(value, list | tuple | frozenset):
+        parts = [_held(v, where, places) for v in value]
         if all(p is v for p, v in zip(parts, value, strict=True)):
             return value
-        return parts if isinstance(value, list) else tuple(parts)
+        return parts if isinstance(value, list) else (
+            tuple(parts) if isinstance(value, tuple) else frozenset(parts)
+        )  # fmt: skip
     return value
 
 

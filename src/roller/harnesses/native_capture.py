@@ -22,12 +22,12 @@ capture is partial and raw/native/ keeps the exact bytes.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields, is_dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 from roller.capture.models import LifecycleStatus, OutputCoverage, RelationType, SubtaskCapability
-from roller.capture.unicode_text import held_str
+from roller.capture.unicode_text import held_at
 
 ParticipantState = Literal["completed", "failed", "running", "unknown"]
 
@@ -277,7 +277,7 @@ def held_native(native: NativeCapture | None) -> NativeCapture | None:
     if native is None:
         return None
     places: list[str] = []
-    kept: NativeCapture = _held(native, "", places)
+    kept = held_at(native, "", places)
     if not places:
         return native
     where = ", ".join(sorted(set(places)))
@@ -287,32 +287,3 @@ def held_native(native: NativeCapture | None) -> NativeCapture | None:
     )
     problem = NativeProblem("text_not_unicode", message)
     return replace(kept, problems=(*kept.problems, problem))
-
-
-def _held(value: Any, where: str, places: list[str]) -> Any:
-    """`value` held, walking the native records' shapes; the same object when unchanged.
-    `where` is the field path (`participants.name`), the positions in it left out."""
-    if isinstance(value, str):
-        kept = held_str(value)
-        if kept is not value:
-            places.append(where)
-        return kept
-    if is_dataclass(value) and not isinstance(value, type):
-        changed = {}
-        for f in fields(value):
-            old = getattr(value, f.name)
-            new = _held(old, f"{where}.{f.name}" if where else f.name, places)
-            if new is not old:
-                changed[f.name] = new
-        return replace(value, **changed) if changed else value
-    if isinstance(value, Mapping):
-        items = [(_held(k, where, places), _held(v, where, places)) for k, v in value.items()]
-        if all(k is k0 and v is v0 for (k, v), (k0, v0) in zip(items, value.items(), strict=True)):
-            return value
-        return dict(items)
-    if isinstance(value, tuple | list | frozenset):
-        parts = [_held(v, where, places) for v in value]
-        if all(p is v for p, v in zip(parts, value, strict=True)):
-            return value
-        return type(value)(parts)
-    return value
