@@ -23,7 +23,7 @@ from roller.errors import IntegrityError, UsageError
 from roller.export.atif import atif_document
 from roller.export.calls import capture_records, write_jsonl
 from roller.export.omissions import Omissions
-from roller.export.openai_messages import chosen_calls, message_records
+from roller.export.openai_messages import message_records
 from roller.export.otel import traces_data
 from roller.export.trajectory import build_trajectory
 from roller.export.trajectory_file import serialize
@@ -93,10 +93,7 @@ def calls(
     captures = [read_attempt(a) for a in _valid_attempts(path)]
     omissions = Omissions("call")
     if fmt == "roller":
-        for capture in captures:
-            for _ in chosen_calls(capture, include_blocked, omissions):
-                pass
-        records = (r for c in captures for r in capture_records(c, include_blocked))
+        records = (r for c in captures for r in capture_records(c, include_blocked, omissions))
     else:
         records = (r for c in captures for r in message_records(c, include_blocked, omissions))
     if fmt == "parquet":
@@ -105,9 +102,9 @@ def calls(
 
         write_calls(records, out)
     elif out is None:
-        n = write_jsonl(records, sys.stdout)
+        n = write_jsonl(records, sys.stdout.buffer)
     else:
-        with open(out, "w", encoding="utf-8") as fh:
+        with open(out, "wb") as fh:
             n = write_jsonl(records, fh)
     if fmt == "roller":
         omissions.written = n
@@ -126,9 +123,9 @@ def _export_gateway(db: str, account: str | None, out: Path | None, include_bloc
             store, account=account, include_blocked=include_blocked, skipped=skipped
         )
         if out is None:
-            n = write_jsonl(records, sys.stdout)
+            n = write_jsonl(records, sys.stdout.buffer)
         else:
-            with open(out, "w", encoding="utf-8") as fh:
+            with open(out, "wb") as fh:
                 n = write_jsonl(records, fh)
     finally:
         store.engine.dispose()
