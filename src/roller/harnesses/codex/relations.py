@@ -233,60 +233,76 @@ def _deliveries(
         paths = {
             rollouts[c].agent_path: c for c in mine if c in rollouts and rollouts[c].agent_path
         }
-        for call in r.tool_calls:
-            output = r.outputs.get(call.call_id)
-            if not _is_multi_agent(call, "wait_agent") or output is None:
+        out += _wait_deliveries(pid, r, mine)
+        out += _message_deliveries(pid, r, mine, paths, notes)
+    return out
+
+
+def _wait_deliveries(pid: str, r: Rollout, mine: set[str]) -> list[NativeRelation]:
+    """v1: a `wait_agent` output whose status names a child's final state."""
+    out: list[NativeRelation] = []
+    for call in r.tool_calls:
+        output = r.outputs.get(call.call_id)
+        if not _is_multi_agent(call, "wait_agent") or output is None:
+            continue
+        status = (_json_object(output.output) or {}).get("status")
+        if not isinstance(status, dict):
+            continue  # v2 wait outputs carry no result; the agent_message does
+        target = r.consuming_response(output.ordinal, output.history_sequence)
+        for child in sorted(mine & set(status)):
+            final = status[child]
+            if target is None or not (isinstance(final, dict) and FINAL_STATUSES & set(final)):
                 continue
-            status = (_json_object(output.output) or {}).get("status")
-            if not isinstance(status, dict):
-                continue  # v2 wait outputs carry no result; the agent_message does
-            target = r.consuming_response(output.ordinal, output.history_sequence)
-            for child in sorted(mine & set(status)):
-                final = status[child]
-                if target is None or not (isinstance(final, dict) and FINAL_STATUSES & set(final)):
-                    continue
-                ref = (call.call_id, call.item_id) if call.item_id else None
-                out.append(
-                    NativeRelation(
-                        type="result_delivered",
-                        parent_key=pid,
-                        child_key=child,
-                        tool_call_id=f"{ref[0]}|{ref[1]}" if ref else call.call_id,
-                        model_tool_ref=ref,
-                        evidence=(
-                            NativeEvidence(r.path, f"#{call.ordinal} function_call {call.call_id}"),
-                            NativeEvidence(
-                                r.path, f"#{output.ordinal} function_call_output {call.call_id}"
-                            ),
-                        ),
-                        target_response_id=target,
-                        delivered_text=output.output,
-                        note="wait_agent output",
-                    )
-                )
-        for item in r.delivered:
-            sender = _sender(item, mine, paths)
-            if sender is None or not FINAL_STATUSES & set(item.status):
-                continue
-            target = r.consuming_response(item.ordinal, item.history_sequence)
-            if target is None:
-                notes.append(
-                    f"thread {pid}: the result of child {sender} ({r.path} #{item.ordinal} "
-                    f"{item.kind}) came after its last response; no model call received it"
-                )
-                continue
+            ref = (call.call_id, call.item_id) if call.item_id else None
             out.append(
                 NativeRelation(
                     type="result_delivered",
                     parent_key=pid,
-                    child_key=sender,
-                    tool_call_id=None,
-                    evidence=(NativeEvidence(r.path, f"#{item.ordinal} {item.kind}"),),
+                    child_key=child,
+                    tool_call_id=f"{ref[0]}|{ref[1]}" if ref else call.call_id,
+                    model_tool_ref=ref,
+                    evidence=(
+                        NativeEvidence(r.path, f"#{call.ordinal} function_call {call.call_id}"),
+                        NativeEvidence(
+                            r.path, f"#{output.ordinal} function_call_output {call.call_id}"
+                        ),
+                    ),
                     target_response_id=target,
-                    delivered_text=item.text,
-                    note=item.kind,
+                    delivered_text=output.output,
+                    note="wait_agent output",
                 )
             )
+    return out
+
+
+def _message_deliveries(
+    pid: str, r: Rollout, mine: set[str], paths: dict[str | None, str], notes: list[str]
+) -> list[NativeRelation]:
+    """A child's final message item in the parent's thread, before a response that read it."""
+    out: list[NativeRelation] = []
+    for item in r.delivered:
+        sender = _sender(item, mine, paths)
+        if sender is None or not FINAL_STATUSES & set(item.status):
+            continue
+        target = r.consuming_response(item.ordinal, item.history_sequence)
+        if target is None:
+            notes.append(
+                f"thread {pid}: the result of child {sender} ({r.path} #{item.ordinal} "
+                f"{item.kind}) came after its last response; no model call received it"
+            )
+            continue
+        out.append(
+            NativeRelation(
+                type="result_delivered",
+                parent_key=pid,
+                child_key=sender,
+                tool_call_id=None,
+                evidence=(NativeEvidence(r.path, f"#{item.ordinal} {item.kind}"),),
+                target_response_id=target,
+                delivered_text=item.text,
+                note=item.kind,
+            )
+        )
     return out
 
 

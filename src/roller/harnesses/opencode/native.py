@@ -146,37 +146,16 @@ def native_capture(store: Store) -> NativeCapture:
         if s.parent_id is not None and s.parent_id not in by_id:
             message = f"session {s.id} names parent {s.parent_id}, which has no row"
             problems.append(NativeProblem("unknown_reference", message))
-        open_tools = any(
-            p.type == "tool" and p.status not in _FINAL_TOOL_STATES for p in parts[s.id]
-        )
-        state, final = _session_state(messages[s.id], open_tools)
-        states[s.id] = state
-        count = _completed_outputs(messages[s.id], finished)
+        participant = _participant(s, by_id, messages[s.id], parts[s.id])
+        states[s.id] = participant.state
+        participants.append(participant)
+        counts[s.id] = _completed_outputs(messages[s.id], finished)
         if s.parent_id is None and not is_default_title(s.title):
-            count += 1
+            counts[s.id] += 1
             notes.append(
                 f"session {s.id}: 1 title generation counted (its stored title is no longer "
                 "OpenCode's default; the title request has no message of its own)"
             )
-        counts[s.id] = count
-        native_ids = {"session_id": s.id}
-        if s.parent_id is not None:
-            native_ids["parent_session_id"] = s.parent_id
-        evidence = [_ev(f"session:{s.id}")]
-        if final is not None:
-            evidence.append(_ev(f"message:{final.id}"))
-        participants.append(
-            NativeParticipant(
-                key=s.id,
-                role="root" if s.parent_id is None else "child",
-                parent_key=s.parent_id,
-                depth=_depth(s, by_id),
-                native_ids=native_ids,
-                name=s.agent,
-                state=state,
-                evidence=tuple(evidence),
-            )
-        )
 
     # Roots first, then by depth (OpenCode's session ids descend with time, so id order
     # alone would list children before their parents).
@@ -196,6 +175,33 @@ def native_capture(store: Store) -> NativeCapture:
     )
 
 
+def _participant(
+    s: StoredSession,
+    by_id: Mapping[str, StoredSession],
+    messages: Sequence[StoredMessage],
+    parts: Sequence[StoredPart],
+) -> NativeParticipant:
+    """One session as a participant: its state from its messages and tool parts."""
+    open_tools = any(p.type == "tool" and p.status not in _FINAL_TOOL_STATES for p in parts)
+    state, final = _session_state(messages, open_tools)
+    native_ids = {"session_id": s.id}
+    if s.parent_id is not None:
+        native_ids["parent_session_id"] = s.parent_id
+    evidence = [_ev(f"session:{s.id}")]
+    if final is not None:
+        evidence.append(_ev(f"message:{final.id}"))
+    return NativeParticipant(
+        key=s.id,
+        role="root" if s.parent_id is None else "child",
+        parent_key=s.parent_id,
+        depth=_depth(s, by_id),
+        native_ids=native_ids,
+        name=s.agent,
+        state=state,
+        evidence=tuple(evidence),
+    )
+
+
 def _task_relations(
     store: Store, by_id: Mapping[str, StoredSession], problems: list[NativeProblem]
 ) -> tuple[list[NativeRelation], list[str], list[str], set[str]]:
@@ -205,63 +211,91 @@ def _task_relations(
     background: list[str] = []
     open_children: set[str] = set()
     for p in store.parts:
-        if p.type != "tool":
+        child = _task_child(p, by_id, notes, problems)
+        if child is None:
             continue
-        if p.tool == "invalid" and p.input.get("tool") == "task":
-            notes.append(
-                f"session {p.session_id}: task call {p.call_id} was refused by OpenCode "
-                "(tool `invalid`: this session is not offered task); no session was created"
-            )
-            continue
-        if p.tool != "task":
-            continue
-        child = p.metadata.get("sessionId")
-        if not isinstance(child, str):
-            if p.status in _FINAL_TOOL_STATES:
-                notes.append(
-                    f"session {p.session_id}: task call {p.call_id} ended {p.status} without "
-                    f"creating a session ({p.error or 'no error given'})"
-                )
-            else:
-                message = (
-                    f"task call {p.call_id} in session {p.session_id} is {p.status} and "
-                    "names no child session yet"
-                )
-                problems.append(NativeProblem("missing_field", message))
-            continue
-        if p.call_id is None:
-            problems.append(NativeProblem("missing_field", f"task part {p.id} has no callID"))
-        session = by_id.get(child)
-        if session is None:
-            message = f"task call {p.call_id} names child {child}, which has no row"
-            problems.append(NativeProblem("unknown_reference", message))
-        elif session.parent_id != p.session_id:
-            message = (
-                f"task call {p.call_id} in session {p.session_id} names child {child}, "
-                f"whose parent is {session.parent_id}"
-            )
-            problems.append(NativeProblem("disagreement", message))
         if p.metadata.get("background") is True:
             background.append(child)
         evidence = (_ev(f"part:{p.id}"), _ev(f"session:{child}"))
         relations.append(_relation("spawn", p, child, evidence))
-        if p.status == "completed":
-            head = _TASK_HEAD.match(p.output or "")
-            if head is None or head[1] != child or head[2] != "completed":
-                message = (
-                    f"task call {p.call_id} completed but its output does not report child "
-                    f"{child} as completed"
-                )
-                problems.append(NativeProblem("disagreement", message))
-                open_children.add(child)
-                continue
-            relations.append(_relation("result_delivered", p, child, (_ev(f"part:{p.id}"),)))
-            relations.append(_relation("child_completed", p, child, evidence))
-        elif p.status == "error":
-            relations.append(_relation("child_failed", p, child, evidence, note=p.error))
-        else:
+        outcome = _task_outcome(p, child, evidence, problems)
+        if outcome is None:
             open_children.add(child)
+        relations += outcome or ()
     return relations, notes, background, open_children
+
+
+def _task_child(
+    p: StoredPart,
+    by_id: Mapping[str, StoredSession],
+    notes: list[str],
+    problems: list[NativeProblem],
+) -> str | None:
+    """The child session a `task` part spawned (checked against its row); None for
+    another part, or a task that created no session (noted) or names none yet."""
+    if p.type != "tool":
+        return None
+    if p.tool == "invalid" and p.input.get("tool") == "task":
+        notes.append(
+            f"session {p.session_id}: task call {p.call_id} was refused by OpenCode "
+            "(tool `invalid`: this session is not offered task); no session was created"
+        )
+        return None
+    if p.tool != "task":
+        return None
+    child = p.metadata.get("sessionId")
+    if not isinstance(child, str):
+        if p.status in _FINAL_TOOL_STATES:
+            notes.append(
+                f"session {p.session_id}: task call {p.call_id} ended {p.status} without "
+                f"creating a session ({p.error or 'no error given'})"
+            )
+        else:
+            message = (
+                f"task call {p.call_id} in session {p.session_id} is {p.status} and "
+                "names no child session yet"
+            )
+            problems.append(NativeProblem("missing_field", message))
+        return None
+    if p.call_id is None:
+        problems.append(NativeProblem("missing_field", f"task part {p.id} has no callID"))
+    session = by_id.get(child)
+    if session is None:
+        message = f"task call {p.call_id} names child {child}, which has no row"
+        problems.append(NativeProblem("unknown_reference", message))
+    elif session.parent_id != p.session_id:
+        message = (
+            f"task call {p.call_id} in session {p.session_id} names child {child}, "
+            f"whose parent is {session.parent_id}"
+        )
+        problems.append(NativeProblem("disagreement", message))
+    return child
+
+
+def _task_outcome(
+    p: StoredPart,
+    child: str,
+    evidence: tuple[NativeEvidence, ...],
+    problems: list[NativeProblem],
+) -> list[NativeRelation] | None:
+    """How a spawned child's task ended, as relations; None while the child is open (its
+    task still running, or completed with an output that does not report the child so)."""
+    if p.status == "completed":
+        head = _TASK_HEAD.match(p.output or "")
+        if head is None or head[1] != child or head[2] != "completed":
+            message = (
+                f"task call {p.call_id} completed but its output does not report child "
+                f"{child} as completed"
+            )
+            problems.append(NativeProblem("disagreement", message))
+            return None
+        return [
+            _relation("result_delivered", p, child, (_ev(f"part:{p.id}"),)),
+            _relation("child_completed", p, child, evidence),
+        ]
+    if p.status == "error":
+        return [_relation("child_failed", p, child, evidence, note=p.error)]
+    return None
 
 
 def _relation(
