@@ -114,23 +114,48 @@ def child_relations(
         return []
     tool_id = meta.tool_use_id
     meta_ev = NativeEvidence(meta.path, tool_id)
+    spawn = _spawn(child, spawner, tool_id, meta_ev, problems)
+    return [spawn, *_outcome(child, meta, spawner, tool_id, meta_ev, notifications, problems)]
+
+
+def _spawn(
+    child: Child,
+    spawner: Transcript,
+    tool_id: str,
+    meta_ev: NativeEvidence,
+    problems: list[NativeProblem],
+) -> NativeRelation:
+    """The spawn, bound by meta.json's toolUseId to the spawner's tool call (whose
+    response becomes the child's source)."""
     (use_line, use_block), *_ = spawner.tool_uses(tool_id)
     if use_block.get("name") not in SPAWN_TOOLS:
         message = f"{tool_id} is a {use_block.get('name')} call"
         problems.append(NativeProblem("disagreement", message, spawner.path))
     child.source = message_id(use_line)
-    rels = [
-        _relation(
-            "spawn",
-            spawner.key,
-            child,
-            tool_id,
-            meta_ev,
-            NativeEvidence(spawner.path, str(use_line.get("uuid"))),
-            NativeEvidence(child.sub.transcript.path, None),
-            source_response_id=child.source,
-        )
-    ]
+    return _relation(
+        "spawn",
+        spawner.key,
+        child,
+        tool_id,
+        meta_ev,
+        NativeEvidence(spawner.path, str(use_line.get("uuid"))),
+        NativeEvidence(child.sub.transcript.path, None),
+        source_response_id=child.source,
+    )
+
+
+def _outcome(
+    child: Child,
+    meta: Meta,
+    spawner: Transcript,
+    tool_id: str,
+    meta_ev: NativeEvidence,
+    notifications: Iterable[Notification],
+    problems: list[NativeProblem],
+) -> list[NativeRelation]:
+    """What came back of the spawn: a background child's acknowledgement and
+    notification, a foreground child's tool result; nothing (the child unknown) when
+    the recorded result contradicts the child."""
     results = spawner.tool_results(tool_id)
     if len(results) > 1:
         message = f"{len(results)} results for tool call {tool_id}"
@@ -138,15 +163,15 @@ def child_relations(
     result = results[0] if len(results) == 1 else None
     recorded = result[0].get("toolUseResult") if result is not None else None
     recorded = recorded if isinstance(recorded, dict) else None
-    background = meta.shape == "background"
     conflict = _result_conflict(child, meta, recorded)
     if conflict is not None:
         message = f"the result of {tool_id} {conflict} ({meta.path})"
         problems.append(NativeProblem("disagreement", message, spawner.path))
         child.unknown = True
-        return rels
+        return []
     unrecorded = None if recorded else "no toolUseResult in a subagent transcript; bound by "
-    if background:
+    rels: list[NativeRelation] = []
+    if meta.shape == "background":
         if result is not None:
             rels.append(
                 _relation(

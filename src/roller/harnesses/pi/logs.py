@@ -106,6 +106,31 @@ def _state(assistants: list[dict[str, Any]]) -> ParticipantState:
     return "failed" if stop in UNFINISHED else "unknown"
 
 
+def _join_responses(
+    session_id: str,
+    assistants: list[dict[str, Any]],
+    rel: str,
+    keys: dict[str, list[str]],
+    problems: list[NativeProblem],
+) -> int:
+    """The session's completed assistant messages, each joined to the session by its
+    `responseId` in `keys`; how many completed."""
+    completed = 0
+    for message in assistants:
+        if message.get("stopReason") in UNFINISHED:
+            continue
+        completed += 1
+        rid = message.get("responseId")
+        if not isinstance(rid, str) or not rid:
+            why = "a completed assistant message has no responseId"
+            problems.append(NativeProblem("missing_field", why, rel))
+            continue
+        owners = keys.setdefault(rid, [])
+        if session_id not in owners:
+            owners.append(session_id)
+    return completed
+
+
 def read_native(native_dir: Path) -> NativeCapture:
     problems: list[NativeProblem] = []
     participants: list[NativeParticipant] = []
@@ -120,20 +145,7 @@ def read_native(native_dir: Path) -> NativeCapture:
             why = f"session {session_id} appears in two files"
             problems.append(NativeProblem("duplicate_id", why, rel))
             continue
-        completed = 0
-        for message in assistants:
-            if message.get("stopReason") in UNFINISHED:
-                continue
-            completed += 1
-            rid = message.get("responseId")
-            if not isinstance(rid, str) or not rid:
-                why = "a completed assistant message has no responseId"
-                problems.append(NativeProblem("missing_field", why, rel))
-                continue
-            owners = keys.setdefault(rid, [])
-            if session_id not in owners:
-                owners.append(session_id)
-        counts[session_id] = completed
+        counts[session_id] = _join_responses(session_id, assistants, rel, keys, problems)
         participants.append(
             NativeParticipant(
                 key=session_id,
