@@ -239,21 +239,9 @@ async def run_attempt(
 
     try:
         proxy_url = await proxy.start()
-        first = LaunchRequest(
-            prompt=task.prompts[0] if task.prompts else None,
-            command=spec.command,
-            dirs=dirs,
-            base_urls=base_urls(proxy_url),
-            credentials=credentials_for(spec.api_base, os.environ),
-            model=task.model or spec.model,
-            capture_calls=spec.capture_calls,
-            timeout_s=spec.timeout_s,
-            install_dir=job.install_dir,
-            options={**spec.options, **task.options},
-        )
         turns = await run_turns(
             adapter,
-            first,
+            _first_launch(job, dirs, proxy_url),
             follow_ups,
             attempt,
             proxy,
@@ -268,8 +256,33 @@ async def run_attempt(
             await mock.close()
 
     adapter.collect_native(dirs, attempt.native)
-    launch = next(t.launch for t in reversed(turns) if t.launch is not None)
     report("finalizing the capture…", proxy.exchanges)
+    return _published(job, scratch, turns)
+
+
+def _first_launch(job: AttemptJob, dirs: ScratchDirs, proxy_url: str) -> LaunchRequest:
+    """The first turn's launch: the task's prompt and options over the run's, every base
+    URL pointed at this attempt's proxy."""
+    spec, task = job.spec, job.task
+    return LaunchRequest(
+        prompt=task.prompts[0] if task.prompts else None,
+        command=spec.command,
+        dirs=dirs,
+        base_urls=base_urls(proxy_url),
+        credentials=credentials_for(spec.api_base, os.environ),
+        model=task.model or spec.model,
+        capture_calls=spec.capture_calls,
+        timeout_s=spec.timeout_s,
+        install_dir=job.install_dir,
+        options={**spec.options, **task.options},
+    )
+
+
+def _published(job: AttemptJob, scratch: Path, turns: list[TurnResult]) -> AttemptDone:
+    """The attempt finalized and its main trajectory written; the scratch dir removed
+    unless the run keeps it."""
+    attempt = job.attempt
+    launch = next(t.launch for t in reversed(turns) if t.launch is not None)
     manifest = finalize_attempt(attempt)
     trajectory, _ = write_trajectory(attempt)
     if not job.keep_scratch:
