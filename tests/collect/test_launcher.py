@@ -112,13 +112,16 @@ def test_kill_9_of_roller_leaves_no_process_of_the_harness(tmp_path: Path) -> No
     env = dict(os.environ, PYTHONPATH=str(REPO / "src"))
     roller = subprocess.Popen([sys.executable, "-c", runner], env=env)
     deadline = time.monotonic() + 60
-    while not pids_file.exists() or not pids_file.read_text():
+    record = tmp_path / "process.json"
+    # The harness writes its pids as soon as it runs; roller writes process.json when the
+    # supervisor reports the start, which under load can come later: wait for both.
+    while not pids_file.exists() or not pids_file.read_text() or not record.exists():
         assert time.monotonic() < deadline, "the harness never started"
         assert roller.poll() is None
         time.sleep(0.1)
     time.sleep(0.2)  # the json was written whole (one write), but let it close
     pids = json.loads(pids_file.read_text())
-    supervisor = json.loads((tmp_path / "process.json").read_text())["supervisor_pid"]
+    supervisor = json.loads(record.read_text())["supervisor_pid"]
     assert all(_alive(p) for p in [*pids, supervisor])
     roller.send_signal(signal.SIGKILL)
     roller.wait()

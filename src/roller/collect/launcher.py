@@ -97,11 +97,11 @@ class _Ended:
     error: str | None = None
 
 
-async def _supervised(
-    plan: LaunchPlan, output_dir: Path, out: int, err: int, stop: asyncio.Event | None
-) -> tuple[_Ended, bool, bool]:
-    """Start the plan under the supervisor and wait for its end, its timeout or `stop`.
-    Returns how it ended, and whether it timed out / was stopped."""
+async def _start_supervisor(
+    plan: LaunchPlan, out: int, err: int
+) -> tuple[asyncio.subprocess.Process, socket.socket] | str:
+    """The supervisor started with the plan, and our end of its control socket; why it
+    could not start otherwise."""
     ours, theirs = socket.socketpair()
     try:
         proc = await asyncio.create_subprocess_exec(
@@ -117,9 +117,21 @@ async def _supervised(
         )  # fmt: skip
     except OSError as exc:
         ours.close()
-        return _Ended(None, f"cannot start the supervisor: {exc.strerror or exc}"), False, False
+        return f"cannot start the supervisor: {exc.strerror or exc}"
     finally:
         theirs.close()
+    return proc, ours
+
+
+async def _supervised(
+    plan: LaunchPlan, output_dir: Path, out: int, err: int, stop: asyncio.Event | None
+) -> tuple[_Ended, bool, bool]:
+    """Start the plan under the supervisor and wait for its end, its timeout or `stop`.
+    Returns how it ended, and whether it timed out / was stopped."""
+    started_supervisor = await _start_supervisor(plan, out, err)
+    if isinstance(started_supervisor, str):
+        return _Ended(None, started_supervisor), False, False
+    proc, ours = started_supervisor
     reader, writer = await asyncio.open_unix_connection(sock=ours)
     waiters: set[asyncio.Future[Any]] = set()
     try:
