@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from roller.capture.models import CallRecord, Manifest, ParticipantRecord
+from roller.capture.models import CallRecord, Manifest, ParticipantRecord, RelationRecord
 from roller.capture.reader import Capture
 
 # The order a child's life unfolds in, for a readable label.
@@ -100,26 +100,7 @@ def build_tree(capture: Capture) -> dict[str, Any]:
     m = capture.manifest
     calls = CallIndex.of(capture.calls)
     participants = {p.participant_id: p for p in m.participants}
-    spawned_by: dict[str, str] = {}
-    # How each child is linked to its parent's calls, for the child's label.
-    links: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for rel in capture.relations:  # one pass, a relation at a time
-        if (
-            rel.type == "spawn"
-            and rel.status == "established"
-            and rel.child_participant_id
-            and rel.source_call_id in calls.summaries
-        ):
-            spawned_by.setdefault(rel.child_participant_id, rel.source_call_id or "")
-        if rel.child_participant_id and rel.type != "spawn":
-            target = calls.summaries.get(rel.target_call_id or "")
-            links[rel.child_participant_id].append(
-                {
-                    "type": rel.type,
-                    "status": rel.status,
-                    "target_sequence": target["sequence"] if target else None,
-                }
-            )
+    spawned_by, links = _relation_links(capture.relations, calls)
     children_of: dict[str | None, list[ParticipantRecord]] = defaultdict(list)
     for p in m.participants:
         parent = p.parent_participant_id if p.parent_participant_id in participants else None
@@ -157,6 +138,34 @@ def build_tree(capture: Capture) -> dict[str, Any]:
         "roots": roots,
         "unattributed": calls.unattributed,
     }
+
+
+def _relation_links(
+    relations: Iterable[RelationRecord], calls: CallIndex
+) -> tuple[dict[str, str], dict[str, list[dict[str, Any]]]]:
+    """From one pass over the relations (a relation at a time): the call that spawned each
+    child (an established spawn), and how each child is linked to its parent's calls
+    otherwise, for the child's label."""
+    spawned_by: dict[str, str] = {}
+    links: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for rel in relations:
+        if (
+            rel.type == "spawn"
+            and rel.status == "established"
+            and rel.child_participant_id
+            and rel.source_call_id in calls.summaries
+        ):
+            spawned_by.setdefault(rel.child_participant_id, rel.source_call_id or "")
+        if rel.child_participant_id and rel.type != "spawn":
+            target = calls.summaries.get(rel.target_call_id or "")
+            links[rel.child_participant_id].append(
+                {
+                    "type": rel.type,
+                    "status": rel.status,
+                    "target_sequence": target["sequence"] if target else None,
+                }
+            )
+    return spawned_by, links
 
 
 def summary_of(m: Manifest, calls: CallIndex) -> dict[str, Any]:
