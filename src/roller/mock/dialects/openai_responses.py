@@ -67,6 +67,56 @@ _TOOL_SEARCH = "tool_search"
 _TOOL_SEARCH_CALL = "tool_search_call"
 
 
+def _output_items(reply: Reply, ids: IdMint) -> list[JSONObject]:
+    """The response's output items: the text message (also when there is nothing else),
+    the direct function calls, and code mode's one custom tool call for nested calls or
+    lookups."""
+    output: list[JSONObject] = []
+    direct = [c for c in reply.tool_calls if c.via is None]
+    nested = [c for c in reply.tool_calls if c.via is not None]
+    script = code_mode.lookup_script(reply.lookups) if reply.lookups else None
+    if nested:
+        script = code_mode.script_for(nested)
+    if reply.text or not (direct or script):
+        part = {"type": "output_text", "text": reply.text, "annotations": [], "logprobs": []}
+        output.append(
+            {
+                "id": ids.mint("responses-message"),
+                "type": "message",
+                "status": "completed",
+                "role": "assistant",
+                "content": [part],
+            }
+        )
+    for call in direct:
+        if call.call_type == _TOOL_SEARCH_CALL:
+            output.append(_tool_search_call(call, ids))
+            continue
+        item: JSONObject = {
+            "id": ids.mint("responses-function-call"),
+            "type": "function_call",
+            "status": "completed",
+            "arguments": call.arguments_json,
+            "call_id": ids.mint("responses-call"),
+            "name": call.name,
+        }
+        if call.namespace is not None:
+            item["namespace"] = call.namespace
+        output.append(item)
+    if script is not None:
+        output.append(
+            {
+                "id": ids.mint("responses-custom-tool-call"),
+                "type": "custom_tool_call",
+                "status": "completed",
+                "call_id": ids.mint("responses-call"),
+                "name": code_mode.EXEC_TOOL,
+                "input": script,
+            }
+        )
+    return output
+
+
 class ResponsesDialect:
     name: ProtocolName = "openai-responses"
     request_id_header: tuple[str, IdKind] | None = ("x-request-id", "openai-request")
@@ -110,49 +160,7 @@ class ResponsesDialect:
         )
 
     def render(self, reply: Reply, view: RequestView, ids: IdMint) -> JSONObject:
-        output: list[JSONObject] = []
-        direct = [c for c in reply.tool_calls if c.via is None]
-        nested = [c for c in reply.tool_calls if c.via is not None]
-        script = code_mode.lookup_script(reply.lookups) if reply.lookups else None
-        if nested:
-            script = code_mode.script_for(nested)
-        if reply.text or not (direct or script):
-            part = {"type": "output_text", "text": reply.text, "annotations": [], "logprobs": []}
-            output.append(
-                {
-                    "id": ids.mint("responses-message"),
-                    "type": "message",
-                    "status": "completed",
-                    "role": "assistant",
-                    "content": [part],
-                }
-            )
-        for call in direct:
-            if call.call_type == _TOOL_SEARCH_CALL:
-                output.append(_tool_search_call(call, ids))
-                continue
-            item: JSONObject = {
-                "id": ids.mint("responses-function-call"),
-                "type": "function_call",
-                "status": "completed",
-                "arguments": call.arguments_json,
-                "call_id": ids.mint("responses-call"),
-                "name": call.name,
-            }
-            if call.namespace is not None:
-                item["namespace"] = call.namespace
-            output.append(item)
-        if script is not None:
-            output.append(
-                {
-                    "id": ids.mint("responses-custom-tool-call"),
-                    "type": "custom_tool_call",
-                    "status": "completed",
-                    "call_id": ids.mint("responses-call"),
-                    "name": code_mode.EXEC_TOOL,
-                    "input": script,
-                }
-            )
+        output = _output_items(reply, ids)  # minted first: the ids' order is the goldens'
         tokens_in = estimate_tokens(view.body_size)
         tokens_out = estimate_tokens(reply.output_chars)
         return {
