@@ -78,49 +78,33 @@ def run_request(flags: dict[str, object], given_aliases: list[str]) -> tuple[Run
     """The run the flags ask for, and whether it is one task (`--prompt` or a command)."""
     resume_dir = _path(flags["resume_dir"])
     harness = str_flag(flags["harness"])
-    given_options = _parse_options(_strings(flags["options"]))
+    options = _parse_options(_strings(flags["options"]))
     command_args = _strings(flags["command"])
-    capture_calls = bool(flags["capture_calls"])
-    timeout = flags["timeout_s"]
-    attempts = flags["attempts"]
+    base: RunSpec | None = None
     if resume_dir is not None:
         base = _resumed(resume_dir, flags)
         harness = harness or base.harness
     elif harness is None:
         raise UsageError("--harness is required (or --resume DIR to continue a run)")
-    for alias, canonical, owner in aliases():
-        if alias in given_aliases:
-            if harness != owner:
-                raise UsageError(
-                    f"{alias} is the original name of {canonical} for --harness {owner}; "
-                    f"with --harness {harness} use {canonical}"
-                )
-            capture_calls = True
+    capture_calls = _capture_calls(harness, given_aliases, bool(flags["capture_calls"]))
     api_base = str_flag(flags["api_base"])
     if capture_calls and api_base is None and resume_dir is None:
         raise UsageError("--capture-calls requires an explicit --api-base (URL or mock:SCENARIO)")
     if resume_dir is not None:
-        spec = replace(
+        assert base is not None
+        spec = _resumed_spec(
             base,
+            flags,
             harness=harness,
-            api_base=api_base or base.api_base,
-            capture_calls=capture_calls or base.capture_calls,
-            single_agent=bool(flags["single_agent"]) or base.single_agent,
-            model=str_flag(flags["model"]) or base.model,
-            options=given_options or base.options,
-            command=command_args or base.command,
-            harness_version=str_flag(flags["harness_version"]) or base.harness_version,
-            capture_debug=_retention(flags["capture_debug"]) or base.capture_debug,
-            storage_layout=_layout(flags["storage_layout"]) or base.storage_layout,
-            timeout_s=float(timeout) if isinstance(timeout, float) else base.timeout_s,
-            attempts=attempts if isinstance(attempts, int) else base.attempts,
-            # more redaction is always safe: a resume adds names, never drops the run's
-            redact_headers=_union(base.redact_headers, _strings(flags["redact_headers"])),
-            redact_query=_union(base.redact_query, _strings(flags["redact_query"])),
+            api_base=api_base,
+            capture_calls=capture_calls,
+            options=options,
+            command=command_args,
         )
         return RunRequest(
             resume_dir, spec, resume=True, keep_scratch=bool(flags["keep_scratch"])
         ), False
+    timeout, attempts = flags["timeout_s"], flags["attempts"]
     spec = RunSpec(
         harness=harness,
         harness_version=str_flag(flags["harness_version"]),
@@ -129,7 +113,7 @@ def run_request(flags: dict[str, object], given_aliases: list[str]) -> tuple[Run
         capture_debug=_retention(flags["capture_debug"]) or "on-error",
         storage_layout=_layout(flags["storage_layout"]) or "compact/v2",
         model=str_flag(flags["model"]),
-        options=given_options,
+        options=options,
         command=command_args,
         timeout_s=float(timeout) if isinstance(timeout, float) else DEFAULT_TIMEOUT_S,
         attempts=attempts if isinstance(attempts, int) else 1,
@@ -138,6 +122,52 @@ def run_request(flags: dict[str, object], given_aliases: list[str]) -> tuple[Run
         redact_query=_union((), _strings(flags["redact_query"])),
     )
     return _new_run(flags, spec)
+
+
+def _capture_calls(harness: str, given_aliases: list[str], asked: bool) -> bool:
+    """`--capture-calls`, also asked for by a harness's original flag name for it (which
+    only that harness accepts)."""
+    for alias, canonical, owner in aliases():
+        if alias in given_aliases:
+            if harness != owner:
+                raise UsageError(
+                    f"{alias} is the original name of {canonical} for --harness {owner}; "
+                    f"with --harness {harness} use {canonical}"
+                )
+            asked = True
+    return asked
+
+
+def _resumed_spec(
+    base: RunSpec,
+    flags: dict[str, object],
+    *,
+    harness: str,
+    api_base: str | None,
+    capture_calls: bool,
+    options: dict[str, str],
+    command: tuple[str, ...],
+) -> RunSpec:
+    """A resumed run's spec: the run's own, with what the flags give over it."""
+    timeout, attempts = flags["timeout_s"], flags["attempts"]
+    return replace(
+        base,
+        harness=harness,
+        api_base=api_base or base.api_base,
+        capture_calls=capture_calls or base.capture_calls,
+        single_agent=bool(flags["single_agent"]) or base.single_agent,
+        model=str_flag(flags["model"]) or base.model,
+        options=options or base.options,
+        command=command or base.command,
+        harness_version=str_flag(flags["harness_version"]) or base.harness_version,
+        capture_debug=_retention(flags["capture_debug"]) or base.capture_debug,
+        storage_layout=_layout(flags["storage_layout"]) or base.storage_layout,
+        timeout_s=float(timeout) if isinstance(timeout, float) else base.timeout_s,
+        attempts=attempts if isinstance(attempts, int) else base.attempts,
+        # more redaction is always safe: a resume adds names, never drops the run's
+        redact_headers=_union(base.redact_headers, _strings(flags["redact_headers"])),
+        redact_query=_union(base.redact_query, _strings(flags["redact_query"])),
+    )
 
 
 def _union(kept: tuple[str, ...], added: tuple[str, ...]) -> tuple[str, ...]:
