@@ -180,6 +180,25 @@ def test_reader_reports_nonsense_frames_and_keeps_going(tmp_path: Path) -> None:
         assert expected in text
 
 
+@pytest.mark.parametrize("t", [2**63, -(2**63), -(2**63) + 1, 2**63 - 1, 10**30])
+def test_frame_times_of_any_size_read_back_exactly(tmp_path: Path, t: int) -> None:
+    # indexing keeps a frame's time in 64 bits where it fits, else reads its header again
+    with TapeWriter(tmp_path) as tape:
+        x = tape.begin()
+        tape.request(x, {"method": "POST", "path": "/v1/messages"})
+    with (tmp_path / segment_name(1)).open("ab") as fh:
+        for kind, n, meta in (("resp", 0, {"status": 200}), ("chunk", 1, None)):
+            header = {"k": kind, "x": x, "t": t, "n": n} | ({"meta": meta} if meta else {})
+            fh.write(dumps_header(header) + b"\n" + b"a" * n + b"\n")
+        fh.write(dumps_header({"k": "end", "x": x, "t": t, "n": 0, "meta": {}}) + b"\n\n")
+    (exchange,) = read_tape(tmp_path).exchanges
+    assert (exchange.response_time_ns, exchange.chunks, exchange.end_time_ns) == (
+        t,
+        ((t, b"a"),),
+        t,
+    )
+
+
 def test_missing_directory_and_foreign_files(tmp_path: Path) -> None:
     assert read_tape(tmp_path / "nope").problems
     (tmp_path / "notes.txt").write_text("hello")
