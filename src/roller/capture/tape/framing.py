@@ -8,10 +8,17 @@ docstring): a torn or corrupt frame ends its segment, a frame that makes no sens
 reported and skipped, the metas are typed here to report a known key of the wrong
 shape. A frame's time `t` is kept with its place, so reading an exchange back parses
 only the headers that carry a meta.
+
+A `body` or `chunk` header as `TapeWriter` writes it (`{"k":…,"x":…,"t":…,"n":…}`, an
+ASCII id with no quote or backslash, integers of at most 19 digits, no leading zero) is
+read by one regular expression (`_DATA_HEADER`) in a segment of the current version:
+exactly the object and checks the JSON path gives (tests/capture/test_tape.py
+compares the two paths' indexes and problems).
 """
 
 from __future__ import annotations
 
+import re
 from array import array
 from dataclasses import dataclass
 from typing import TypeVar
@@ -23,6 +30,7 @@ from roller.capture.tape.format import (
     FIRST_VERSION,
     FRAME_KINDS,
     META_KINDS,
+    TAPE_VERSION,
     JSONObject,
 )
 from roller.capture.tape.meta import EndMeta, RequestMeta, ResponseMeta, SegmentHeader
@@ -72,6 +80,12 @@ class _Spans:
     chunk_bytes: int = 0
 
 
+_DATA_HEADER = re.compile(
+    rb'\{"k":"(body|chunk)","x":"([ !#-\[\]-~]*)",'
+    rb'"t":(-?(?:0|[1-9][0-9]{0,18})),"n":(0|[1-9][0-9]{0,18})\}'
+)
+
+
 class _FrameError(Exception):
     """A frame whose framing cannot be trusted: the rest of its segment is unreadable."""
 
@@ -117,7 +131,7 @@ class Framing:
         )
         return refs, tuple(self.problems)
 
-    def segment(self, number: int, name: str, data: bytes) -> None:
+    def segment(self, number: int, name: str, data: bytes | bytearray) -> None:
         pos = 0
         size = len(data)
         version: int | None = None  # of this segment's frames, from its `seg` frame
@@ -126,8 +140,14 @@ class Framing:
             if newline < 0:
                 self.problems.append(f"{name}: torn frame at byte {pos} (header line incomplete)")
                 return
+            fast = _DATA_HEADER.fullmatch(data, pos, newline) if version == TAPE_VERSION else None
+            if fast is not None:
+                pos = self._data_frame(fast, name, data, (number, pos, newline))
+                if pos < 0:
+                    return
+                continue
             try:
-                header = _parse_header(data[pos:newline])
+                header = _parse_header(bytes(data[pos:newline]))
             except _FrameError as exc:
                 self.problems.append(f"{name}: corrupt frame at byte {pos}: {exc}")
                 return
@@ -165,6 +185,37 @@ class Framing:
                 else:
                     self._apply(where, header, (number, pos, newline, start, stop))
             pos = stop + 1
+
+    def _data_frame(
+        self, header: re.Match[bytes], name: str, data: bytes | bytearray, at: tuple[int, int, int]
+    ) -> int:
+        """A `body` or `chunk` frame whose header `_DATA_HEADER` read: what `segment` and
+        `_apply` do with it, without the JSON. The next frame's position (-1: the rest of
+        the segment is unreadable)."""
+        number, pos, newline = at
+        start = newline + 1
+        stop = start + int(header[4])
+        if stop + 1 > len(data):
+            self.problems.append(f"{name}: torn frame at byte {pos} (payload incomplete)")
+            return -1
+        if data[stop : stop + 1] != b"\n":
+            self.problems.append(
+                f"{name}: corrupt frame at byte {pos} (no terminator after payload)"
+            )
+            return -1
+        kind, x = header[1].decode("ascii"), header[2].decode("ascii")
+        spans = self.spans.get(x)
+        if spans is None:
+            self.problems.append(f"{name} byte {pos}: {kind} frame for unknown exchange {x}")
+        elif spans.ended:
+            self.problems.append(f"{name} byte {pos}: {kind} frame after the end of exchange {x}")
+        else:
+            t = int(header[3])
+            t = t if T_IN_HEADER < t < 2**63 else T_IN_HEADER
+            spans.frames += (_KIND_CODES[kind], number, pos, newline, start, stop, t)
+            if kind == "chunk":
+                spans.chunk_bytes += stop - start
+        return stop + 1
 
     def _apply(self, where: str, header: JSONObject, place: tuple[int, int, int, int, int]) -> None:
         kind: str = header["k"]

@@ -251,21 +251,40 @@ def index_tape(
     names: list[str] = []
     paths: list[Path] = []
     kept: dict[int, bytes] | None = {} if keep_data else None
+    buffer = bytearray()
     for number, path in list_segments(root):
         if number < from_segment:
             continue
         names.append(path.name)
         paths.append(path)
         try:
-            data = path.read_bytes()
+            data: bytes | bytearray = path.read_bytes() if keep_data else _read(path, buffer)
         except OSError as exc:
             reader.problems.append(f"{path.name}: unreadable: {exc}")
             continue
         reader.segment(len(paths) - 1, path.name, data)
         if kept is not None:
-            kept[len(paths) - 1] = data
+            kept[len(paths) - 1] = bytes(data)
     exchanges, problems = reader.result()
     return TapeIndex(tuple(names), paths, exchanges, problems, kept, resolve, reader.versions)
+
+
+def _read(path: Path, buffer: bytearray) -> bytearray:
+    """The whole segment, read into `buffer` (resized to it): one buffer for every segment
+    of a tape, because a fresh one per segment costs more in page faults than the copy
+    from the page cache (read_bytes: 3.5x the time at 10k calls)."""
+    with open(path, "rb", buffering=0) as fh:
+        size = os.fstat(fh.fileno()).st_size
+        if len(buffer) > size:
+            del buffer[size:]
+        else:
+            buffer.extend(bytes(size - len(buffer)))
+        view, filled = memoryview(buffer), 0
+        while filled < size and (n := fh.readinto(view[filled:])):
+            filled += n
+        view.release()
+    del buffer[filled:]  # a file shorter than it was a moment ago
+    return buffer
 
 
 @dataclass
