@@ -22,3 +22,9 @@ def test_a_changed_file_no_longer_holds_what_was_written(tmp_path: Path) -> None
     assert not holds(path, entry)
     path.write_bytes(b'{"a":1}\n\n')  # the same bytes and one more
     assert not holds(path, entry)
+
+
+def test_lines_are_counted_whatever_the_chunks(tmp_path: Path) -> None:
+    chunks = [b"", b"\n", b"a\n", b"a\nb\n", b"a\nb", b"no newline", b"\n\n", b'{"x":1}\n']
+    entry = atomic_write_lines(tmp_path / "f", chunks)
+    assert entry.lines == b"".join(chunks).count(b"\n") == describe_file(tmp_path / "f").lines
