@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import threading
 from pathlib import Path
 
@@ -17,6 +18,8 @@ from roller.capture.tape import (
     TapeExchange,
     TapeOpenError,
     TapeWriter,
+    framing,
+    index_tape,
     read_tape,
     segment_name,
 )
@@ -178,6 +181,25 @@ def test_reader_reports_nonsense_frames_and_keeps_going(tmp_path: Path) -> None:
     text = "\n".join(result.problems)
     for expected in ("unknown exchange ghost:1", "'wat'", "second req", "no terminator"):
         assert expected in text
+
+
+@pytest.mark.parametrize("t", [2**63, -(2**63), -(2**63) + 1, 2**63 - 1, 10**30])
+def test_frame_times_of_any_size_read_back_exactly(tmp_path: Path, t: int) -> None:
+    # indexing keeps a frame's time in 64 bits where it fits, else reads its header again
+    with TapeWriter(tmp_path) as tape:
+        x = tape.begin()
+        tape.request(x, {"method": "POST", "path": "/v1/messages"})
+    with (tmp_path / segment_name(1)).open("ab") as fh:
+        for kind, n, meta in (("resp", 0, {"status": 200}), ("chunk", 1, None)):
+            header = {"k": kind, "x": x, "t": t, "n": n} | ({"meta": meta} if meta else {})
+            fh.write(dumps_header(header) + b"\n" + b"a" * n + b"\n")
+        fh.write(dumps_header({"k": "end", "x": x, "t": t, "n": 0, "meta": {}}) + b"\n\n")
+    (exchange,) = read_tape(tmp_path).exchanges
+    assert (exchange.response_time_ns, exchange.chunks, exchange.end_time_ns) == (
+        t,
+        ((t, b"a"),),
+        t,
+    )
 
 
 def test_missing_directory_and_foreign_files(tmp_path: Path) -> None:
@@ -436,3 +458,67 @@ def test_reading_from_a_segment_on(tmp_path: Path) -> None:
             tape.request(x, {"method": "GET", "path": f"/{n}"}, body=b"")
             tape.end(x, {"outcome": "ok"})
     assert [e.request.path for e in read_tape(tmp_path, from_segment=2).exchanges] == ["/1", "/2"]
+
+
+# -- the framing pass: its fast path for data frames is the JSON path --------------------
+
+_DATA_HEADERS = [
+    b'{"k":"body","x":"%b","t":5,"n":1}\na\n',
+    b'{"k":"chunk","x":"%b","t":-0,"n":0}\n\n',
+    b'{"k":"chunk","x":"%b","t":07,"n":1}\na\n',  # a leading zero: not JSON
+    b'{"k":"chunk","x":"%b","t":123456789012345678901,"n":1}\na\n',
+    b'{"k":"chunk","x":"%b","t":9999999999999999999,"n":1}\na\n',  # past 64 bits
+    b'{"k":"chunk","x":"%b","t":-9223372036854775808,"n":1}\na\n',
+    b'{"k":"chunk","x":"%b","n":1,"t":1}\na\n',  # other key order
+    b'{"k":"chunk", "x":"%b","t":1,"n":1}\na\n',
+    b'{"k":"chunk","x":"%b\\u0041","t":1,"n":1}\na\n',
+    b'{"k":"chunk","x":"ghost:9","t":1,"n":1}\na\n',
+    b'{"k":"chunk","x":"%b","t":1,"n":3}\nab\n',  # no terminator
+    b'{"k":"chunk","x":"%b","t":1,"n":30}\nab\n',  # torn
+    b'{"k":"chunk","x":"%b","t":1,"n":1}\na\n{"k":"chunk","x":"%b","t":2,"n":1}\nb\n',
+]
+
+
+@settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    frames=st.lists(st.sampled_from(_DATA_HEADERS) | st.binary(max_size=8), max_size=8),
+    finish_at=st.integers(min_value=0, max_value=8),
+)
+def test_data_frame_fast_path_indexes_as_the_json_path(
+    tmp_path_factory: pytest.TempPathFactory,
+    monkeypatch: pytest.MonkeyPatch,
+    frames: list[bytes],
+    finish_at: int,
+) -> None:
+    root = tmp_path_factory.mktemp("tape")
+    with TapeWriter(root, fsync_interval=None) as tape:
+        x = tape.begin()
+        tape.request(x, {"method": "POST", "path": "/v1/messages"}, body=b"abc")
+        tape.response(x, {"status": 200})
+        tape.chunk(x, b"data: a\n\n")
+    xb = x.encode()
+    with (root / segment_name(1)).open("ab") as fh:
+        for i, frame in enumerate(frames):
+            if i == finish_at:
+                fh.write(b'{"k":"end","x":"%b","t":9,"n":0,"meta":{"outcome":"ok"}}\n\n' % xb)
+            fh.write(frame.replace(b"%b", xb))
+
+    def indexed() -> tuple[object, ...]:
+        with index_tape(root) as index:
+            refs = [(r.exchange_id, r.request_time_ns, r.frames.tolist()) for r in index.exchanges]
+            return refs, index.problems, [index.load(r) for r in index.exchanges]
+
+    fast = indexed()
+    monkeypatch.setattr(framing, "_DATA_HEADER", re.compile(rb"(?!)"))  # never matches
+    assert indexed() == fast
+
+
+def test_the_writers_data_frames_take_the_fast_path(tmp_path: Path) -> None:
+    with TapeWriter(tmp_path, fsync_interval=None) as tape:
+        _write_exchange(tape, body=b"abc", chunks=[b"data: a\n\n", b""])
+    lines = (tmp_path / segment_name(1)).read_bytes().split(b"\n")
+    data = [line for line in lines if line.startswith((b'{"k":"body"', b'{"k":"chunk"'))]
+    assert len(data) == 3
+    assert all(framing._DATA_HEADER.fullmatch(line) for line in data)

@@ -15,10 +15,11 @@ from tests.harnesses.fixture_capture import fixture_dir, inputs_of, tape_of, unp
 
 from roller.capture.models import CaptureErrorRecord
 from roller.capture.writer import serialize
-from roller.finalize.assemble import UNDECIDED, CaptureParts, call_shell, decide
+from roller.finalize.assemble import CaptureParts, decide
 from roller.finalize.decided import decided_json
 from roller.finalize.decode import DecodedCall
 from roller.finalize.pipeline import parts_in_memory
+from roller.finalize.shell import UNDECIDED, call_shell
 from roller.finalize.status import CallStatus
 from roller.harnesses import adapter_for
 

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from roller.wire.sse import SSEDecoder, encode_event
+from roller.wire.sse import SSEDecoder, _well_formed, decode_body, encode_event
 from roller.wire.types import SSEEvent
 from tests.wire.settings import FUZZ
 
@@ -242,3 +242,53 @@ def test_any_split_gives_the_same_events(body: bytes, points: list[int]) -> None
     assert decode(*pieces) == whole
     one_byte_at_a_time = [body[i : i + 1] for i in range(len(body))]
     assert decode(*one_byte_at_a_time) == whole
+
+
+# ------------------------------------------------------------ decode_body's fast path
+
+_server_events = st.builds(
+    SSEEvent,
+    data=st.text(st.characters(exclude_characters="\r\n", exclude_categories=["Cs"])),
+    event=st.none() | _field_text,
+)
+_almost_server_bodies = st.tuples(
+    st.lists(_server_events, max_size=6).map(lambda es: b"".join(map(encode_event, es))),
+    _sse_bytes,
+    st.integers(min_value=0),
+).map(lambda t: t[0][: t[2] % (len(t[0]) + 1)] + t[1] + t[0][t[2] % (len(t[0]) + 1) :])
+
+
+@FUZZ
+@given(
+    _sse_bytes
+    | _almost_server_bodies
+    | st.lists(_server_events).map(lambda es: b"".join(map(encode_event, es)))
+)
+def test_decode_body_gives_what_the_decoder_gives(body: bytes) -> None:
+    assert decode_body(body) == decode(body)
+
+
+@FUZZ
+@given(st.lists(_server_events, max_size=8))
+def test_a_body_as_servers_write_it_takes_the_fast_path(events: list[SSEEvent]) -> None:
+    body = b"".join(encode_event(event) for event in events)
+    assert _well_formed(body) == decode(body)[0]
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b"data: a\n\ndata: b\n",  # ends inside an event: discarded
+        b"data: a\r\n\r\n",
+        b"\xef\xbb\xbfdata: a\n\n",
+        b"data: \xff\n\n",
+        b"event: e\nid: 1\ndata: a\n\n",
+        b"data: a\ndata: b\n\n",
+        b": comment\ndata: a\n\n",
+        b"data:a\n\n",
+        b"event: e\n\ndata: a\n\n",
+    ],
+)
+def test_other_bodies_take_the_decoder(body: bytes) -> None:
+    assert _well_formed(body) is None
+    assert decode_body(body) == decode(body)

@@ -46,8 +46,8 @@ from roller.collect.runs import RunSpec, now_rfc3339
 from roller.collect.tasks import Task
 from roller.collect.turns import TurnResult, run_turns
 from roller.export.trajectory_file import write_trajectory
-from roller.finalize.assemble import rfc3339
 from roller.finalize.attempt import finalize_attempt
+from roller.finalize.shell import rfc3339
 from roller.harnesses import adapter_for, registry
 from roller.harnesses.base import LaunchRequest, ScratchDirs
 from roller.mock.scenario_files import load_scenario

@@ -7,8 +7,10 @@ byte. Rules kept:
 - raw/ not retained (`Verdict.retained`): no `raw_path`, native evidence
   `retained: false` in participants and relations, and no response body to write;
 - timestamps are the tape's and the collecting process's `time.time_ns()`, rendered
-  once (`rfc3339`);
-- a tool call whose output carries no id shows the harness-assigned one as its `ref`.
+  once (`shell.rfc3339`);
+- a call's record is its shell (`roller.finalize.shell`: what decode alone knows, where
+  a tool call whose output carries no id shows the harness-assigned one as its `ref`)
+  completed with what the stages decided (`decide`).
 """
 
 from __future__ import annotations
@@ -16,12 +18,9 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
 
-from roller.capture.files import sha256_hex
 from roller.capture.models import (
     AttemptInputs,
-    Attribution,
     CallRecord,
     Capabilities,
     CaptureErrorRecord,
@@ -34,23 +33,18 @@ from roller.capture.models import (
     Manifest,
     ParticipantRecord,
     RelationRecord,
-    RequestInfo,
-    ResponseInfo,
     StorageLayout,
     ToolIdMapping,
-    ToolRefs,
     TurnRecord,
-    UsageInfo,
 )
 from roller.finalize import derived
 from roller.finalize.attribute import AttributionResult
 from roller.finalize.decode import CallFacts, DecodedCall
 from roller.finalize.ids import CaptureIds
 from roller.finalize.relate import Related
+from roller.finalize.shell import call_shell
 from roller.finalize.status import CallStatus, Verdict
-from roller.finalize.tool_ids import ToolIds
 from roller.harnesses.base import NativeCapture
-from roller.wire.types import Usage
 
 
 @dataclass(frozen=True)
@@ -79,13 +73,6 @@ class CaptureParts:
     turns: list[TurnRecord] | None
     errors: list[CaptureErrorRecord]
     inherited: Mapping[str, InheritedContextRecord | None]  # status: a fork's copied prefix
-
-
-def rfc3339(ns: int | None) -> str | None:
-    if ns is None:
-        return None
-    dt = datetime.fromtimestamp(ns / 1e9, tz=UTC)
-    return dt.strftime("%Y-%m-%dT%H:%M:%S.%f") + "Z"
 
 
 def assemble(parts: CaptureParts, calls: Sequence[DecodedCall]) -> FinalizedCapture:
@@ -293,143 +280,6 @@ def _counts(
         exportable_calls=sum(1 for s in parts.statuses if s.export == "exportable"),
         relations=relations,
         participants=len(participants),
-    )
-
-
-# What a call's shell holds until `decide` fills in the stages' decisions.
-UNDECIDED = Attribution(
-    basis="none", key=None, wire_participant_key=None, cross_check="absent", note=None
-)
-
-
-def call_shell(
-    call: DecodedCall, call_id: str, tool_ids: ToolIds, *, with_context: bool = True
-) -> CallRecord:
-    """Call `call_id`'s record as far as decode alone knows it: everything but the fields
-    `decide` sets (which hold neutral values here). Finalize's first pass can build and
-    set it aside before any call is attributed (`with_context=False`: `context: null`,
-    its JSON spliced in later)."""
-    ex = call.exchange
-    return CallRecord(
-        schema_="roller.call/v1",
-        call_id=call_id,
-        sequence=call.sequence,
-        exchange_id=ex.exchange_id,
-        participant_id=None,
-        kind=call.kind,
-        protocol=call.protocol,
-        json_mode=call.json_mode,
-        request=_request_info(call),
-        context=call.context if with_context else None,
-        context_sha256=call.context_sha256,
-        context_bytes=len(ex.request_body),
-        output=call.reassembly.output if call.reassembly else None,
-        output_complete=bool(call.reassembly and call.reassembly.complete),
-        output_incomplete_reason=call.reassembly.incomplete_reason if call.reassembly else None,
-        output_problems=list(call.reassembly.problems) if call.reassembly else [],
-        output_unmerged=list(call.reassembly.unmerged) if call.reassembly else [],
-        provider_error=call.reassembly.error if call.reassembly else None,
-        response=_response_info(call),
-        model=call.model,
-        response_model=call.response_model,
-        response_id=call.response_id,
-        finish_reason=call.finish_reason,
-        usage=_usage_info(call.usage),
-        stream=call.request_stream,
-        native_identity=_native_identity(call),
-        attribution=UNDECIDED,
-        tool_refs=_tool_refs(call, tool_ids),
-        execution_status=call.execution_status,
-        response_capture_status=call.response_capture_status,
-        identity_status="unattributed",
-        capture_status="partial",
-        export_status="blocked",
-        export_blocked_by=[],
-        errors=[],
-    )
-
-
-def _native_identity(call: DecodedCall) -> dict[str, str]:
-    """The wire's identity evidence; `run_id` only where the wire carries one."""
-    out = {k: str(v) for k, v in call.identity.evidence.items()}
-    if call.identity.run_id is not None:
-        out["run_id"] = call.identity.run_id
-    return out
-
-
-def _request_info(call: DecodedCall) -> RequestInfo:
-    ex = call.exchange
-    meta = ex.request
-    return RequestInfo(
-        method=meta.method,
-        path=meta.path,
-        query=list(meta.query),
-        headers=list(meta.headers),
-        redacted=[*meta.redacted.headers, *meta.redacted.query],
-        received_at=rfc3339(ex.request_time_ns) or "",
-    )
-
-
-def _response_info(call: DecodedCall) -> ResponseInfo:
-    """The response as recorded; `raw_path` is decided with retention (`decide`)."""
-    ex = call.exchange
-    resp = ex.response
-    first_byte = ex.chunks[0][0] if ex.chunks else None
-    has_response = resp is not None
-    return ResponseInfo(
-        status=None if resp is None else resp.status,
-        headers=[] if resp is None else list(resp.headers),
-        streamed=call.streamed,
-        outcome=call.outcome,
-        raw_path=None,
-        raw_sha256=sha256_hex(ex.body) if has_response else None,
-        bytes=len(ex.body),
-        content_encoding=call.content_encoding,
-        first_byte_at=rfc3339(first_byte),
-        ended_at=rfc3339(ex.end_time_ns),
-    )
-
-
-def _usage_info(usage: Usage | None) -> UsageInfo | None:
-    if usage is None:
-        return None
-    return UsageInfo(
-        input_tokens=usage.input_tokens,
-        output_tokens=usage.output_tokens,
-        cache_read_tokens=usage.cache_read_tokens,
-        cache_write_tokens=usage.cache_write_tokens,
-        total_tokens=usage.total_tokens,
-    )
-
-
-def _tool_refs(call: DecodedCall, tool_ids: ToolIds) -> ToolRefs:
-    """The call's tool references, validated in one step from plain values: a context
-    carries every earlier result, so there are as many as the transcript has results,
-    and a model built per result cost twice the validation of the lot."""
-    return ToolRefs.model_validate(
-        {
-            "emitted": [
-                {
-                    "id": t.id,
-                    "name": t.name,
-                    "item_id": t.item_id,
-                    "namespace": t.namespace,
-                    # the harness-assigned id stands in when the output carries none
-                    "ref": t.ref if t.ref is not None else tid,
-                }
-                for t, tid in zip(call.emitted, tool_ids, strict=True)
-            ],
-            "results": [
-                {
-                    "id": r.id,
-                    "name": r.name,
-                    "item_id": r.item_id,
-                    "message_index": r.message_index,
-                    "is_error": r.is_error,
-                }
-                for r in call.results
-            ],
-        }
     )
 
 

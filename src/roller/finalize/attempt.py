@@ -32,12 +32,13 @@ from roller.capture.tape import TapeIndex, index_tape
 from roller.capture.tape.format import BodyRef
 from roller.capture.writer import publish_lines, settle_raw
 from roller.errors import CaptureFormatError
-from roller.finalize.assemble import CaptureParts, call_shell, manifest, relation_lines
+from roller.finalize.assemble import CaptureParts, manifest, relation_lines
 from roller.finalize.contexts import Contexts
 from roller.finalize.decided import decided_json
 from roller.finalize.decode import RequestContext, decode_exchange, request_context
 from roller.finalize.ids import call_id
 from roller.finalize.pipeline import capture_parts
+from roller.finalize.shell import shell_json
 from roller.finalize.spill import Spill
 from roller.finalize.tool_ids import tool_refs_of
 from roller.harnesses import adapter_for
@@ -69,8 +70,11 @@ def finalize_attempt(paths: AttemptPaths, layout: StorageLayout | None = None) -
             call = decode_exchange(n, tape.load(ref), inputs.harness.name, bodies.parse)
             facts.append(call.facts)
             (tool_ids,), _ = tool_refs_of(facts[-1:], native)
-            shell = call_shell(call, call_id(inputs.capture_scope, n), tool_ids, with_context=False)
-            spill.put(shell, call.exchange.request_body, call.context_json)
+            shell = shell_json(call, call_id(inputs.capture_scope, n), tool_ids)
+            has_body = call.exchange.response is not None  # the shell's `raw_sha256` is set
+            spill.put(
+                shell, call.context_sha256, has_body, call.exchange.request_body, call.context_json
+            )
 
         def requests(i: int) -> RequestContext:
             return request_context(tape.load(tape.exchanges[i]))

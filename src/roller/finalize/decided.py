@@ -1,6 +1,6 @@
 """A call's record JSON completed with what the stages decided, without re-reading the record.
 
-Finalize's first pass serializes each call's shell (`assemble.call_shell`: every field
+Finalize's first pass serializes each call's shell (`shell.call_shell`: every field
 decode knows, the decided ones at their neutral values) and sets the JSON aside; the
 second pass completes it. `decided_json(parts, i, shell)` writes the decided values into
 the shell's JSON where the neutral ones stand: the bytes `serialize(decide(parts, i,
@@ -24,7 +24,8 @@ import orjson
 
 from roller.capture.models import CallRecord
 from roller.capture.writer import serialize
-from roller.finalize.assemble import UNDECIDED, CaptureParts, decide, store_identity
+from roller.finalize.assemble import CaptureParts, decide, store_identity
+from roller.finalize.shell import UNDECIDED
 
 _PARTICIPANT = b',"participant_id":null,'
 _RAW_PATH = b',"raw_path":null,"raw_sha256":'

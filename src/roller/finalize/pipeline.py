@@ -26,7 +26,7 @@ from collections.abc import Sequence
 
 from roller.capture.models import AttemptInputs, Coverage, TurnRecord
 from roller.capture.tape import TapeReadResult
-from roller.finalize.assemble import CaptureParts, FinalizedCapture, assemble, rfc3339
+from roller.finalize.assemble import CaptureParts, FinalizedCapture, assemble
 from roller.finalize.attribute import (
     AttributionResult,
     attribute,
@@ -39,6 +39,7 @@ from roller.finalize.decode import NOT_UNICODE, CallFacts, DecodedCall, decode_e
 from roller.finalize.ids import CaptureIds, capture_ids
 from roller.finalize.inherited import Requests, inherited_record
 from roller.finalize.relate import Related, relate
+from roller.finalize.shell import rfc3339
 from roller.finalize.status import call_statuses, verdict
 from roller.finalize.turns import attempt_execution, turn_records, turns_not_run
 from roller.harnesses.base import NativeCapture

@@ -3,7 +3,7 @@
 The first pass decodes each exchange once (the costly part: parsing the request and
 reassembling the response) and keeps only its `CallFacts` in memory; what assembly
 needs besides is put here, one entry per call in arrival order: the call's shell record
-(`roller.finalize.assemble.call_shell`, serialized with `context: null`) and the
+(`roller.finalize.shell.shell_json`: `call_shell` serialized with `context: null`) and the
 context's record JSON (`DecodedCall.context_json`, made once while decoding) — unless
 that is the request body itself, as harnesses sending compact JSON make it, which the
 second pass reads back from the tape instead. Serialized records, not pickles: the second pass
@@ -20,9 +20,6 @@ import tempfile
 from array import array
 from pathlib import Path
 from typing import IO
-
-from roller.capture.models import CallRecord
-from roller.capture.writer import serialize
 
 # per call, how its context is held: no context, the request body's bytes, or spilled
 _NONE, _BODY, _SPILLED = 0, 1, 2
@@ -42,15 +39,17 @@ class Spill:
     def __exit__(self, *exc: object) -> None:
         self._file.close()
 
-    def put(self, shell: CallRecord, body: bytes, ctx: bytes | None) -> None:
-        """Set call `len(self)`'s shell (built with `context: null`) aside; `body` is its
-        request body, `ctx` its context's record JSON (None without a context)."""
-        line = serialize(shell).encode()
-        self.context_sha256.append(shell.context_sha256)
-        self._raw_body.append(shell.response.raw_sha256 is not None)
+    def put(
+        self, shell: bytes, context_sha256: str, raw_body: bool, body: bytes, ctx: bytes | None
+    ) -> None:
+        """Set call `len(self)`'s shell JSON (`context: null`) aside, with its
+        `context_sha256` and whether its response has a body (its `raw_sha256` is set);
+        `body` is its request body, `ctx` its context's record JSON (None without one)."""
+        self.context_sha256.append(context_sha256)
+        self._raw_body.append(raw_body)
         self._file.seek(self._offsets[-1])
-        self._file.write(line)
-        self._offsets.append(self._offsets[-1] + len(line))
+        self._file.write(shell)
+        self._offsets.append(self._offsets[-1] + len(shell))
         if ctx is None:
             self._context.append(_NONE)
         elif ctx == body:

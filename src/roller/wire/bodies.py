@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 from roller.wire.chat import Chat, ChatForm
 from roller.wire.history import Conversation
 from roller.wire.jsonvalues import as_object, as_str, describe_error, parse_json, text_snippet
-from roller.wire.sse import SSEDecoder
+from roller.wire.sse import decode_body
 from roller.wire.types import History, JSONObject, Key, Reassembly, SSEEvent, StreamAssembler
 
 if TYPE_CHECKING:
@@ -212,15 +212,12 @@ def reassemble_body(
 
 def reassemble_stream(body: bytes, assembler: StreamAssembler) -> Reassembly:
     """Decode an SSE body and feed every event to `assembler`."""
-    decoder = SSEDecoder()
-    for event in decoder.feed(body):
-        assembler.feed(event)
-    for event in decoder.close():
+    events, tail = decode_body(body)
+    for event in events:
         assembler.feed(event)
     result = assembler.finish()
-    if decoder.discarded is None:
+    if tail is None:
         return result
-    tail = decoder.discarded
     if len(tail) > 200:
         tail = tail[:200] + "…"
     note = f"body ended inside an unterminated SSE event, discarded: {tail!r}"

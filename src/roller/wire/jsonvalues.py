@@ -5,12 +5,22 @@ wrong shape: accessors return None or an empty list, parsers return the failure 
 string. JSON is parsed strictly (no NaN/Infinity, which are not JSON and could not be
 written back out), and nesting deep enough to exhaust the stack is a parse failure, not
 a crash.
+
+`parse_json` means the `json` module's reading (`_DECODER`); orjson reads first, a few
+times faster per document, and its value is taken wherever the two agree: orjson refuses
+what `json` reads differently or may refuse (lone-surrogate escapes, numbers past a
+double, NaN/Infinity), so its errors go to `json`; it reads an integer past 64 bits as
+a float, so a run of 19 digits goes to `json`; and `json` may run out of stack inside
+orjson's 1,024 levels, so a document with 255 or more brackets goes to `json` too.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
+
+import orjson
 
 from roller.wire.types import JSONObject
 
@@ -20,12 +30,22 @@ def _reject_constant(name: str) -> Any:
 
 
 _DECODER = json.JSONDecoder(parse_constant=_reject_constant)
+_LONG_DIGITS = re.compile(r"[0-9]{19}")
+_DEPTH_ORJSON_SHARES = 255  # brackets below which `json` cannot run out of stack
 
 
 def parse_json(text: str | bytes) -> tuple[Any, str | None]:
     """Parse a whole JSON document. Returns (value, None) or (None, why it failed)."""
     if isinstance(text, bytes):
         text = text.decode("utf-8", errors="replace")
+    try:
+        value = orjson.loads(text)
+    except ValueError:  # orjson.JSONDecodeError, or text orjson cannot encode
+        pass
+    else:
+        shallow = text.count("[") + text.count("{") < _DEPTH_ORJSON_SHARES
+        if shallow and _LONG_DIGITS.search(text) is None:
+            return value, None
     try:
         return _DECODER.decode(text), None
     except RecursionError:

@@ -18,6 +18,13 @@ a field name. Rules it keeps, each from the spec:
 
 `SSEEvent.retry` carries the `retry` value given inside that event's own block (the spec
 only feeds it to the reconnection timer; a recorder wants to see it).
+
+`decode_body(body)` decodes a whole recorded body: the decoder's events and `discarded`.
+A body in the form servers write — strict UTF-8, no BOM, no CR, every block an optional
+`event: ` line and one `data: ` line closed by a blank line — is read by one regular
+expression (`_WELL_FORMED`), where the algorithm gives exactly those events: each
+block's `event` and `data` are the text after `: `, no id, no retry, nothing discarded.
+Any other body takes the decoder (tests/wire/test_sse.py checks the two agree).
 """
 
 from __future__ import annotations
@@ -27,10 +34,40 @@ import re
 
 from roller.wire.types import SSEEvent
 
-__all__ = ["SSEDecoder", "SSEEvent", "encode_event"]
+__all__ = ["SSEDecoder", "SSEEvent", "decode_body", "encode_event"]
 
 _LINE_END = re.compile(r"\r\n|\r|\n")
 _DIGITS = re.compile(r"[0-9]+")
+_WELL_FORMED = re.compile(r"(?:event: ([^\n]*)\n)?data: ([^\n]*)\n\n")
+
+
+def decode_body(body: bytes) -> tuple[list[SSEEvent], str | None]:
+    """A whole stream: the events `SSEDecoder` gives for `body`, and its `discarded`."""
+    events = _well_formed(body)
+    if events is not None:
+        return events, None
+    decoder = SSEDecoder()
+    events = decoder.feed(body)
+    events += decoder.close()
+    return events, decoder.discarded
+
+
+def _well_formed(body: bytes) -> list[SSEEvent] | None:
+    """The events of a body in the form servers write (module docstring), else None."""
+    try:
+        text = body.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    if "\r" in text or text.startswith("\ufeff"):
+        return None
+    events: list[SSEEvent] = []
+    pos = 0
+    for match in _WELL_FORMED.finditer(text):
+        if match.start() != pos:
+            return None
+        pos = match.end()
+        events.append(SSEEvent(data=match[2], event=match[1] or None))
+    return events if pos == len(text) else None
 
 
 class SSEDecoder:

@@ -5,7 +5,8 @@ frames; a frame is one JSON header line, exactly `n` payload bytes, then `\\n`. 
 kinds (`seg`, `req`, `body`, `resp`, `chunk`, `end`) and their meta are specified in
 docs/architecture.md ("roller.capture.tape"). `meta` types the metas (`RequestMeta`,
 `ResponseMeta`, `EndMeta`, `SegmentHeader`), `writer` appends (the proxy's hot path),
-`reader` turns a directory back into exchanges and never raises for damaged content,
+`reader` turns a directory back into exchanges and never raises for damaged content
+(`framing` is its one pass over the frames: where each lies, and the problems),
 `compat` converts the frames of older tape versions before they are typed.
 """
 

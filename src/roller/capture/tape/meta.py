@@ -228,12 +228,17 @@ def _names(value: object) -> Any:
 
 
 def _pairs(value: object) -> Any:
-    if isinstance(value, list) and all(
-        isinstance(p, list) and len(p) == 2 and isinstance(p[0], str) and isinstance(p[1], str)
-        for p in value
-    ):
-        return tuple((p[0], p[1]) for p in value)
-    return _INVALID
+    if not isinstance(value, list):
+        return _INVALID
+    pairs = []  # one pass: a request's headers are typed twice per finalize (index, load)
+    for p in value:
+        if not (isinstance(p, list) and len(p) == 2):
+            return _INVALID
+        name, text = p
+        if not (isinstance(name, str) and isinstance(text, str)):
+            return _INVALID
+        pairs.append((name, text))
+    return tuple(pairs)
 
 
 def _object(value: object) -> Any:
@@ -320,7 +325,7 @@ def _fields(obj: Mapping[str, Any], table: Table) -> dict[str, Any]:
 
 
 def _invalid(extra: Mapping[str, Any], table: Table) -> tuple[str, ...]:
-    return tuple(key for key in extra if key in table)
+    return tuple(key for key in extra if key in table) if extra else ()
 
 
 TapeMeta = RequestMeta | ResponseMeta | EndMeta

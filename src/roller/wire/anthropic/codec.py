@@ -106,9 +106,12 @@ class AnthropicCodec(BodyCodec):
     def context_tool_results(self, request: JSONObject | None) -> list[ToolResult]:
         """`tool_result` blocks; their `content` is a string or a list of blocks."""
         results: list[ToolResult] = []
+        # `_blocks` inlined: a context carries every earlier turn, so this loop runs over
+        # the whole transcript on every call
         for index, message in _messages(request):
-            for block in _blocks(message):
-                if block.get("type") != "tool_result":
+            content = message.get("content")
+            for block in content if isinstance(content, list) else ():
+                if not isinstance(block, dict) or block.get("type") != "tool_result":
                     continue
                 is_error = block.get("is_error")
                 results.append(

@@ -23,7 +23,6 @@ Content blocks are placed by their `index`, not by arrival order.
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 from roller.wire.bodies import EventLog, error_object
@@ -142,7 +141,9 @@ class AnthropicAssembler:
             why = "second message_start" if self._message is not None else "no message object"
             self._log.keep(event, obj, why)
             return
-        self._message = copy.deepcopy(message)
+        # The event's JSON was parsed for this feed alone and is not kept when merged:
+        # the message is built in it, not in a copy (nor are the blocks below).
+        self._message = message
         for index, block in enumerate(as_list(self._message.get("content"))):
             if isinstance(block, dict):
                 self._blocks[index] = _Block(index, block)
@@ -162,7 +163,7 @@ class AnthropicAssembler:
         elif index in self._blocks:
             self._log.keep(event, obj, f"second content_block_start at index {index}")
         else:
-            self._blocks[index] = _Block(index, copy.deepcopy(block))
+            self._blocks[index] = _Block(index, block)
 
     def _block_delta(self, obj: JSONObject, event: SSEEvent) -> None:
         block = self._block_for(obj, event)
