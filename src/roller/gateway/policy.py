@@ -12,7 +12,9 @@
    (roller's own headers only when the credential is configured to send them, gated
    native headers, body conversation id), over the headers an identity rule can read
    (`roller.gateway.headers`, decided once per name sequence), mapped onto rows by
-   `roller.gateway.derivation`, else source keying on the principal;
+   `roller.gateway.derivation`, else source keying on the principal; kept per evidence
+   (credential, those headers, the body values the rules read) by
+   `roller.gateway.identities`;
 5. find or create the rows and link the parent (`roller.gateway.store`, with the tape
    exchange for the lineage audit), in a worker thread so the event loop never waits on
    the database; a store failure fails the request (500, recorded by the proxy as
@@ -48,16 +50,15 @@ from typing import Any, Final
 import orjson
 
 from roller.gateway.config import Client, GatewayConfig
-from roller.gateway.derivation import SessionPlan, plan_session
+from roller.gateway.derivation import SessionPlan
 from roller.gateway.headers import HeaderReading
+from roller.gateway.identities import Identities
 from roller.gateway.paths import own_route
 from roller.gateway.resolutions import ResolutionCache
 from roller.gateway.rows import CallRows, RequestFacts, started_at
 from roller.gateway.store import RequestRef, Resolution, SessionStore
 from roller.gateway.tokens import CREDENTIAL_QUERY, presented_token, token_sha256
 from roller.gateway.writer import StoreWriter
-from roller.harnesses import identify
-from roller.identity import WireIdentity
 from roller.proxy import (
     Admission,
     ExchangeEnd,
@@ -121,20 +122,6 @@ def requested_model(body: object, endpoint: Endpoint) -> str | None:
     return None if endpoint.model is None else endpoint.model[:MAX_MODEL_ANNOTATION] or None
 
 
-def identity_summary(identity: WireIdentity, plan: SessionPlan) -> dict[str, Any]:
-    """What the call row keeps of the wire identity (the full evidence is on the tape and
-    is derived again by export)."""
-    return {
-        "rule": identity.rule,
-        "session_key": identity.session_key,
-        "participant_key": identity.participant_key,
-        "parent_key": identity.parent_key,
-        "is_child": identity.is_child,
-        "rejected": [[r.field, r.reason] for r in identity.rejected],
-        "participant_unknown": plan.participant_unknown,
-    }
-
-
 @dataclass(frozen=True, slots=True)
 class Admitted:
     """What `admit` hands `decide` (the proxy's `Admission.context`)."""
@@ -170,6 +157,7 @@ class GatewayPolicy:
         self._known: dict[str, Client] = {}  # tokens already matched: no hash per request
         self.redactor = Redactor(config.redact_headers, config.redact_query)
         self.header_reading = HeaderReading(self.redactor)
+        self.identities = Identities()
         self.resolutions = ResolutionCache(inactivity_seconds=config.inactivity_seconds)
         self.writer = StoreWriter(store)
         self.writer.on_parents = self._learn_parents
@@ -233,18 +221,14 @@ class GatewayPolicy:
         assert isinstance(admitted, Admitted)  # admit let the request through
         client, family, endpoint = admitted.client, admitted.family, admitted.endpoint
         body = parse_json_body(head.body)
-        reading, pairs = self.header_reading.of(head.headers)
-        identity = identify(
-            client.harness,
-            reading.identity_headers(pairs),  # the same identity as over every header
-            body,
-            trust_roller=client.roller_headers,
-        )
-        plan = plan_session(client, identity)
+        reading, pairs = self.header_reading.of_head(head)
+        # The same identity as over every header, kept per evidence.
+        identified = self.identities.of(client, reading.identity_headers(pairs), body)
+        plan = identified.plan
         request = RequestRef(str(self.tape_dir), head.exchange_id)
         resolution = await self._resolve(plan, admitted.received, request)
         model = requested_model(body, endpoint)
-        summary = identity_summary(identity, plan)
+        summary = identified.summary
         annotation = {
             **admitted.annotation,
             "model": model,
