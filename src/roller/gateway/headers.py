@@ -15,7 +15,9 @@ takes both decisions once per distinct name sequence (as the proxy's
   lower-cased, once each: the gateway forwards none of them.
 Rules kept: the set of identity names follows the harness registry as it is now (a
 harness registered later is seen); the cache is bounded (names come from clients): past
-`MAX_READINGS` name sequences a reading is built for the request and not kept.
+`MAX_READINGS` name sequences a reading is built for the request and not kept. The
+proxy hands its own reading of the headers on (`RequestHead.pairs` and `.names`, its
+header plan's key), so a request's headers are walked once, by the proxy.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from multidict import CIMultiDictProxy
 from roller.harnesses import registry
 from roller.harnesses.registry import Registry
 from roller.identity.gating import ROLLER_HEADERS
-from roller.proxy import Redactor
+from roller.proxy import Redactor, RequestHead
 
 MAX_READINGS: Final = 1024
 Pair = tuple[str, str]
@@ -64,18 +66,28 @@ class HeaderReading:
 
     def of(self, headers: CIMultiDictProxy[str]) -> tuple[Reading, tuple[Pair, ...]]:
         """The reading of `headers`' name sequence, and their pairs in arrival order."""
+        pairs = tuple(headers.items())
+        return self.of_names(tuple(name for name, _ in pairs)), pairs
+
+    def of_head(self, head: RequestHead) -> tuple[Reading, Sequence[Pair]]:
+        """`of(head.headers)`, from the pairs and names the proxy already read when it
+        hands them on (`RequestHead.pairs`, `.names`): no second pass over the headers."""
+        if head.names or not head.headers:
+            return self.of_names(head.names), head.pairs
+        return self.of(head.headers)
+
+    def of_names(self, names: tuple[str, ...]) -> Reading:
+        """The reading of one name sequence."""
         current = registry()
         if current is not self._registry:  # a harness was registered or removed
             self._registry, self._names = current, identity_names(current)
             self._readings.clear()
-        pairs = tuple(headers.items())
-        names = tuple(name for name, _ in pairs)
         reading = self._readings.get(names)
         if reading is None:
             reading = self._reading(names)
             if len(self._readings) < MAX_READINGS:
                 self._readings[names] = reading
-        return reading, pairs
+        return reading
 
     def _reading(self, names: tuple[str, ...]) -> Reading:
         lowered = [name.lower() for name in names]

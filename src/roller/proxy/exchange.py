@@ -220,6 +220,8 @@ class Exchange(Recorder):
                 headers=request.headers,
                 client=head.client,
                 exchange_id=self.exchange_id,
+                pairs=head.headers,
+                names=self.plan.names,
             )
             admission, refusal = await self._admit(policy, policy_head)
         if refusal is not None:
