@@ -96,6 +96,10 @@ def test_policy_rejects_rewrites_routes_and_annotates(
     # The policy saw the request as received, roller headers and auth included; the
     # refused one only by its head: its body was never read, nor decided on.
     assert policy.heads[0].headers["x-roller-sample"] == "s1" and policy.heads[0].body == b""
+    # ... and its headers as the proxy read them once: the same pairs, in arrival order.
+    for head in policy.heads:
+        assert list(head.pairs) == list(head.headers.items())
+        assert head.names == tuple(name for name, _ in head.headers.items())
     assert policy.decided == [b"{}"] * 3
     # The upstreams got the swapped key and never the gateway token.
     for got in seen["default"] + seen["special"]:
