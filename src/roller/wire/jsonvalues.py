@@ -10,13 +10,13 @@ a crash.
 message); orjson parses the documents where the two cannot differ, for less CPU (orjson
 takes about a third of the decoder's time; the two C passes over the bytes that guard
 it, below, about as much again). The gateway's end hook reads every model response
-through a codec, and finalize every recorded one. Facts this relies on (`tests/wire/test_jsonvalues.py` checks
-them): orjson accepts a subset of what the decoder accepts (it refuses NaN, infinities,
-lone surrogates, invalid UTF-8, a BOM and nesting past 1,024), and gives the same
-values for it, except an integer outside 64 bits (it gives a float). So a document with
-a run of 19 or more digits, or so many brackets that its nesting could reach the
-decoder's recursion limit, goes to the decoder alone, and so does any document orjson
-refuses: its failure message is the decoder's.
+through a codec, and finalize every recorded one. Facts this relies on
+(`tests/wire/test_jsonvalues.py` checks them): orjson accepts a subset of what the
+decoder accepts (it refuses NaN, infinities, lone surrogates, invalid UTF-8, a BOM and
+nesting past 1,024), and gives the same values for it, except an integer outside 64
+bits (it gives a float). So a document with a run of 19 or more digits, or so many
+brackets that its nesting could reach the decoder's recursion limit, goes to the decoder
+alone, and so does any document orjson refuses: its failure message is the decoder's.
 """
 
 from __future__ import annotations
