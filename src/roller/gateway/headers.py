@@ -12,7 +12,10 @@ takes both decisions once per distinct name sequence (as the proxy's
   names it owns or knows as install-scoped, and no other name adds evidence or a
   rejection (`tests/gateway/test_headers.py` compares the two on every harness).
 - `credentials`: every credential-bearing header name (`Redactor.secret_header`),
-  lower-cased, once each: the gateway forwards none of them.
+  lower-cased, once each: the gateway forwards none of them;
+- `token_headers(pairs)`: the headers a roller token may be in (`tokens.
+  CREDENTIAL_HEADERS`), in the order `tokens.presented_in` reads them: authentication
+  without a lookup per credential name.
 Rules kept: the set of identity names follows the harness registry as it is now (a
 harness registered later is seen); the cache is bounded (names come from clients): past
 `MAX_READINGS` name sequences a reading is built for the request and not kept. The
@@ -28,6 +31,7 @@ from typing import Final
 
 from multidict import CIMultiDictProxy
 
+from roller.gateway.tokens import CREDENTIAL_HEADERS
 from roller.harnesses import registry
 from roller.harnesses.registry import Registry
 from roller.identity.gating import ROLLER_HEADERS
@@ -49,6 +53,13 @@ class Reading:
 
     identity: tuple[int, ...]  # where the pairs an identity rule can read are
     credentials: tuple[str, ...]
+    # Where a roller token may be: (lower-cased name, index), in `CREDENTIAL_HEADERS`
+    # order, each name's copies in arrival order (`tokens.presented_in`'s order).
+    token_at: tuple[tuple[str, int], ...] = ()
+
+    def token_headers(self, pairs: Sequence[Pair]) -> list[Pair]:
+        """The headers a roller token may be in, as `tokens.presented_in` takes them."""
+        return [(name, pairs[i][1]) for name, i in self.token_at]
 
     def identity_headers(self, pairs: Sequence[Pair]) -> tuple[Pair, ...]:
         """The pairs an identity rule can read, in arrival order."""
@@ -95,4 +106,7 @@ class HeaderReading:
         return Reading(
             identity=tuple(i for i, n in enumerate(lowered) if n in self._names),
             credentials=tuple(dict.fromkeys(name.lower() for name in names if secret(name))),
+            token_at=tuple(
+                (name, i) for name in CREDENTIAL_HEADERS for i, n in enumerate(lowered) if n == name
+            ),
         )

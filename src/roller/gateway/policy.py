@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -51,13 +51,13 @@ import orjson
 
 from roller.gateway.config import Client, GatewayConfig
 from roller.gateway.derivation import SessionPlan
-from roller.gateway.headers import HeaderReading
+from roller.gateway.headers import HeaderReading, Pair, Reading
 from roller.gateway.identities import Identities
 from roller.gateway.paths import own_route
 from roller.gateway.resolutions import ResolutionCache
 from roller.gateway.rows import CallRows, RequestFacts, started_at
 from roller.gateway.store import RequestRef, Resolution, SessionStore
-from roller.gateway.tokens import CREDENTIAL_QUERY, presented_token, token_sha256
+from roller.gateway.tokens import CREDENTIAL_QUERY, presented_in, presented_token, token_sha256
 from roller.gateway.writer import StoreWriter
 from roller.proxy import (
     Admission,
@@ -131,6 +131,8 @@ class Admitted:
     endpoint: Endpoint
     annotation: dict[str, Any]
     received: datetime
+    reading: Reading  # the request's header reading (`roller.gateway.headers`)
+    pairs: Sequence[Pair]
 
 
 class GatewayPolicy:
@@ -168,8 +170,15 @@ class GatewayPolicy:
         await self.drain()
         await self.writer.close()
 
-    def authenticate(self, head: RequestHead) -> tuple[Client | None, str, tuple[str, ...]]:
-        presented = presented_token(head.headers, head.query)
+    def authenticate(
+        self, head: RequestHead, reading: Reading | None = None, pairs: Sequence[Pair] = ()
+    ) -> tuple[Client | None, str, tuple[str, ...]]:
+        """The configured client whose token the request presents (`reading`: its header
+        reading, so the token's headers are picked without a lookup per name)."""
+        if reading is None:
+            presented = presented_token(head.headers, head.query)
+        else:
+            presented = presented_in(reading.token_headers(pairs), head.query)
         if presented.token is None:
             return None, presented.problem or "no token", presented.sources
         client = self._known.get(presented.token)
@@ -191,7 +200,8 @@ class GatewayPolicy:
             # Gateway routes are served by the gateway itself, never forwarded.
             missing = {"error": {"type": "roller_not_found", "message": "no such gateway route"}}
             return Admission(reject=Rejection(404, missing), annotations={"gateway": base})
-        client, problem, sources = self.authenticate(head)
+        reading, pairs = self.header_reading.of_head(head)
+        client, problem, sources = self.authenticate(head, reading, pairs)
         if client is None:
             annotation = {**base, "auth": "rejected", "reason": problem, "sources": list(sources)}
             message = f"{problem}: use a token from roller gateway token add"
@@ -213,7 +223,7 @@ class GatewayPolicy:
         return Admission(
             annotations={"gateway": annotation},
             upstream=None if family is None else self.upstreams.get(family),
-            context=Admitted(client, family, endpoint, annotation, received),
+            context=Admitted(client, family, endpoint, annotation, received, reading, pairs),
         )
 
     async def decide(self, head: RequestHead, admission: Admission) -> PolicyDecision:
@@ -221,7 +231,7 @@ class GatewayPolicy:
         assert isinstance(admitted, Admitted)  # admit let the request through
         client, family, endpoint = admitted.client, admitted.family, admitted.endpoint
         body = parse_json_body(head.body)
-        reading, pairs = self.header_reading.of_head(head)
+        reading, pairs = admitted.reading, admitted.pairs
         # The same identity as over every header, kept per evidence.
         identified = self.identities.of(client, reading.identity_headers(pairs), body)
         plan = identified.plan
