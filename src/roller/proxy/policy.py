@@ -62,6 +62,21 @@ class RequestHead:
     pairs: Sequence[tuple[str, str]] = ()
     names: tuple[str, ...] = ()
 
+    def with_body(self, body: bytes) -> RequestHead:
+        """This head with its body (`dataclasses.replace`'s answer, without its field
+        introspection per request)."""
+        return RequestHead(
+            self.method,
+            self.path,
+            self.query,
+            self.headers,
+            self.client,
+            body,
+            self.exchange_id,
+            self.pairs,
+            self.names,
+        )
+
 
 @dataclass(frozen=True, slots=True)
 class Rejection:
