@@ -1,6 +1,6 @@
 """The call rows' batched insert stores exactly what SQLAlchemy's own insert stores.
 
-`roller.gateway.store.calls` sends a batch as tuples in multi-row inserts, with the
+`roller.gateway.store.calls` sends a batch as tuples through one `executemany`, with the
 columns' bind processors applied by hand, on the raw DB-API connection
 (`roller.gateway.store.batch`); this compares every stored column, as the driver returns
 it, with the same values inserted through SQLAlchemy Core, on SQLite and PostgreSQL, and
@@ -17,7 +17,7 @@ import pytest
 from sqlalchemy import insert, select, text, update
 
 from roller.gateway.store import Call, RuntimeSession, SessionStore, StoreError
-from roller.gateway.store.calls import COLUMNS, CallInsert, call_values
+from roller.gateway.store.calls import COLUMNS, call_values
 from tests.gateway.conftest import ALICE_CC
 from tests.gateway.test_store import T0, call_facts, plan
 
@@ -77,19 +77,6 @@ def test_writing_a_batch_again_adds_no_row(store: SessionStore) -> None:
     store.write_batch(batch, {})
     store.write_batch([*batch, call_facts(session, "x:3")], {})
     assert sorted(c.exchange_id for c in store.calls(session)) == [f"x:{n}" for n in range(4)]
-
-
-def test_a_large_batch_is_every_row_once_in_order(store: SessionStore) -> None:
-    session = store.resolve(plan(ALICE_CC, "S"), T0).session_id
-    batch = [call_facts(session, f"big:{n:03d}") for n in range(45)]  # 32 + 8 + 4 + 1
-    store.write_batch([*batch, batch[7], batch[40]], {})  # two again in the same batch
-    assert [c.exchange_id for c in store.calls(session)] == [f.exchange_id for f in batch]
-    insert_ = CallInsert.of(store.engine.dialect)
-    rows = [(n, -n) for n in range(45)]
-    chunks = insert_.chunks(rows)
-    assert [len(parameters) // 2 for _, parameters in chunks] == [32, 8, 4, 1]
-    assert [v for _, parameters in chunks for v in parameters] == [v for r in rows for v in r]
-    assert insert_.chunks([]) == []
 
 
 def _last_seen(store: SessionStore, session_id: str) -> Any:

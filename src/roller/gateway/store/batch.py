@@ -1,10 +1,10 @@
 """The background writer's batch: call rows and session touches in one raw transaction.
 
-`BatchWriter.of(engine, inserts)` renders the batch's statements once for the engine's
-dialect; `writer.write(rows, touches)` writes one batch (the call insert's parameter
-tuples from `roller.gateway.store.calls`, as its multi-row inserts, and `last_seen_at`
-touches) in one transaction on the pool's raw DB-API connection, and returns each
-touched session's parent as it is now. Rules kept:
+`BatchWriter.of(engine)` renders the batch's statements once for the engine's dialect;
+`writer.write(rows, touches)` writes one batch (the call insert's parameter tuples from
+`roller.gateway.store.calls`, and `last_seen_at` touches) in one transaction on the pool's
+raw DB-API connection, and returns each touched session's parent as it is now. Rules
+kept:
 - The statements are SQLAlchemy's own for the same operations, rendered once (the call
   insert by `CallInsert`; the touch is `UPDATE … SET last_seen_at WHERE id AND
   last_seen_at < when`, its time through the column's own bind processor), so what is
@@ -24,7 +24,7 @@ touched session's parent as it is now. Rules kept:
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Final
@@ -34,7 +34,6 @@ from sqlalchemy import Engine
 from roller.gateway.store.engine import StoreError
 from roller.gateway.store.models import RuntimeSession
 
-Chunks = Callable[[Sequence[tuple[Any, ...]]], list[tuple[str, list[Any]]]]
 ATTEMPTS: Final = 4  # of a batch that fails transiently (as the store's transactions)
 TRANSIENT_SQLSTATES: Final = frozenset({"40001", "40P01", "55P03"})  # serialization, deadlock, lock
 
@@ -44,7 +43,7 @@ class BatchWriter:
     """One dialect's batch statements, rendered once, and the engine to run them on."""
 
     engine: Engine
-    inserts: Chunks  # the call rows' multi-row inserts (`CallInsert.chunks`)
+    insert_sql: str
     touch_sql: str
     parents_sql: str  # `{marks}`: one placeholder per touched session
     mark: str
@@ -52,7 +51,7 @@ class BatchWriter:
     begin: str | None  # the statement that opens a transaction, where the driver does not
 
     @classmethod
-    def of(cls, engine: Engine, inserts: Chunks) -> BatchWriter:
+    def of(cls, engine: Engine, insert_sql: str) -> BatchWriter:
         dialect = engine.dialect
         quote = dialect.identifier_preparer.quote
         table = RuntimeSession.__table__
@@ -61,7 +60,7 @@ class BatchWriter:
         seen, ident, parent = quote("last_seen_at"), quote("id"), quote("parent_session_id")
         return cls(
             engine=engine,
-            inserts=inserts,
+            insert_sql=insert_sql,
             touch_sql=(
                 f"UPDATE {name} SET {seen}={mark} WHERE {name}.{ident} = {mark}"
                 f" AND {name}.{seen} < {mark}"
@@ -102,8 +101,8 @@ class BatchWriter:
             cursor = raw.cursor()
             if self.begin is not None:
                 cursor.execute(self.begin)
-            for sql, parameters in self.inserts(rows):
-                cursor.execute(sql, parameters)
+            if rows:
+                cursor.executemany(self.insert_sql, rows)
             parents: dict[str, str | None] = {}
             if updates:
                 cursor.executemany(self.touch_sql, updates)

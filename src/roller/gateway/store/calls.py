@@ -2,8 +2,7 @@
 
 `CallFacts` is one exchange's row as the gateway builds it (the end hook, crash recovery);
 `CallInsert.of(dialect)` is the `call` table's insert for one backend, built once, and
-`insert.rows(facts)` the DB-API parameter tuples of a batch, and `insert.chunks(rows)`
-its multi-row statements.
+`insert.rows(facts)` the DB-API parameter tuples of a batch, for one `executemany`.
 Rules kept:
 - One row per exchange: the insert is `ON CONFLICT (tape_dir, exchange_id) DO NOTHING`,
   so writing a batch that already landed again is a no-op.
@@ -17,15 +16,14 @@ Rules kept:
   the stored rows with SQLAlchemy Core's insert, column by column, on both backends.
   What this saves is SQLAlchemy's per-row statement work: the batch is a list of tuples
   in column order (no per-row dict, the facts read by one `attrgetter`, a processor not
-  called on a NULL it would pass through), sent as multi-row inserts of up to
-  `MAX_ROWS_A_STATEMENT` rows (`CallInsert.chunks`: a 50-row batch is 3 statements) on
-  the raw DB-API connection (`roller.gateway.store.batch`).
+  called on a NULL it would pass through), sent with one `executemany` of one statement
+  on the raw DB-API connection (`roller.gateway.store.batch`).
 """
 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from operator import attrgetter
@@ -76,55 +74,30 @@ _SHAPES: Final = column_shapes(Call.__table__, FACT_COLUMNS)  # type: ignore[arg
 _FACTS: Final = attrgetter(*FACT_COLUMNS)  # the facts in that order, one C call
 
 _Processor = Callable[[Any], Any] | None
-# Rows of one multi-row insert at the most: 32 rows of 23 columns stay under 999
-# variables, the lowest limit SQLite is built with (PostgreSQL takes 65,535). One
-# statement steps once: SQLite hands the GIL back around each step, so a statement per
-# row would pass it to the event loop and wait to get it back once per row.
-MAX_ROWS_A_STATEMENT: Final = 32
-_CHUNKS: Final = tuple(2**i for i in range(MAX_ROWS_A_STATEMENT.bit_length() - 1, -1, -1))
 
 
 @dataclass(frozen=True, slots=True)
 class CallInsert:
-    """The `call` insert of one dialect and its columns' bind processors, in order.
+    """The `call` insert of one dialect and its columns' bind processors, in order."""
 
-    `statements[n]` inserts `n` rows (`n` a power of two up to `MAX_ROWS_A_STATEMENT`);
-    `sql` is the one-row insert."""
-
-    statements: Mapping[int, str]
+    sql: str
     processors: tuple[_Processor, ...]
-
-    @property
-    def sql(self) -> str:
-        return self.statements[1]
 
     @classmethod
     def of(cls, dialect: Dialect) -> CallInsert:
         table = Call.__table__
         quote = dialect.identifier_preparer.quote
         mark = "?" if dialect.paramstyle == "qmark" else "%s"
-        head = (
+        sql = (
             f"INSERT INTO {dialect.identifier_preparer.format_table(table)} "
-            f"({', '.join(quote(name) for name in COLUMNS)}) VALUES "
+            f"({', '.join(quote(name) for name in COLUMNS)}) "
+            f"VALUES ({', '.join(mark for _ in COLUMNS)}) "
+            f"ON CONFLICT ({quote('tape_dir')}, {quote('exchange_id')}) DO NOTHING"
         )
-        group = f"({', '.join(mark for _ in COLUMNS)})"
-        tail = f" ON CONFLICT ({quote('tape_dir')}, {quote('exchange_id')}) DO NOTHING"
-        statements = {n: head + ", ".join([group] * n) + tail for n in _CHUNKS}
         processors = tuple(
             table.c[name].type.dialect_impl(dialect).bind_processor(dialect) for name in COLUMNS
         )
-        return cls(statements, processors)
-
-    def chunks(self, rows: Sequence[tuple[Any, ...]]) -> list[tuple[str, list[Any]]]:
-        """The batch's rows as multi-row inserts (statement, its parameters flat), largest
-        first: the rows in their order, each once."""
-        out: list[tuple[str, list[Any]]] = []
-        start = 0
-        while start < len(rows):
-            n = next(size for size in _CHUNKS if size <= len(rows) - start)
-            out.append((self.statements[n], [v for row in rows[start : start + n] for v in row]))
-            start += n
-        return out
+        return cls(sql, processors)
 
     def rows(self, calls: Sequence[CallFacts]) -> list[tuple[Any, ...]]:
         """The batch's parameters: one tuple per call, in `COLUMNS` order."""

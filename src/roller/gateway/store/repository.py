@@ -1,6 +1,6 @@
-"""The session store's operations: resolve a request to rows, record calls and notes (its
-queries: `roller.gateway.store.queries`). Synchronous, one transaction per operation;
-the gateway runs each off its event loop with `await store.run(store.op, ...)`.
+"""The session store's operations: resolve a request to rows, record calls and notes, walk
+lineage. Synchronous, one transaction per operation; the gateway runs each off its event
+loop with `await store.run(store.op, ...)`.
 
 Rules this module keeps:
 - Exactly one row per source key, under any concurrency: a row is created with
@@ -18,12 +18,10 @@ Rules this module keeps:
   other's uncommitted rows (SQLite serialises every write transaction already).
 - A transient failure (a deadlock or serialization failure, a connection that dropped,
   a locked SQLite file) is retried with a short backoff before it becomes a `StoreError`.
-- Call rows are written in batches (`write_batch`: one transaction, the multi-row
-  inserts of `roller.gateway.store.calls`, whose values are made storable first and
-  which are `ON CONFLICT DO NOTHING` on their exchange, so retrying a write that did
-  land is a no-op: one row per exchange).
-- The read-only queries (sessions, calls, notes, lineage, the audit) are
-  `roller.gateway.store.queries`' `StoreQueries`, which the store extends.
+- Call rows are written in batches (`write_batch`: one transaction, one `executemany` of
+  `roller.gateway.store.calls`' insert, whose values are made storable first and which
+  is `ON CONFLICT DO NOTHING` on its exchange, so retrying a write that did land is a
+  no-op: one row per exchange).
 - On SQLite every operation runs on one store thread. SQLite has one writer at a time;
   concurrent write transactions from several threads only wait on each other's lock
   (its busy handler sleeps 1 ms, then 2, 5, 10 … ms and retries), which on the measured
@@ -46,7 +44,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, ParamSpec, TypeVar
 
-from sqlalchemy import Connection, Engine, select, text, update
+from sqlalchemy import Connection, Engine, func, select, text, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import DBAPIError, SQLAlchemyError
 from sqlalchemy.orm import Session
@@ -58,12 +56,12 @@ from roller.gateway.store.calls import CallFacts, CallInsert, new_id
 from roller.gateway.store.engine import StoreError
 from roller.gateway.store.lineage import (
     RequestRef,
+    ancestors,
     link_parent,
     parent_of,
     record_assignment,
 )
-from roller.gateway.store.models import Note, RuntimeSession
-from roller.gateway.store.queries import StoreQueries
+from roller.gateway.store.models import Call, Note, ParentAssignment, RuntimeSession
 
 _P = ParamSpec("_P")
 _T = TypeVar("_T")
@@ -87,7 +85,7 @@ def _account_lock_key(account: str) -> int:
     return zlib.crc32(account.encode("utf-8")) - 2**31
 
 
-class SessionStore(StoreQueries):
+class SessionStore:
     def __init__(self, engine: Engine, *, inactivity_seconds: float = 1800.0) -> None:
         self.engine = engine
         self.inactivity = timedelta(seconds=inactivity_seconds)
@@ -97,7 +95,7 @@ class SessionStore(StoreQueries):
             else None  # the event loop's default pool
         )
         self._call_insert = CallInsert.of(engine.dialect)
-        self._batch = BatchWriter.of(engine, self._call_insert.chunks)
+        self._batch = BatchWriter.of(engine, self._call_insert.sql)
 
     async def run(self, op: Callable[_P, _T], *args: _P.args, **kwargs: _P.kwargs) -> _T:
         """Run a store operation off the event loop (on SQLite: on the one store thread)."""
@@ -300,6 +298,58 @@ class SessionStore(StoreQueries):
                 self._close(conn, row.id, row.last_seen_at + self.inactivity)
         return len(rows)
 
+    # -- lineage -------------------------------------------------------------------------
+
+    def lineage(self, session_id: str) -> tuple[str, ...] | None:
+        """The target's known ancestors, nearest first (at most 32), for the note scope;
+        None when it has no parent on record or its chain loops."""
+        with self.engine.connect() as conn:
+            chain = ancestors(conn, session_id)
+        if chain is None or len(chain) < 2:
+            return None
+        return chain[1:]
+
+    def get(self, session_id: str) -> RuntimeSession | None:
+        with Session(self.engine) as orm:
+            return orm.get(RuntimeSession, session_id)
+
+    def sessions(self, account: str | None = None) -> list[RuntimeSession]:
+        query = select(RuntimeSession).order_by(
+            RuntimeSession.first_seen_at, RuntimeSession.source_id
+        )
+        if account is not None:
+            query = query.where(RuntimeSession.account == account)
+        with Session(self.engine) as orm:
+            return list(orm.scalars(query))
+
+    def children(self, session_ids: Sequence[str]) -> list[RuntimeSession]:
+        if not session_ids:
+            return []
+        query = (
+            select(RuntimeSession)
+            .where(RuntimeSession.parent_session_id.in_(list(session_ids)))
+            .order_by(RuntimeSession.first_seen_at, RuntimeSession.source_id)
+        )
+        with Session(self.engine) as orm:
+            return list(orm.scalars(query))
+
+    def calls(self, session_id: str | None = None) -> list[Call]:
+        query = select(Call).order_by(Call.started_at, Call.exchange_id)
+        if session_id is not None:
+            query = query.where(Call.session_id == session_id)
+        with Session(self.engine) as orm:
+            return list(orm.scalars(query))
+
+    def call_counts(self) -> dict[str, int]:
+        """Calls per session id."""
+        query = (
+            select(Call.session_id, func.count())
+            .where(Call.session_id.is_not(None))
+            .group_by(Call.session_id)
+        )
+        with self.engine.connect() as conn:
+            return {str(sid): int(n) for sid, n in conn.execute(query)}
+
     # -- calls and notes -----------------------------------------------------------------
 
     def record_call(self, facts: CallFacts) -> None:
@@ -319,6 +369,18 @@ class SessionStore(StoreQueries):
         except (TypeError, ValueError) as exc:  # a value no bind processor takes
             raise StoreError(f"session store: call row not storable: {exc}") from None
         return self._batch.write(rows, touches)
+
+    def recorded_exchanges(self, tape_dir: str) -> set[str]:
+        """The exchange ids of `tape_dir` that have a call row."""
+        query = select(Call.exchange_id).where(Call.tape_dir == tape_dir)
+        with self.engine.connect() as conn:
+            return {str(x) for x in conn.execute(query).scalars()}
+
+    def parent_assignments(self) -> list[ParentAssignment]:
+        """The lineage audit, oldest first."""
+        query = select(ParentAssignment).order_by(ParentAssignment.created_at, ParentAssignment.id)
+        with Session(self.engine) as orm:
+            return list(orm.scalars(query))
 
     def add_note(
         self,
@@ -345,6 +407,15 @@ class SessionStore(StoreQueries):
         except SQLAlchemyError as exc:
             raise StoreError(f"session store: {_reason(exc)}") from None
         return note
+
+    def notes_for(self, target_id: str) -> list[Note]:
+        query = (
+            select(Note)
+            .where(Note.target_session_id == target_id)
+            .order_by(Note.created_at, Note.id)
+        )
+        with Session(self.engine) as orm:
+            return list(orm.scalars(query))
 
 
 def _transient(exc: SQLAlchemyError) -> bool:
