@@ -18,6 +18,7 @@ from multidict import CIMultiDict, CIMultiDictProxy
 
 from roller.gateway import headers as gateway_headers
 from roller.gateway.headers import HeaderReading, identity_names
+from roller.gateway.tokens import presented_in, presented_token
 from roller.harnesses import harness_names, identify, registry
 from roller.proxy import Redactor
 from tests.identity import wire_samples as w
@@ -87,3 +88,24 @@ def test_past_the_bound_a_reading_is_still_built_not_kept(
         plan, pairs = reading.of(headers)
         assert plan.identity_headers(pairs) == (("X-Session-Id", f"s{n}"),)
     assert len(reading._readings) == 2
+
+
+TOKEN_HEADERS: list[list[tuple[str, str]]] = [
+    [],
+    [("X-Api-Key", "rlr_a")],
+    [("x-api-key", "rlr_a"), ("Authorization", "Bearer rlr_a")],
+    [("authorization", "Bearer rlr_a"), ("X-API-KEY", " rlr_b ")],  # different credentials
+    [("Authorization", "Basic abc"), ("x-api-key", "rlr_a")],  # not a Bearer token
+    [("x-goog-api-key", "rlr_a"), ("x-api-key", "rlr_a"), ("x-goog-api-key", "rlr_a")],
+    [("x-api-key", "rlr_\udcff")],  # not UTF-8
+    [("authorization", "bearer\trlr_a"), ("AUTHORIZATION", "Bearer rlr_c")],
+]
+
+
+def test_the_token_headers_are_the_lookup_by_name() -> None:
+    reading = HeaderReading(Redactor())
+    queries: list[list[tuple[str, str]]] = [[], [("key", "rlr_a")], [("KEY", "rlr_z")]]
+    for sample, extra, token, query in product(_samples(), HOSTILE, TOKEN_HEADERS, queries):
+        headers = _multidict([*sample, *extra, *token])
+        plan, pairs = reading.of(headers)
+        assert presented_in(plan.token_headers(pairs), query) == presented_token(headers, query)

@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import asyncio
 import json
+from dataclasses import fields, replace
 from pathlib import Path
 
 import aiohttp
 import pytest
 from aiohttp import web
+from multidict import CIMultiDict, CIMultiDictProxy
 from yarl import URL
 
 from roller.capture.tape import Redaction
@@ -96,6 +98,10 @@ def test_policy_rejects_rewrites_routes_and_annotates(
     # The policy saw the request as received, roller headers and auth included; the
     # refused one only by its head: its body was never read, nor decided on.
     assert policy.heads[0].headers["x-roller-sample"] == "s1" and policy.heads[0].body == b""
+    # ... and its headers as the proxy read them once: the same pairs, in arrival order.
+    for head in policy.heads:
+        assert list(head.pairs) == list(head.headers.items())
+        assert head.names == tuple(name for name, _ in head.headers.items())
     assert policy.decided == [b"{}"] * 3
     # The upstreams got the swapped key and never the gateway token.
     for got in seen["default"] + seen["special"]:
@@ -339,3 +345,20 @@ def test_end_hook_gets_the_response_body_only_when_the_policy_asks(
         )
         assert end.response_headers == exchange.response.headers
         assert "set-cookie" not in {k.lower() for k, _ in end.response_headers}
+
+
+def test_a_head_with_its_body_is_the_head_replaced() -> None:
+    head = RequestHead(
+        "POST",
+        "/v1/messages",
+        (("a", "1"),),
+        CIMultiDictProxy(CIMultiDict([("X-A", "1")])),
+        "127.0.0.1",
+        exchange_id="ex-1",
+        pairs=[("X-A", "1")],
+        names=("X-A",),
+    )
+    assert head.with_body(b"{}") == replace(head, body=b"{}")
+    # `with_body` names every field: a field added to the head must be added there too.
+    named = ("method", "path", "query", "headers", "client", "body", "exchange_id", "pairs")
+    assert [f.name for f in fields(RequestHead)] == [*named, "names"]

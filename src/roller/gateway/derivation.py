@@ -27,7 +27,7 @@ parent id was rejected keeps its own row, without a parent.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Final, Literal
 
 from roller.gateway.config import Client
@@ -66,6 +66,16 @@ class SessionPlan:
     role: Role | None
     rule: str
     participant_unknown: bool = False
+    # Hashed once: a plan keys the resolution cache on every request, and the gateway
+    # keeps one plan per evidence (`roller.gateway.identities`).
+    _hash: int = field(default=0, init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        fields = (self.client, self.own, self.parent, self.role, self.rule)
+        object.__setattr__(self, "_hash", hash((*fields, self.participant_unknown)))
+
+    def __hash__(self) -> int:
+        return self._hash
 
 
 def plan_session(client: Client, identity: WireIdentity) -> SessionPlan:

@@ -12,7 +12,9 @@
    (roller's own headers only when the credential is configured to send them, gated
    native headers, body conversation id), over the headers an identity rule can read
    (`roller.gateway.headers`, decided once per name sequence), mapped onto rows by
-   `roller.gateway.derivation`, else source keying on the principal;
+   `roller.gateway.derivation`, else source keying on the principal; kept per evidence
+   (credential, those headers, the body values the rules read) by
+   `roller.gateway.identities`;
 5. find or create the rows and link the parent (`roller.gateway.store`, with the tape
    exchange for the lineage audit), in a worker thread so the event loop never waits on
    the database; a store failure fails the request (500, recorded by the proxy as
@@ -39,7 +41,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -48,16 +50,15 @@ from typing import Any, Final
 import orjson
 
 from roller.gateway.config import Client, GatewayConfig
-from roller.gateway.derivation import SessionPlan, plan_session
-from roller.gateway.headers import HeaderReading
+from roller.gateway.derivation import SessionPlan
+from roller.gateway.headers import HeaderReading, Pair, Reading
+from roller.gateway.identities import Identities
 from roller.gateway.paths import own_route
 from roller.gateway.resolutions import ResolutionCache
 from roller.gateway.rows import CallRows, RequestFacts, started_at
 from roller.gateway.store import RequestRef, Resolution, SessionStore
-from roller.gateway.tokens import CREDENTIAL_QUERY, presented_token, token_sha256
+from roller.gateway.tokens import CREDENTIAL_QUERY, presented_in, presented_token, token_sha256
 from roller.gateway.writer import StoreWriter
-from roller.harnesses import identify
-from roller.identity import WireIdentity
 from roller.proxy import (
     Admission,
     ExchangeEnd,
@@ -121,20 +122,6 @@ def requested_model(body: object, endpoint: Endpoint) -> str | None:
     return None if endpoint.model is None else endpoint.model[:MAX_MODEL_ANNOTATION] or None
 
 
-def identity_summary(identity: WireIdentity, plan: SessionPlan) -> dict[str, Any]:
-    """What the call row keeps of the wire identity (the full evidence is on the tape and
-    is derived again by export)."""
-    return {
-        "rule": identity.rule,
-        "session_key": identity.session_key,
-        "participant_key": identity.participant_key,
-        "parent_key": identity.parent_key,
-        "is_child": identity.is_child,
-        "rejected": [[r.field, r.reason] for r in identity.rejected],
-        "participant_unknown": plan.participant_unknown,
-    }
-
-
 @dataclass(frozen=True, slots=True)
 class Admitted:
     """What `admit` hands `decide` (the proxy's `Admission.context`)."""
@@ -144,6 +131,8 @@ class Admitted:
     endpoint: Endpoint
     annotation: dict[str, Any]
     received: datetime
+    reading: Reading  # the request's header reading (`roller.gateway.headers`)
+    pairs: Sequence[Pair]
 
 
 class GatewayPolicy:
@@ -170,6 +159,7 @@ class GatewayPolicy:
         self._known: dict[str, Client] = {}  # tokens already matched: no hash per request
         self.redactor = Redactor(config.redact_headers, config.redact_query)
         self.header_reading = HeaderReading(self.redactor)
+        self.identities = Identities()
         self.resolutions = ResolutionCache(inactivity_seconds=config.inactivity_seconds)
         self.writer = StoreWriter(store)
         self.writer.on_parents = self._learn_parents
@@ -180,8 +170,15 @@ class GatewayPolicy:
         await self.drain()
         await self.writer.close()
 
-    def authenticate(self, head: RequestHead) -> tuple[Client | None, str, tuple[str, ...]]:
-        presented = presented_token(head.headers, head.query)
+    def authenticate(
+        self, head: RequestHead, reading: Reading | None = None, pairs: Sequence[Pair] = ()
+    ) -> tuple[Client | None, str, tuple[str, ...]]:
+        """The configured client whose token the request presents (`reading`: its header
+        reading, so the token's headers are picked without a lookup per name)."""
+        if reading is None:
+            presented = presented_token(head.headers, head.query)
+        else:
+            presented = presented_in(reading.token_headers(pairs), head.query)
         if presented.token is None:
             return None, presented.problem or "no token", presented.sources
         client = self._known.get(presented.token)
@@ -203,7 +200,8 @@ class GatewayPolicy:
             # Gateway routes are served by the gateway itself, never forwarded.
             missing = {"error": {"type": "roller_not_found", "message": "no such gateway route"}}
             return Admission(reject=Rejection(404, missing), annotations={"gateway": base})
-        client, problem, sources = self.authenticate(head)
+        reading, pairs = self.header_reading.of_head(head)
+        client, problem, sources = self.authenticate(head, reading, pairs)
         if client is None:
             annotation = {**base, "auth": "rejected", "reason": problem, "sources": list(sources)}
             message = f"{problem}: use a token from roller gateway token add"
@@ -225,7 +223,7 @@ class GatewayPolicy:
         return Admission(
             annotations={"gateway": annotation},
             upstream=None if family is None else self.upstreams.get(family),
-            context=Admitted(client, family, endpoint, annotation, received),
+            context=Admitted(client, family, endpoint, annotation, received, reading, pairs),
         )
 
     async def decide(self, head: RequestHead, admission: Admission) -> PolicyDecision:
@@ -233,18 +231,14 @@ class GatewayPolicy:
         assert isinstance(admitted, Admitted)  # admit let the request through
         client, family, endpoint = admitted.client, admitted.family, admitted.endpoint
         body = parse_json_body(head.body)
-        reading, pairs = self.header_reading.of(head.headers)
-        identity = identify(
-            client.harness,
-            reading.identity_headers(pairs),  # the same identity as over every header
-            body,
-            trust_roller=client.roller_headers,
-        )
-        plan = plan_session(client, identity)
+        reading, pairs = admitted.reading, admitted.pairs
+        # The same identity as over every header, kept per evidence.
+        identified = self.identities.of(client, reading.identity_headers(pairs), body)
+        plan = identified.plan
         request = RequestRef(str(self.tape_dir), head.exchange_id)
         resolution = await self._resolve(plan, admitted.received, request)
         model = requested_model(body, endpoint)
-        summary = identity_summary(identity, plan)
+        summary = identified.summary
         annotation = {
             **admitted.annotation,
             "model": model,

@@ -92,6 +92,10 @@ class GatewayRoutes:
     def add_to(self, app: web.Application) -> None:
         @web.middleware
         async def gateway_routes(request: web.Request, handler: Handler) -> web.StreamResponse:
+            # Model traffic is handed on from here, not from a coroutine below: every
+            # resumption of the proxy's handler (each relayed chunk) passes every level.
+            if own_route(request.raw_path) is None:
+                return await handler(request)
             return await self.middleware(request, handler)
 
         app.middlewares.append(gateway_routes)

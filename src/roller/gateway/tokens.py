@@ -58,16 +58,25 @@ class PresentedToken:
 def presented_token(
     headers: CIMultiDictProxy[str], query: Iterable[tuple[str, str]]
 ) -> PresentedToken:
+    sent = [(name, value) for name in CREDENTIAL_HEADERS for value in headers.getall(name, ())]
+    return presented_in(sent, query)
+
+
+def presented_in(
+    sent: Iterable[tuple[str, str]], query: Iterable[tuple[str, str]]
+) -> PresentedToken:
+    """`presented_token` over the credential headers already picked out: `sent` holds
+    them as (lower-cased name, value), in `CREDENTIAL_HEADERS` order, each name's copies
+    in arrival order (`roller.gateway.headers` picks them once per name sequence)."""
     values: list[tuple[str, str]] = []
-    for name in CREDENTIAL_HEADERS:
-        for value in headers.getall(name, ()):
-            if name == "authorization":
-                match = _BEARER.fullmatch(value.strip())
-                if match is None:
-                    return PresentedToken(None, (name,), "authorization is not a Bearer token")
-                values.append((name, match.group(1)))
-            else:
-                values.append((name, value.strip()))
+    for name, value in sent:
+        if name == "authorization":
+            match = _BEARER.fullmatch(value.strip())
+            if match is None:
+                return PresentedToken(None, (name,), "authorization is not a Bearer token")
+            values.append((name, match.group(1)))
+        else:
+            values.append((name, value.strip()))
     values.extend((f"?{name}", value) for name, value in query if name.lower() in CREDENTIAL_QUERY)
     sources = tuple(dict.fromkeys(source for source, _ in values))
     if not all(_is_utf8(value) for _, value in values):

@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final
 
-from roller.identity.evidence import Evidence, HeaderView, dig, parse_json_object
+from roller.identity.evidence import BodyPath, Evidence, HeaderView, dig, parse_json_object
 from roller.identity.profile import WireProfile
 from roller.identity.wire_identity import BodyConversation
 
@@ -39,6 +39,9 @@ class BodyField:
     per_conversation: bool = True
     per_participant: bool = False
     prefix: str | None = None
+
+    def body_paths(self) -> tuple[BodyPath, ...]:
+        return (self.path,)
 
     def read(self, body: object, ev: Evidence) -> BodyConversation | None:
         present, value = dig(body, *self.path)
@@ -72,6 +75,9 @@ class JsonStringField:
     path: tuple[str, ...]
     key: str
     scoped: tuple[tuple[str, str], ...] = ()
+
+    def body_paths(self) -> tuple[BodyPath, ...]:
+        return (self.path,)
 
     def read(self, body: object, ev: Evidence) -> BodyConversation | None:
         present, text = dig(body, *self.path)

@@ -28,6 +28,8 @@ from roller.identity.wire_identity import Rejection
 
 HeaderInput = Mapping[str, str] | Iterable[Any]
 """Headers as a mapping (dict, multidict) or an iterable of `(name, value)` pairs."""
+BodyPath = tuple[str, ...]
+"""Object keys from the parsed body's root to one value a rule reads (`dig`'s path)."""
 
 REASON_DUPLICATE: Final = "conflicting duplicate values"
 REASON_BAD_NAME: Final = "header name is not a string"

@@ -27,7 +27,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any, Final
 
-from roller.identity.evidence import Evidence, dig
+from roller.identity.evidence import BodyPath, Evidence, dig
 from roller.identity.keys import Keys, child, root, unknown_role
 from roller.identity.wire_identity import IdentityRule
 
@@ -55,6 +55,9 @@ class BodyLineage:
 
     def headers(self) -> tuple[str, ...]:
         return (self.caller,)
+
+    def body_paths(self) -> tuple[BodyPath, ...]:
+        return (self.log,) if self.position is None else (self.log, self.position)
 
     @property
     def field(self) -> str:

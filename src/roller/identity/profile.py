@@ -18,6 +18,11 @@ reads requests through it and never names a harness itself. A profile says:
   with roller's `x-roller-*` headers (an agent framework run as `generic`). A gateway
   trusts those headers by default only from credentials of such a harness: from any
   other they could forge a subagent and its parent.
+
+Every rule kind also declares the body paths it reads (`body_paths`): `derive` reads
+nothing else of a body, so its answer is a function of the headers the gate and the
+rules read and of the values at those paths (what `roller.identity.memo` keys on). A
+rule that declares none (`body_paths` missing) is never kept, always derived.
 """
 
 from __future__ import annotations
@@ -25,7 +30,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol
 
-from roller.identity.evidence import Evidence
+from roller.identity.evidence import BodyPath, Evidence
 from roller.identity.keys import Keys
 from roller.identity.wire_identity import BodyConversation
 
@@ -44,11 +49,19 @@ class HeaderRule(Protocol):
         """Every header this rule reads (lower-case): trusted for its harness only."""
         ...
 
+    def body_paths(self) -> tuple[BodyPath, ...]:
+        """Every body path this rule reads (`dig`'s; () for a rule of headers only)."""
+        ...
+
     def read(self, ev: Evidence, body: object) -> Keys | None: ...
 
 
 class BodyRule(Protocol):
     """A body-level conversation id: `read` records evidence and rejections into `ev`."""
+
+    def body_paths(self) -> tuple[BodyPath, ...]:
+        """Every body path this rule reads."""
+        ...
 
     def read(self, body: object, ev: Evidence) -> BodyConversation | None: ...
 
@@ -66,3 +79,16 @@ class WireProfile:
     def headers(self) -> tuple[str, ...]:
         """The native headers this harness is trusted to send."""
         return self.rule.headers() if self.rule is not None else ()
+
+    def body_paths(self) -> tuple[BodyPath, ...] | None:
+        """Every body path `derive` reads under this profile; None when a rule does not
+        declare its own (a kind from outside this package): then nothing may be kept."""
+        paths: list[BodyPath] = []
+        for rule in (self.rule, self.body):
+            if rule is None:
+                continue
+            declared = getattr(rule, "body_paths", None)
+            if declared is None:
+                return None
+            paths.extend(declared())
+        return tuple(paths)

@@ -29,7 +29,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Final
 
-from roller.identity.evidence import Evidence, Field
+from roller.identity.evidence import BodyPath, Evidence, Field
 from roller.identity.gating import ROLLER_AGENT, ROLLER_HEADERS, ROLLER_PARENT_AGENT, ROLLER_SESSION
 from roller.identity.keys import Keys, child, root, unknown_role
 from roller.identity.validation import REASON_COMPOSITE_TOO_LONG, compose_key
@@ -51,6 +51,9 @@ class AgentScoped:
 
     def headers(self) -> tuple[str, ...]:
         return (self.session, self.agent, self.parent)
+
+    def body_paths(self) -> tuple[BodyPath, ...]:
+        return ()  # headers only
 
     def read(self, ev: Evidence, body: object) -> Keys | None:
         session = ev.header_id(self.session)
@@ -124,6 +127,9 @@ class SessionPerAgent:
     def headers(self) -> tuple[str, ...]:
         return (self.own, self.parent, *self.evidence)
 
+    def body_paths(self) -> tuple[BodyPath, ...]:
+        return ()  # headers only
+
     def read(self, ev: Evidence, body: object) -> Keys | None:
         own = ev.header_id(self.own)
         parent = ev.header_id(self.parent)
@@ -157,6 +163,9 @@ class SessionHeader:
     def headers(self) -> tuple[str, ...]:
         return (self.header,)
 
+    def body_paths(self) -> tuple[BodyPath, ...]:
+        return ()  # headers only
+
     def read(self, ev: Evidence, body: object) -> Keys | None:
         session = ev.header_id(self.header)
         return root(self.name, session.value) if session.value is not None else None
@@ -171,6 +180,9 @@ class CallerHeader:
 
     def headers(self) -> tuple[str, ...]:
         return (self.header,)
+
+    def body_paths(self) -> tuple[BodyPath, ...]:
+        return ()  # headers only
 
     def read(self, ev: Evidence, body: object) -> Keys | None:
         caller = ev.header_id(self.header).value

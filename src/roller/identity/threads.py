@@ -29,7 +29,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any, Final
 
-from roller.identity.evidence import ABSENT, Evidence, Field, dig
+from roller.identity.evidence import ABSENT, BodyPath, Evidence, Field, dig
 from roller.identity.gating import REASON_INSTALL_SCOPED
 from roller.identity.keys import Keys, child, root, unknown_role
 from roller.identity.wire_identity import IdentityRule
@@ -63,6 +63,9 @@ class ThreadSession:
 
     def headers(self) -> tuple[str, ...]:
         return (self.session, self.thread, self.parent, self.metadata.header, *self.labels)
+
+    def body_paths(self) -> tuple[BodyPath, ...]:
+        return ()  # headers only (the turn metadata is a header's JSON)
 
     def read(self, ev: Evidence, body: object) -> Keys | None:
         meta = self.metadata

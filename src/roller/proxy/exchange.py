@@ -39,7 +39,6 @@ drives a `Recorder` alone. Rules this glue keeps:
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import json
 import logging
 import time
@@ -220,6 +219,8 @@ class Exchange(Recorder):
                 headers=request.headers,
                 client=head.client,
                 exchange_id=self.exchange_id,
+                pairs=head.headers,
+                names=self.plan.names,
             )
             admission, refusal = await self._admit(policy, policy_head)
         if refusal is not None:
@@ -243,7 +244,7 @@ class Exchange(Recorder):
         if policy is not None and policy_head is not None:
             try:
                 decision = await policy.decide(
-                    dataclasses.replace(policy_head, body=body), admission or Admission()
+                    policy_head.with_body(body), admission or Admission()
                 )
             except Exception as exc:  # a failing policy is recorded, not raised
                 log.exception("request policy failed in exchange %s", self.exchange_id)

@@ -69,6 +69,7 @@ class RequestPlan(NamedTuple):
     accept_encoding: tuple[int, ...]  # the client's `accept-encoding` headers
     content_length: int  # the first `content-length` header, -1 without one
     connection: tuple[int, ...]  # the `connection` headers (their values name hop-by-hops)
+    names: tuple[str, ...] = ()  # the name sequence it was built for (a request policy's)
 
     def evidence(self, pairs: Pairs) -> dict[str, str]:
         """`roller_evidence(pairs)`: the `x-roller-*` headers, repeated ones joined."""
@@ -182,6 +183,7 @@ class HeaderPlans:
             accept_encoding=tuple(i for i in everything if lowered[i] == "accept-encoding"),
             content_length=content_length[0] if content_length else -1,
             connection=tuple(i for i in everything if lowered[i] == "connection"),
+            names=names,
         )
 
     def _response_plan(self, names: tuple[str, ...], dropped: Iterable[str]) -> ResponsePlan:

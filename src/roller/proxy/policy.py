@@ -34,7 +34,7 @@ is already complete).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -56,6 +56,26 @@ class RequestHead:
     client: str | None
     body: bytes = b""  # empty in `admit`: the body is read after it
     exchange_id: str = ""  # the exchange's id on the tape
+    # `headers` as the proxy read them once: their (name, value) pairs in arrival order
+    # and the name sequence its header plan is keyed on (empty when not given: a policy
+    # then reads `headers`).
+    pairs: Sequence[tuple[str, str]] = ()
+    names: tuple[str, ...] = ()
+
+    def with_body(self, body: bytes) -> RequestHead:
+        """This head with its body (`dataclasses.replace`'s answer, without its field
+        introspection per request)."""
+        return RequestHead(
+            self.method,
+            self.path,
+            self.query,
+            self.headers,
+            self.client,
+            body,
+            self.exchange_id,
+            self.pairs,
+            self.names,
+        )
 
 
 @dataclass(frozen=True, slots=True)
