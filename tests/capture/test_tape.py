@@ -344,15 +344,16 @@ def test_response_with_its_first_bytes_is_one_write_and_reads_as_frames(
     assert [data for _, data in exchange.chunks] == [b"data: 1\n\n", b"data: 2\n\n"]
 
 
-@pytest.mark.parametrize(
-    "meta",
-    [
-        RequestMeta(method="POST", path="/v1/messages", headers=(("a", "b"),)),
-        ResponseMeta(status=200, reason="OK", headers=(("x", "y"),)),
-        EndMeta(outcome="ok", client_status=200),
-        {"headers": [["x-odd", b"caf\xe9".decode("utf-8", "surrogateescape")]], "big": 2**70},
-    ],
-)
+# Typed metas, and a JSON one with what orjson refuses (the json fallback encodes it).
+METAS = [
+    RequestMeta(method="POST", path="/v1/messages", headers=(("a", "b"),)),
+    ResponseMeta(status=200, reason="OK", headers=(("x", "y"),)),
+    EndMeta(outcome="ok", client_status=200),
+    {"headers": [["x-odd", b"caf\xe9".decode("utf-8", "surrogateescape")]], "big": 2**70},
+]
+
+
+@pytest.mark.parametrize("meta", METAS)
 def test_meta_frame_headers_are_the_whole_header_encoded(meta: object) -> None:
     # The fixed keys come from a template; the bytes must be what encoding the whole
     # header gives (orjson, or the json fallback for what orjson refuses).
@@ -361,6 +362,31 @@ def test_meta_frame_headers_are_the_whole_header_encoded(meta: object) -> None:
     whole = {"k": "resp", "x": "tape-000001:7", "t": 123, "n": 0, "meta": body}
     built = TapeWriter._meta_header("resp", "tape-000001:7", meta, 123)  # type: ignore[arg-type]
     assert built == dumps_header(whole) + b"\n"
+
+
+@pytest.mark.parametrize("meta", METAS)
+def test_each_kinds_frame_template_gives_the_whole_header(tmp_path: Path, meta: object) -> None:
+    # `request`, `response` and `end` format their frames from per-kind templates (not
+    # through `_meta_header`): each frame's bytes must be the whole header encoded, then
+    # its empty payload's newline; the body and chunk frames after them as before.
+    typed = (RequestMeta, ResponseMeta, EndMeta)
+    body = meta.to_json() if isinstance(meta, typed) else meta
+    with TapeWriter(tmp_path, fsync_interval=None) as tape:
+        x = tape.begin()
+        start = tape.segment.stat().st_size
+        tape.request(x, meta, t=11, body=[b"ab"])  # type: ignore[arg-type]
+        tape.response(x, meta, t=12, first=b"cd")  # type: ignore[arg-type]
+        tape.end(x, meta, t=13)  # type: ignore[arg-type]
+        written = tape.segment.read_bytes()[start:]
+    lines = written.split(b"\n")
+    for kind, t, line in (("req", 11, lines[0]), ("resp", 12, lines[4]), ("end", 13, lines[8])):
+        assert line == dumps_header({"k": kind, "x": x, "t": t, "n": 0, "meta": body})
+    assert lines[1] == lines[5] == lines[9] == b""  # the empty payloads
+    assert lines[2].startswith(b'{"k":"body","x":"%b","t":' % x.encode())
+    assert lines[2].endswith(b',"n":2}') and lines[3] == b"ab"
+    assert lines[6].startswith(b'{"k":"chunk","x":"%b","t":' % x.encode())
+    assert lines[6].endswith(b',"n":2}') and lines[7] == b"cd"
+    assert lines[10:] == [b""]
 
 
 def test_meta_values_orjson_refuses_are_still_recorded(tmp_path: Path) -> None:

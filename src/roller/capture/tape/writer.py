@@ -9,8 +9,13 @@ Rules this module keeps:
   `os.writev` on an `O_APPEND` fd, issued synchronously by the caller. `fsync` (which only
   guards against power loss) runs off the hot path, in a timer thread and at close.
 - The chunk path builds its header from a bytes template: no JSON library, no lock. A
-  meta frame's fixed keys (`k`, `x`, `t`, `n`) come from a template too; only its meta
-  goes through `dumps_header`, which gives the same bytes as encoding the whole header.
+  meta frame's fixed keys (`k`, `x`, `t`, `n`) come from a template too, one per kind
+  with the exchange id's bytes made once at `begin` (kinds and ids are plain ASCII:
+  nothing to escape); only its meta goes through `dumps_header`, which gives the same
+  bytes as encoding the whole header. The frame's empty payload and closing newline are
+  part of the same bytes: one buffer per meta frame. Each frame method does its own
+  lookups and formatting in place (the proxy calls three per exchange; every Python call
+  saved is measured in `benchmarks/proxy_instructions.py`).
 - A meta is a typed record (`RequestMeta`, `ResponseMeta`, `EndMeta`: what the proxy
   writes) or its JSON form as a mapping (tests, tools): both are written as JSON.
 - Writing never raises for I/O failures: they are kept in `TapeWriter.errors` and the
@@ -49,6 +54,11 @@ DEFAULT_FSYNC_INTERVAL = 1.0
 _TYPED = (RequestMeta, ResponseMeta, EndMeta)
 _IOV_MAX = 1024
 _META_HEADER = b'{"k":"%b","x":"%b","t":%d,"n":0,"meta":%b}\n'
+# A meta frame whole (header line, empty payload, newline), by kind: exchange id, t, meta.
+_REQ_FRAME = b'{"k":"req","x":"%b","t":%d,"n":0,"meta":%b}\n\n'
+_RESP_FRAME = b'{"k":"resp","x":"%b","t":%d,"n":0,"meta":%b}\n\n'
+_END_FRAME = b'{"k":"end","x":"%b","t":%d,"n":0,"meta":%b}\n\n'
+_DATA_HEAD = b'%b%d,"n":%d}\n'  # a body or chunk frame's header after its prefix
 
 
 class TapeOpenError(RollerError):
@@ -76,8 +86,9 @@ class TapeWriter:
         self.segment_max_bytes = segment_max_bytes
         self.errors: list[str] = []
         self._closed = False
-        # Open exchanges: id -> the bytes prefix of a data frame header up to `"t":`.
-        self._open: dict[str, tuple[bytes, bytes]] = {}
+        # Open exchanges: id -> the prefixes of its `body` and `chunk` frame headers up to
+        # `"t":`, and the id's bytes (for the meta frames' templates).
+        self._open: dict[str, tuple[bytes, bytes, bytes]] = {}
         self._begun: dict[str, int] = {}  # segment stem -> the last seq begun in it
         self._seq = 0
         self._fd = -1
@@ -119,14 +130,17 @@ class TapeWriter:
 
     def begin(self) -> str:
         """Allocate a new exchange id, unique within the directory."""
-        self._check_open()
-        self._seq += 1
-        self._begun[self._stem] = self._seq
-        exchange_id = f"{self._stem}:{self._seq}"
+        if self._closed:
+            raise ValueError("tape writer is closed")
+        seq = self._seq = self._seq + 1
+        stem = self._stem
+        self._begun[stem] = seq
+        exchange_id = f"{stem}:{seq}"
         xb = exchange_id.encode("ascii")
         self._open[exchange_id] = (
-            b'{"k":"body","x":"' + xb + b'","t":',
-            b'{"k":"chunk","x":"' + xb + b'","t":',
+            b'{"k":"body","x":"%b","t":' % xb,
+            b'{"k":"chunk","x":"%b","t":' % xb,
+            xb,
         )
         return exchange_id
 
@@ -142,9 +156,16 @@ class TapeWriter:
         `writev` (one syscall where the proxy has both, and never one without the other):
         one frame for bytes (empty ones included), one per part for a sequence of parts."""
         prefixes = self._prefixes(exchange_id)
-        frames = [self._meta_header("req", exchange_id, meta, t), b"\n"]
-        if body is not None:
-            _body_frames(frames, prefixes[0], (body,) if isinstance(body, bytes) else body)
+        frames = [_REQ_FRAME % (prefixes[2], time.time_ns() if t is None else t, _encode(meta))]
+        if body is None:
+            pass
+        elif isinstance(body, bytes):  # the body frames are stamped when written
+            frames += (_DATA_HEAD % (prefixes[0], time.time_ns(), len(body)), body, b"\n")
+        elif len(body) == 1:  # the common case: the body arrived in one part
+            part = body[0]
+            frames += (_DATA_HEAD % (prefixes[0], time.time_ns(), len(part)), part, b"\n")
+        else:
+            _body_frames(frames, prefixes[0], body)
         self._append(frames)
 
     def request_body(
@@ -177,11 +198,13 @@ class TapeWriter:
     ) -> None:
         """The `resp` frame; with `first` (body bytes that came with the head), their
         `chunk` frame right after it in the same `writev`."""
-        prefix = self._prefixes(exchange_id)[1]
-        frames = [self._meta_header("resp", exchange_id, meta, t), b"\n"]
+        prefixes = self._prefixes(exchange_id)
+        frame = _RESP_FRAME % (prefixes[2], time.time_ns() if t is None else t, _encode(meta))
         if first:
-            frames += (b'%b%d,"n":%d}\n' % (prefix, time.time_ns(), len(first)), first, b"\n")
-        self._append(frames)
+            head = _DATA_HEAD % (prefixes[1], time.time_ns(), len(first))
+            self._append([frame, head, first, b"\n"])
+        else:
+            self._append([frame])
 
     def chunk(self, exchange_id: str, data: bytes) -> None:
         """Record response bytes exactly as received. The hot path: one template, one writev."""
@@ -189,13 +212,14 @@ class TapeWriter:
             prefix = self._open[exchange_id][1]
         except KeyError:
             raise ValueError(f"exchange {exchange_id!r} is not open on this tape") from None
-        head = b'%b%d,"n":%d}\n' % (prefix, time.time_ns(), len(data))
+        head = _DATA_HEAD % (prefix, time.time_ns(), len(data))
         self._append([head, data, b"\n"] if data else [head, b"\n"])
 
     def end(
         self, exchange_id: str, meta: EndMeta | Mapping[str, Any], *, t: int | None = None
     ) -> None:
-        self._meta_frame("end", exchange_id, meta, t)
+        xb = self._prefixes(exchange_id)[2]
+        self._append([_END_FRAME % (xb, time.time_ns() if t is None else t, _encode(meta))])
         del self._open[exchange_id]
 
     def sync(self) -> None:
@@ -227,21 +251,11 @@ class TapeWriter:
 
     # -- internals --------------------------------------------------------------------
 
-    def _check_open(self) -> None:
-        if self._closed:
-            raise ValueError("tape writer is closed")
-
-    def _prefixes(self, exchange_id: str) -> tuple[bytes, bytes]:
+    def _prefixes(self, exchange_id: str) -> tuple[bytes, bytes, bytes]:
         try:
             return self._open[exchange_id]
         except KeyError:
             raise ValueError(f"exchange {exchange_id!r} is not open on this tape") from None
-
-    def _meta_frame(
-        self, kind: str, exchange_id: str, meta: TapeMeta | Mapping[str, Any], t: int | None
-    ) -> None:
-        self._prefixes(exchange_id)
-        self._append([self._meta_header(kind, exchange_id, meta, t), b"\n"])
 
     @staticmethod
     def _meta_header(
@@ -249,10 +263,10 @@ class TapeWriter:
     ) -> bytes:
         """`{"k":…,"x":…,"t":…,"n":0,"meta":…}` and its newline: the fixed keys from a
         template (kinds and exchange ids are plain ASCII: nothing to escape), the meta
-        through `dumps_header` — the bytes `dumps_header` gives for the whole header."""
-        encoded = dumps_header(meta.to_json() if isinstance(meta, _TYPED) else meta)
+        through `dumps_header` — the bytes `dumps_header` gives for the whole header. (The
+        frame methods inline this per kind, `_REQ_FRAME`...: a test checks both.)"""
         now = time.time_ns() if t is None else t
-        return _META_HEADER % (kind.encode(), exchange_id.encode(), now, encoded)
+        return _META_HEADER % (kind.encode(), exchange_id.encode(), now, _encode(meta))
 
     def _append(self, parts: list[bytes]) -> None:
         """Hand whole frames to the kernel in one `writev` (a short write is finished)."""
@@ -262,9 +276,12 @@ class TapeWriter:
             self._rotate()
             if self._fd < 0:
                 return  # the failure is already in self.errors
-        if len(parts) > _IOV_MAX:  # writev takes at most IOV_MAX buffers (1024 on Linux)
-            parts = [b"".join(parts)]
-        total = sum(map(len, parts))
+        if len(parts) == 1:
+            total = len(parts[0])
+        else:
+            if len(parts) > _IOV_MAX:  # writev takes at most IOV_MAX buffers (1024 on Linux)
+                parts = [b"".join(parts)]
+            total = sum(map(len, parts))
         try:
             done = os.writev(self._fd, parts)
             while done < total:  # a short write to a regular file: disk full or a signal
@@ -341,13 +358,18 @@ class TapeWriter:
         return True
 
 
+def _encode(meta: TapeMeta | Mapping[str, Any]) -> bytes:
+    """A meta as the tape holds it: a typed record through its JSON form."""
+    return dumps_header(meta.to_json() if isinstance(meta, _TYPED) else meta)
+
+
 def _body_frames(
     out: list[bytes], prefix: bytes, parts: Sequence[bytes], t: int | None = None
 ) -> None:
     """Append one `body` frame per part to `out` (the parts are not copied)."""
     now = time.time_ns() if t is None else t
     for part in parts:
-        out.append(b'%b%d,"n":%d}\n' % (prefix, now, len(part)))
+        out.append(_DATA_HEAD % (prefix, now, len(part)))
         if part:
             out.append(part)
         out.append(b"\n")
