@@ -75,6 +75,7 @@ log = logging.getLogger("roller.proxy")
 _CLIENT_GONE = (ConnectionError, aiohttp.ClientConnectionResetError)
 _CLIENT_BODY_ERRORS = (OSError, aiohttp.ClientError, HttpProcessingError)
 _UPSTREAM_BODY_ERRORS = (aiohttp.ClientError, OSError, TimeoutError)
+_new_head = tuple.__new__  # a ReceivedHead from all its fields, in order
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,15 +138,25 @@ class Exchange(Recorder):
         self.idle: IdleWatch | None = None  # the upstream's read timeout, once sent
         self.url: URL | None = None  # where the request went, once sent
         target = request.raw_path
-        head = ReceivedHead(  # positional, in ReceivedHead's field order (cheaper)
-            time.time_ns(),
-            request.method,
-            target,
-            target.split("?", 1)[0],
-            list(request.headers.items()),
-            list(request.query.items()) if "?" in target else [],
-            self._peer(),
-            f"{request.version.major}.{request.version.minor}",
+        transport = request.transport
+        peer = None if transport is None else transport.get_extra_info("peername")
+        version = request.version
+        # Every field, in ReceivedHead's order, by tuple.__new__ (no NamedTuple __new__
+        # in Python: ~2.5k instructions a record, measured).
+        head = _new_head(
+            ReceivedHead,
+            (
+                time.time_ns(),
+                request.method,
+                target,
+                target.split("?", 1)[0],
+                list(request.headers.items()),
+                list(request.query.items()) if "?" in target else [],
+                f"{peer[0]}:{peer[1]}"
+                if isinstance(peer, tuple) and len(peer) >= 2
+                else request.remote,
+                f"{version.major}.{version.minor}",
+            ),
         )
         Recorder.__init__(
             self,
@@ -232,6 +243,8 @@ class Exchange(Recorder):
         try:
             while too_large is None and (data := await content.readany()):
                 too_large = self.body_part(data)
+                if content.at_eof() and content.exception() is None:
+                    break  # the next read would give b"" (one coroutine per body fewer)
         except _CLIENT_BODY_ERRORS as exc:
             self.body_failed(str(exc), time.time_ns())
             return web.Response(status=499)
@@ -402,13 +415,6 @@ class Exchange(Recorder):
         self._close_upstream()
         self.client_gone(str(exc), time.time_ns())
         return response
-
-    def _peer(self) -> str | None:
-        transport = self.request.transport
-        peer = None if transport is None else transport.get_extra_info("peername")
-        if isinstance(peer, tuple) and len(peer) >= 2:
-            return f"{peer[0]}:{peer[1]}"
-        return self.request.remote
 
     def _abort_client(self) -> None:
         # Closing (not write_eof) leaves a chunked body without its terminating chunk and
