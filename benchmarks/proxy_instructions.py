@@ -39,14 +39,14 @@ PROXIES = ("bare", "before", "after")
 _TOTAL = re.compile(rb"^(?:summary|totals):\s*(\d+)", re.M)
 
 
-def start(name: str, upstream: str, before: Path, work: Path, out: Path) -> Server:
+def start(name: str, upstream: str, before: Path, after: Path, work: Path, out: Path) -> Server:
     port = free_port()
     listen = ["--listen", f"127.0.0.1:{port}", "--upstream", upstream]
     grind = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", "--quiet"]
     if name == "bare":
         argv = [*grind, sys.executable, str(HERE / "bare_proxy.py"), *listen]
         return launch(name, argv, port, work, SUBJECT_CPU)
-    tree = before if name == "before" else HERE.parent
+    tree = before if name == "before" else after
     argv = [*grind, sys.executable, "-m", "roller", "proxy", *listen]
     argv += ["--tape", str(work / f"tape-{name}")]
     return launch(name, argv, port, work, SUBJECT_CPU, PYTHONPATH=str(tree / "src"))
@@ -73,7 +73,7 @@ async def measure(args: argparse.Namespace, mode: str, work: Path) -> dict[str, 
     try:
         for name in PROXIES:  # one at a time: instruction counts do not need interleaving
             out = work / f"{mode}-{name}.cg"
-            server = start(name, mock.url, args.before, work, out)
+            server = start(name, mock.url, args.before, args.after, work, out)
             pool = Pool(Target.build(name, server.url, "/v1/messages", HEADERS, body, TOKEN))
             try:
                 await pool.resize(1)
@@ -104,6 +104,7 @@ async def measure(args: argparse.Namespace, mode: str, work: Path) -> dict[str, 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--before", type=Path, required=True, help="the other checkout")
+    parser.add_argument("--after", type=Path, default=HERE.parent, help="default: this one")
     parser.add_argument("--modes", default="json-small,json-large", help=",".join(MODES))
     parser.add_argument("--requests", type=int, default=300)
     parser.add_argument("--warmup", type=int, default=100)

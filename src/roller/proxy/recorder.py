@@ -90,7 +90,7 @@ _ENDED: Final = State.ENDED
 # `State.X` goes through EnumType's `__getattr__` hook (a Python-level class attribute
 # lookup, ~500 instructions, measured): the events read these module constants instead.
 _NO_EXTRA: Final[Mapping[str, Any]] = {}  # an EndMeta's `extra`: roller writes none
-_new_meta = tuple.__new__  # a meta from all its fields, without NamedTuple's Python __new__
+_new_record = tuple.__new__  # a record from all its fields, without NamedTuple's Python __new__
 
 # The states each event is accepted in (the diagram above); anything else is illegal.
 # Tuples, not sets: `in` then compares identities, where a set would call Enum.__hash__,
@@ -252,7 +252,7 @@ class Recorder(RequestRecord):
             message = f"no upstream is configured for {self.head.method} {self.head.path}"
             return self._own_answer(ExchangeError("no_upstream", message))
         self.state = _FORWARDING
-        return Forward(upstream)
+        return _new_record(Forward, (upstream,))
 
     # -- the response ---------------------------------------------------------------------
 
@@ -274,7 +274,7 @@ class Recorder(RequestRecord):
         kept = plan.recorded(headers)
         # Every field, in ResponseMeta's order, by tuple.__new__: no Python-level __new__
         # (a test checks the recorder's metas against ones built by keyword).
-        meta = _new_meta(
+        meta = _new_record(
             ResponseMeta, (status, reason, kept, plan.removed, http_version, _NO_EXTRA)
         )
         self._response_headers = kept
@@ -282,7 +282,9 @@ class Recorder(RequestRecord):
         self.state = _RELAYING
         if first:
             self._sink.response(self.exchange_id, meta, t=t, first=first)
-            self._count(first)
+            self.response_bytes += len(first)  # `_count`, in place
+            if self._kept is not None:
+                self._keep(first)
         else:
             self._sink.response(self.exchange_id, meta, t=t)
         relayed: Pick = plan.relayed
@@ -436,7 +438,7 @@ class Recorder(RequestRecord):
         self.state = _ENDED
         self._outcome = outcome
         # Every field, in EndMeta's order (as ResponseMeta above).
-        end = self._end = _new_meta(
+        end = self._end = _new_record(
             EndMeta,
             (
                 outcome,

@@ -155,16 +155,20 @@ class TapeWriter:
         """The `req` frame; with `body`, its `body` frames right after it in the same
         `writev` (one syscall where the proxy has both, and never one without the other):
         one frame for bytes (empty ones included), one per part for a sequence of parts."""
-        prefixes = self._prefixes(exchange_id)
-        frames = [_REQ_FRAME % (prefixes[2], time.time_ns() if t is None else t, _encode(meta))]
-        if body is None:
-            pass
-        elif isinstance(body, bytes):  # the body frames are stamped when written
-            frames += (_DATA_HEAD % (prefixes[0], time.time_ns(), len(body)), body, b"\n")
-        elif len(body) == 1:  # the common case: the body arrived in one part
-            part = body[0]
-            frames += (_DATA_HEAD % (prefixes[0], time.time_ns(), len(part)), part, b"\n")
-        else:
+        prefixes = self._open.get(exchange_id) or self._prefixes(exchange_id)
+        encoded = dumps_header(
+            meta.to_json() if isinstance(meta, _TYPED) else meta
+        )  # (`_encode`, inline)
+        frames = [_REQ_FRAME % (prefixes[2], time.time_ns() if t is None else t, encoded)]
+        if body is not None:
+            if isinstance(body, bytes):
+                body = (body,)
+            if len(body) == 1:  # the common case: the body arrived in one part
+                part = body[0]  # (its frame is stamped when written, as every body frame)
+                head = _DATA_HEAD % (prefixes[0], time.time_ns(), len(part))
+                frames += (head, part, b"\n")
+                self._append(frames, len(frames[0]) + len(head) + len(part) + 1)
+                return
             _body_frames(frames, prefixes[0], body)
         self._append(frames)
 
@@ -198,13 +202,16 @@ class TapeWriter:
     ) -> None:
         """The `resp` frame; with `first` (body bytes that came with the head), their
         `chunk` frame right after it in the same `writev`."""
-        prefixes = self._prefixes(exchange_id)
-        frame = _RESP_FRAME % (prefixes[2], time.time_ns() if t is None else t, _encode(meta))
+        prefixes = self._open.get(exchange_id) or self._prefixes(exchange_id)
+        encoded = dumps_header(
+            meta.to_json() if isinstance(meta, _TYPED) else meta
+        )  # (`_encode`, inline)
+        frame = _RESP_FRAME % (prefixes[2], time.time_ns() if t is None else t, encoded)
         if first:
             head = _DATA_HEAD % (prefixes[1], time.time_ns(), len(first))
-            self._append([frame, head, first, b"\n"])
+            self._append([frame, head, first, b"\n"], len(frame) + len(head) + len(first) + 1)
         else:
-            self._append([frame])
+            self._append([frame], len(frame))
 
     def chunk(self, exchange_id: str, data: bytes) -> None:
         """Record response bytes exactly as received. The hot path: one template, one writev."""
@@ -213,13 +220,17 @@ class TapeWriter:
         except KeyError:
             raise ValueError(f"exchange {exchange_id!r} is not open on this tape") from None
         head = _DATA_HEAD % (prefix, time.time_ns(), len(data))
-        self._append([head, data, b"\n"] if data else [head, b"\n"])
+        self._append([head, data, b"\n"], len(head) + len(data) + 1)
 
     def end(
         self, exchange_id: str, meta: EndMeta | Mapping[str, Any], *, t: int | None = None
     ) -> None:
-        xb = self._prefixes(exchange_id)[2]
-        self._append([_END_FRAME % (xb, time.time_ns() if t is None else t, _encode(meta))])
+        xb = (self._open.get(exchange_id) or self._prefixes(exchange_id))[2]
+        encoded = dumps_header(
+            meta.to_json() if isinstance(meta, _TYPED) else meta
+        )  # (`_encode`, inline)
+        frame = _END_FRAME % (xb, time.time_ns() if t is None else t, encoded)
+        self._append([frame], len(frame))
         del self._open[exchange_id]
 
     def sync(self) -> None:
@@ -268,17 +279,16 @@ class TapeWriter:
         now = time.time_ns() if t is None else t
         return _META_HEADER % (kind.encode(), exchange_id.encode(), now, _encode(meta))
 
-    def _append(self, parts: list[bytes]) -> None:
-        """Hand whole frames to the kernel in one `writev` (a short write is finished)."""
+    def _append(self, parts: list[bytes], total: int = -1) -> None:
+        """Hand whole frames to the kernel in one `writev` (a short write is finished);
+        `total`, their length, when the caller knows it (-1: summed here)."""
         if self._closed:
             raise ValueError("tape writer is closed")
         if self._size >= self.segment_max_bytes or self._fd < 0:
             self._rotate()
             if self._fd < 0:
                 return  # the failure is already in self.errors
-        if len(parts) == 1:
-            total = len(parts[0])
-        else:
+        if total < 0:
             if len(parts) > _IOV_MAX:  # writev takes at most IOV_MAX buffers (1024 on Linux)
                 parts = [b"".join(parts)]
             total = sum(map(len, parts))
