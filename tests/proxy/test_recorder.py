@@ -18,10 +18,11 @@ from yarl import URL
 from roller.capture.tape import EndMeta, ExchangeError, Redaction, RequestMeta, ResponseMeta
 from roller.proxy import Admission, ExchangeEnd, PolicyDecision, Rejection
 from roller.proxy.answers import ABORT, OWN_ANSWERS, Forward, Reply
-from roller.proxy.recorder import ALLOWED, IllegalTransition, Recorder, State
+from roller.proxy.recorder import Recorder
 from roller.proxy.redaction import Redactor
 from roller.proxy.request_record import FLUSH_BYTES, ReceivedHead
 from roller.proxy.routing import UNSAFE_PATH
+from roller.proxy.states import ALLOWED, IllegalTransition, State
 from roller.proxy.upstream import classify
 
 X = "tape-000001:1"
