@@ -63,7 +63,7 @@ from roller.proxy.recorder import NO_DECISION, Recorder
 from roller.proxy.request_record import ReceivedHead
 from roller.proxy.routing import upstream_url, without_query_params
 from roller.proxy.services import ExchangeServices, ServicesHolder
-from roller.proxy.states import IllegalTransition
+from roller.proxy.states import ENDED, IllegalTransition
 from roller.proxy.upstream import SEND_ERRORS, UpstreamFailure, classify
 
 log = logging.getLogger("roller.proxy")
@@ -143,7 +143,7 @@ class Exchange(Recorder):
                     response = step
                 else:
                     response = await exchange._relay(step)
-                if not exchange.ended:
+                if exchange.state is not ENDED:  # (`ended`, without the property call)
                     raise IllegalTransition("the exchange returned before its end")
             except Exception as exc:  # a bug must still end the exchange on the tape
                 log.exception("proxy error in exchange %s", exchange.exchange_id)
