@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import os
+import tempfile
 import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from roller.capture.tape import (
     EndMeta,
+    ExchangeError,
     RequestMeta,
     ResponseMeta,
     TapeExchange,
@@ -20,7 +23,7 @@ from roller.capture.tape import (
     read_tape,
     segment_name,
 )
-from roller.capture.tape.format import dumps_header
+from roller.capture.tape.format import OUTCOMES, dumps_header
 
 
 def _write_exchange(
@@ -387,6 +390,57 @@ def test_each_kinds_frame_template_gives_the_whole_header(tmp_path: Path, meta: 
     assert lines[6].startswith(b'{"k":"chunk","x":"%b","t":' % x.encode())
     assert lines[6].endswith(b',"n":2}') and lines[7] == b"cd"
     assert lines[10:] == [b""]
+
+
+# Mostly what the template takes (ints, no error, no body, no extra), and each way out.
+_COUNTS = st.one_of(
+    st.integers(), st.integers(min_value=2**63), st.none(), st.booleans(), st.just(200)
+)
+_ERRORS = st.builds(ExchangeError, st.text(max_size=5), st.text(max_size=9))
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    outcome=st.one_of(st.sampled_from(OUTCOMES), st.none(), st.text(max_size=8)),
+    error=st.one_of(st.none(), st.none(), st.none(), _ERRORS),
+    counts=st.one_of(
+        st.tuples(*[st.integers()] * 5), st.tuples(_COUNTS, _COUNTS, _COUNTS, _COUNTS, _COUNTS)
+    ),
+    client_body=st.one_of(st.none(), st.none(), st.just({"error": {"type": "x", "m": "é\n"}})),
+    extra=st.one_of(st.just({}), st.just({}), st.just({"later": [1, "two"]})),
+)
+@example(outcome="ok", error=None, counts=(200, 200, 1024, 600, 600), client_body=None, extra={})
+def test_the_end_frames_template_gives_the_whole_header(
+    outcome: str | None,
+    error: ExchangeError | None,
+    counts: tuple[Any, ...],
+    client_body: dict[str, Any] | None,
+    extra: dict[str, Any],
+) -> None:
+    # The common ending is formatted from a template, every other one through its JSON
+    # form: either way the frame must be the whole header encoded (then its newline).
+    client, upstream, request, response, relayed = counts
+    meta = EndMeta(
+        outcome=outcome,
+        error=error,
+        client_status=client,
+        upstream_status=upstream,
+        request_bytes=request,
+        response_bytes=response,
+        client_bytes=relayed,
+        client_body=client_body,
+        extra=extra,
+    )
+    with (
+        tempfile.TemporaryDirectory() as directory,
+        TapeWriter(directory, fsync_interval=None) as tape,
+    ):
+        x = tape.begin()
+        start = tape.segment.stat().st_size
+        tape.end(x, meta, t=17)
+        written = tape.segment.read_bytes()[start:]
+    whole = {"k": "end", "x": x, "t": 17, "n": 0, "meta": meta.to_json()}
+    assert written == dumps_header(whole) + b"\n\n"
 
 
 def test_meta_values_orjson_refuses_are_still_recorded(tmp_path: Path) -> None:
