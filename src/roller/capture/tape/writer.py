@@ -8,16 +8,11 @@ Rules this module keeps:
 - A kill -9 loses at most the frames not yet handed to the kernel: every frame is one
   `os.writev` on an `O_APPEND` fd, issued synchronously by the caller. `fsync` (which only
   guards against power loss) runs off the hot path, in a timer thread and at close.
-- The chunk path builds its header from a bytes template: no JSON library, no lock. A
-  meta frame's fixed keys (`k`, `x`, `t`, `n`) come from a template too, one per kind
-  with the exchange id's bytes made once at `begin` (kinds and ids are plain ASCII:
-  nothing to escape); only its meta goes through `dumps_header`, which gives the same
-  bytes as encoding the whole header. The frame's empty payload and closing newline are
-  part of the same bytes: one buffer per meta frame. The common `end` frame (no error,
-  no answer of roller's, integer counts) is one template whole, its meta included: the
-  bytes orjson gives for it, without building its JSON form. Each frame method does its own
-  lookups and formatting in place (the proxy calls three per exchange; every Python call
-  saved is measured in `benchmarks/proxy_instructions.py`).
+- Every frame is formatted from a bytes template (`frames`: no JSON library for its
+  fixed keys, no lock), with the exchange id's bytes made once at `begin`; only a meta
+  goes through `dumps_header`, and the common `end` frame not even that. Each frame
+  method does its own lookups and formatting in place (the proxy calls three per
+  exchange; every Python call saved is measured in `benchmarks/proxy_instructions.py`).
 - A meta is a typed record (`RequestMeta`, `ResponseMeta`, `EndMeta`: what the proxy
   writes) or its JSON form as a mapping (tests, tools): both are written as JSON.
 - Writing never raises for I/O failures: they are kept in `TapeWriter.errors` and the
@@ -42,32 +37,30 @@ from pathlib import Path
 from typing import Any
 
 from roller.capture.tape.format import (
-    OUTCOMES,
     SEGMENT_SUFFIX,
     TAPE_VERSION,
     dumps_header,
     list_segments,
     segment_name,
 )
+from roller.capture.tape.frames import (
+    DATA_HEAD,
+    END_FRAME,
+    END_OK_FRAME,
+    META_HEADER,
+    PLAIN_OUTCOMES,
+    REQ_FRAME,
+    RESP_FRAME,
+    TYPED,
+    body_frames,
+    encode_meta,
+)
 from roller.capture.tape.meta import EndMeta, RequestMeta, ResponseMeta, SegmentHeader, TapeMeta
 from roller.errors import RollerError
 
 DEFAULT_SEGMENT_MAX_BYTES = 64 * 1024 * 1024
 DEFAULT_FSYNC_INTERVAL = 1.0
-_TYPED = (RequestMeta, ResponseMeta, EndMeta)
 _IOV_MAX = 1024
-_META_HEADER = b'{"k":"%b","x":"%b","t":%d,"n":0,"meta":%b}\n'
-# A meta frame whole (header line, empty payload, newline), by kind: exchange id, t, meta.
-_REQ_FRAME = b'{"k":"req","x":"%b","t":%d,"n":0,"meta":%b}\n\n'
-_RESP_FRAME = b'{"k":"resp","x":"%b","t":%d,"n":0,"meta":%b}\n\n'
-_END_FRAME = b'{"k":"end","x":"%b","t":%d,"n":0,"meta":%b}\n\n'
-_PLAIN_OUTCOMES = frozenset(OUTCOMES)
-_END_OK_FRAME = (  # an `end` frame whose meta has no error, no client body, int counts
-    b'{"k":"end","x":"%b","t":%d,"n":0,"meta":{"outcome":"%b","error":null,'
-    b'"client_status":%d,"upstream_status":%d,"request_bytes":%d,"response_bytes":%d,'
-    b'"client_bytes":%d}}\n\n'
-)
-_DATA_HEAD = b'%b%d,"n":%d}\n'  # a body or chunk frame's header after its prefix
 
 
 class TapeOpenError(RollerError):
@@ -165,20 +158,19 @@ class TapeWriter:
         `writev` (one syscall where the proxy has both, and never one without the other):
         one frame for bytes (empty ones included), one per part for a sequence of parts."""
         prefixes = self._open.get(exchange_id) or self._prefixes(exchange_id)
-        encoded = dumps_header(
-            meta.to_json() if isinstance(meta, _TYPED) else meta
-        )  # (`_encode`, inline)
-        frames = [_REQ_FRAME % (prefixes[2], time.time_ns() if t is None else t, encoded)]
+        # (`encode_meta`, in place: a call fewer per frame)
+        encoded = dumps_header(meta.to_json() if isinstance(meta, TYPED) else meta)
+        frames = [REQ_FRAME % (prefixes[2], time.time_ns() if t is None else t, encoded)]
         if body is not None:
             if isinstance(body, bytes):
                 body = (body,)
             if len(body) == 1:  # the common case: the body arrived in one part
                 part = body[0]  # (its frame is stamped when written, as every body frame)
-                head = _DATA_HEAD % (prefixes[0], time.time_ns(), len(part))
+                head = DATA_HEAD % (prefixes[0], time.time_ns(), len(part))
                 frames += (head, part, b"\n")
                 self._append(frames, len(frames[0]) + len(head) + len(part) + 1)
                 return
-            _body_frames(frames, prefixes[0], body)
+            body_frames(frames, prefixes[0], body)
         self._append(frames)
 
     def request_body(
@@ -187,7 +179,7 @@ class TapeWriter:
         """More of the request body: one `body` frame for bytes, one per part otherwise."""
         frames: list[bytes] = []
         parts = (data,) if isinstance(data, bytes) else data
-        _body_frames(frames, self._prefixes(exchange_id)[0], parts, t)
+        body_frames(frames, self._prefixes(exchange_id)[0], parts, t)
         if frames:
             self._append(frames)
 
@@ -212,12 +204,11 @@ class TapeWriter:
         """The `resp` frame; with `first` (body bytes that came with the head), their
         `chunk` frame right after it in the same `writev`."""
         prefixes = self._open.get(exchange_id) or self._prefixes(exchange_id)
-        encoded = dumps_header(
-            meta.to_json() if isinstance(meta, _TYPED) else meta
-        )  # (`_encode`, inline)
-        frame = _RESP_FRAME % (prefixes[2], time.time_ns() if t is None else t, encoded)
+        # (`encode_meta`, in place: a call fewer per frame)
+        encoded = dumps_header(meta.to_json() if isinstance(meta, TYPED) else meta)
+        frame = RESP_FRAME % (prefixes[2], time.time_ns() if t is None else t, encoded)
         if first:
-            head = _DATA_HEAD % (prefixes[1], time.time_ns(), len(first))
+            head = DATA_HEAD % (prefixes[1], time.time_ns(), len(first))
             self._append([frame, head, first, b"\n"], len(frame) + len(head) + len(first) + 1)
         else:
             self._append([frame], len(frame))
@@ -228,7 +219,7 @@ class TapeWriter:
             prefix = self._open[exchange_id][1]
         except KeyError:
             raise ValueError(f"exchange {exchange_id!r} is not open on this tape") from None
-        head = _DATA_HEAD % (prefix, time.time_ns(), len(data))
+        head = DATA_HEAD % (prefix, time.time_ns(), len(data))
         self._append([head, data, b"\n"], len(head) + len(data) + 1)
 
     def end(
@@ -246,21 +237,21 @@ class TapeWriter:
                 error is None
                 and body is None
                 and not extra
-                and outcome in _PLAIN_OUTCOMES  # ASCII words: nothing to escape
+                and outcome in PLAIN_OUTCOMES  # ASCII words: nothing to escape
                 and type(client) is int  # (not bool: %d would give 1 for true)
                 and type(upstream) is int
                 and type(request) is int
                 and type(response) is int
                 and type(relayed) is int
             ):
-                frame = _END_OK_FRAME % (
+                frame = END_OK_FRAME % (
                     xb, now, outcome.encode(), client, upstream, request, response, relayed
                 )  # fmt: skip
                 self._append([frame], len(frame))
                 del self._open[exchange_id]
                 return
-        encoded = dumps_header(meta.to_json() if isinstance(meta, _TYPED) else meta)
-        frame = _END_FRAME % (xb, now, encoded)
+        encoded = dumps_header(meta.to_json() if isinstance(meta, TYPED) else meta)
+        frame = END_FRAME % (xb, now, encoded)
         self._append([frame], len(frame))
         del self._open[exchange_id]
 
@@ -306,9 +297,9 @@ class TapeWriter:
         """`{"k":…,"x":…,"t":…,"n":0,"meta":…}` and its newline: the fixed keys from a
         template (kinds and exchange ids are plain ASCII: nothing to escape), the meta
         through `dumps_header` — the bytes `dumps_header` gives for the whole header. (The
-        frame methods inline this per kind, `_REQ_FRAME`...: a test checks both.)"""
+        frame methods inline this per kind, `REQ_FRAME`...: a test checks both.)"""
         now = time.time_ns() if t is None else t
-        return _META_HEADER % (kind.encode(), exchange_id.encode(), now, _encode(meta))
+        return META_HEADER % (kind.encode(), exchange_id.encode(), now, encode_meta(meta))
 
     def _append(self, parts: list[bytes], total: int = -1) -> None:
         """Hand whole frames to the kernel in one `writev` (a short write is finished);
@@ -397,23 +388,6 @@ class TapeWriter:
             self.errors.append(f"{what} in {self.directory} failed: {exc}")
             return False
         return True
-
-
-def _encode(meta: TapeMeta | Mapping[str, Any]) -> bytes:
-    """A meta as the tape holds it: a typed record through its JSON form."""
-    return dumps_header(meta.to_json() if isinstance(meta, _TYPED) else meta)
-
-
-def _body_frames(
-    out: list[bytes], prefix: bytes, parts: Sequence[bytes], t: int | None = None
-) -> None:
-    """Append one `body` frame per part to `out` (the parts are not copied)."""
-    now = time.time_ns() if t is None else t
-    for part in parts:
-        out.append(_DATA_HEAD % (prefix, now, len(part)))
-        if part:
-            out.append(part)
-        out.append(b"\n")
 
 
 def _fsync_dir(directory: Path) -> None:
