@@ -4,15 +4,18 @@ from __future__ import annotations
 
 import os
 import re
+import tempfile
 import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from roller.capture.tape import (
     EndMeta,
+    ExchangeError,
     RequestMeta,
     ResponseMeta,
     TapeExchange,
@@ -23,7 +26,7 @@ from roller.capture.tape import (
     read_tape,
     segment_name,
 )
-from roller.capture.tape.format import dumps_header
+from roller.capture.tape.format import OUTCOMES, dumps_header
 
 
 def _write_exchange(
@@ -366,15 +369,16 @@ def test_response_with_its_first_bytes_is_one_write_and_reads_as_frames(
     assert [data for _, data in exchange.chunks] == [b"data: 1\n\n", b"data: 2\n\n"]
 
 
-@pytest.mark.parametrize(
-    "meta",
-    [
-        RequestMeta(method="POST", path="/v1/messages", headers=(("a", "b"),)),
-        ResponseMeta(status=200, reason="OK", headers=(("x", "y"),)),
-        EndMeta(outcome="ok", client_status=200),
-        {"headers": [["x-odd", b"caf\xe9".decode("utf-8", "surrogateescape")]], "big": 2**70},
-    ],
-)
+# Typed metas, and a JSON one with what orjson refuses (the json fallback encodes it).
+METAS = [
+    RequestMeta(method="POST", path="/v1/messages", headers=(("a", "b"),)),
+    ResponseMeta(status=200, reason="OK", headers=(("x", "y"),)),
+    EndMeta(outcome="ok", client_status=200),
+    {"headers": [["x-odd", b"caf\xe9".decode("utf-8", "surrogateescape")]], "big": 2**70},
+]
+
+
+@pytest.mark.parametrize("meta", METAS)
 def test_meta_frame_headers_are_the_whole_header_encoded(meta: object) -> None:
     # The fixed keys come from a template; the bytes must be what encoding the whole
     # header gives (orjson, or the json fallback for what orjson refuses).
@@ -383,6 +387,82 @@ def test_meta_frame_headers_are_the_whole_header_encoded(meta: object) -> None:
     whole = {"k": "resp", "x": "tape-000001:7", "t": 123, "n": 0, "meta": body}
     built = TapeWriter._meta_header("resp", "tape-000001:7", meta, 123)  # type: ignore[arg-type]
     assert built == dumps_header(whole) + b"\n"
+
+
+@pytest.mark.parametrize("meta", METAS)
+def test_each_kinds_frame_template_gives_the_whole_header(tmp_path: Path, meta: object) -> None:
+    # `request`, `response` and `end` format their frames from per-kind templates (not
+    # through `_meta_header`): each frame's bytes must be the whole header encoded, then
+    # its empty payload's newline; the body and chunk frames after them as before.
+    typed = (RequestMeta, ResponseMeta, EndMeta)
+    body = meta.to_json() if isinstance(meta, typed) else meta
+    with TapeWriter(tmp_path, fsync_interval=None) as tape:
+        x = tape.begin()
+        start = tape.segment.stat().st_size
+        tape.request(x, meta, t=11, body=[b"ab"])  # type: ignore[arg-type]
+        tape.response(x, meta, t=12, first=b"cd")  # type: ignore[arg-type]
+        tape.end(x, meta, t=13)  # type: ignore[arg-type]
+        written = tape.segment.read_bytes()[start:]
+    lines = written.split(b"\n")
+    for kind, t, line in (("req", 11, lines[0]), ("resp", 12, lines[4]), ("end", 13, lines[8])):
+        assert line == dumps_header({"k": kind, "x": x, "t": t, "n": 0, "meta": body})
+    assert lines[1] == lines[5] == lines[9] == b""  # the empty payloads
+    assert lines[2].startswith(b'{"k":"body","x":"%b","t":' % x.encode())
+    assert lines[2].endswith(b',"n":2}') and lines[3] == b"ab"
+    assert lines[6].startswith(b'{"k":"chunk","x":"%b","t":' % x.encode())
+    assert lines[6].endswith(b',"n":2}') and lines[7] == b"cd"
+    assert lines[10:] == [b""]
+
+
+# Mostly what the template takes (ints, no error, no body, no extra), and each way out.
+_COUNTS = st.one_of(
+    st.integers(), st.integers(min_value=2**63), st.none(), st.booleans(), st.just(200)
+)
+_ERRORS = st.builds(ExchangeError, st.text(max_size=5), st.text(max_size=9))
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    outcome=st.one_of(st.sampled_from(OUTCOMES), st.none(), st.text(max_size=8)),
+    error=st.one_of(st.none(), st.none(), st.none(), _ERRORS),
+    counts=st.one_of(
+        st.tuples(*[st.integers()] * 5), st.tuples(_COUNTS, _COUNTS, _COUNTS, _COUNTS, _COUNTS)
+    ),
+    client_body=st.one_of(st.none(), st.none(), st.just({"error": {"type": "x", "m": "é\n"}})),
+    extra=st.one_of(st.just({}), st.just({}), st.just({"later": [1, "two"]})),
+)
+@example(outcome="ok", error=None, counts=(200, 200, 1024, 600, 600), client_body=None, extra={})
+def test_the_end_frames_template_gives_the_whole_header(
+    outcome: str | None,
+    error: ExchangeError | None,
+    counts: tuple[Any, ...],
+    client_body: dict[str, Any] | None,
+    extra: dict[str, Any],
+) -> None:
+    # The common ending is formatted from a template, every other one through its JSON
+    # form: either way the frame must be the whole header encoded (then its newline).
+    client, upstream, request, response, relayed = counts
+    meta = EndMeta(
+        outcome=outcome,
+        error=error,
+        client_status=client,
+        upstream_status=upstream,
+        request_bytes=request,
+        response_bytes=response,
+        client_bytes=relayed,
+        client_body=client_body,
+        extra=extra,
+    )
+    with (
+        tempfile.TemporaryDirectory() as directory,
+        TapeWriter(directory, fsync_interval=None) as tape,
+    ):
+        x = tape.begin()
+        start = tape.segment.stat().st_size
+        tape.end(x, meta, t=17)
+        written = tape.segment.read_bytes()[start:]
+    whole = {"k": "end", "x": x, "t": 17, "n": 0, "meta": meta.to_json()}
+    assert written == dumps_header(whole) + b"\n\n"
 
 
 def test_meta_values_orjson_refuses_are_still_recorded(tmp_path: Path) -> None:

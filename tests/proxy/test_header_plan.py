@@ -106,3 +106,4 @@ def test_the_caches_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
         assert plans.request(pairs).recorded(pairs) == tuple(pairs[:2])
         assert plans.response(pairs).relayed(pairs) == tuple(pairs)
     assert len(plans._requests) == 8 and len(plans._responses) == 8
+    assert len(plans._plain_requests) == 8 and len(plans._plain_responses) == 8

@@ -18,10 +18,11 @@ from yarl import URL
 from roller.capture.tape import EndMeta, ExchangeError, Redaction, RequestMeta, ResponseMeta
 from roller.proxy import Admission, ExchangeEnd, PolicyDecision, Rejection
 from roller.proxy.answers import ABORT, OWN_ANSWERS, Forward, Reply
-from roller.proxy.recorder import ALLOWED, IllegalTransition, Recorder, State
+from roller.proxy.recorder import Recorder
 from roller.proxy.redaction import Redactor
 from roller.proxy.request_record import FLUSH_BYTES, ReceivedHead
 from roller.proxy.routing import UNSAFE_PATH
+from roller.proxy.states import ALLOWED, IllegalTransition, State
 from roller.proxy.upstream import classify
 
 X = "tape-000001:1"
@@ -72,16 +73,28 @@ E1, E2 = b"event: a\ndata: {}\n\n", b"event: b\ndata: {}\n\n"
 TARGET = URL(UPSTREAM + "/v1/messages")
 
 
+def _whole(meta: Any) -> Any:
+    """`meta`, checked to be a whole record: the recorder builds its metas from every
+    field by `tuple.__new__`, so one built short (a field added, the recorder not told)
+    must fail here, not only where a frame's expected meta happens to be compared."""
+    assert len(meta) == len(type(meta)._fields)
+    assert meta == type(meta)(**meta._asdict())
+    if isinstance(meta, RequestMeta):
+        _whole(meta.redacted)
+    return meta
+
+
 @dataclass
 class FrameLog:
-    """A `FrameSink` that keeps every frame as a tuple, in order."""
+    """A `FrameSink` that keeps every frame as a tuple, in order (each meta checked to be
+    a whole record)."""
 
     frames: list[tuple[Any, ...]] = field(default_factory=list)
 
     def request(
         self, exchange_id: str, meta: RequestMeta, *, t: int, body: Sequence[bytes]
     ) -> None:
-        self.frames.append(("req", exchange_id, meta, t, tuple(body)))
+        self.frames.append(("req", exchange_id, _whole(meta), t, tuple(body)))
 
     def request_body(self, exchange_id: str, data: Sequence[bytes]) -> None:
         self.frames.append(("body", exchange_id, tuple(data)))
@@ -90,7 +103,7 @@ class FrameLog:
         self.frames.append(("ann", exchange_id, dict(annotations), t))
 
     def response(self, exchange_id: str, meta: ResponseMeta, *, t: int, first: bytes = b"") -> None:
-        self.frames.append(("resp", exchange_id, meta, t))
+        self.frames.append(("resp", exchange_id, _whole(meta), t))
         if first:
             self.chunk(exchange_id, first)
 
@@ -98,7 +111,7 @@ class FrameLog:
         self.frames.append(("chunk", exchange_id, data))
 
     def end(self, exchange_id: str, meta: EndMeta, *, t: int) -> None:
-        self.frames.append(("end", exchange_id, meta, t))
+        self.frames.append(("end", exchange_id, _whole(meta), t))
 
 
 def _recorder(

@@ -58,3 +58,11 @@ def test_upstream_url_keeps_the_target_exactly() -> None:
     url = upstream_url("http://h:1/base", "/v1/x%2Fy:gen?alt=sse&q=a%20b")
     assert str(url) == "http://h:1/base/v1/x%2Fy:gen?alt=sse&q=a%20b"
     assert url.raw_path_qs == "/base/v1/x%2Fy:gen?alt=sse&q=a%20b"
+
+
+def test_upstream_urls_are_cached() -> None:
+    # A harness repeats its targets: the second exchange's URL comes from the cache.
+    url = upstream_url("http://h:1/base", "/v1/cached")
+    hits = upstream_url.cache_info().hits
+    assert upstream_url("http://h:1/base", "/v1/cached") is url
+    assert upstream_url.cache_info().hits == hits + 1

@@ -129,18 +129,34 @@ def _removed(names: Iterable[str], secret: Callable[[str], bool]) -> tuple[str, 
 class HeaderPlans:
     """The plans of one redactor's proxy, cached per name sequence (bounded)."""
 
-    __slots__ = ("_redactor", "_requests", "_responses")
+    __slots__ = ("_plain_requests", "_plain_responses", "_redactor", "_requests", "_responses")
 
     def __init__(self, redactor: Redactor = DEFAULT_REDACTOR) -> None:
         self._redactor = redactor
         self._requests: dict[tuple[object, ...], RequestPlan] = {}
         self._responses: dict[tuple[object, ...], ResponsePlan] = {}
+        # The plans of name sequences without a `connection` header, by names alone: the
+        # common case, found by one lookup in place (no call, no field read).
+        self._plain_requests: dict[tuple[str, ...], RequestPlan] = {}
+        self._plain_responses: dict[tuple[str, ...], ResponsePlan] = {}
 
     def request(self, pairs: Pairs) -> RequestPlan:
-        return self._plan(self._requests, pairs, self._request_plan)
+        names = tuple(map(_NAME, pairs))
+        plan = self._plain_requests.get(names)
+        if plan is None:
+            plan = self._plan(self._requests, pairs, self._request_plan)
+            if not plan.connection and len(self._plain_requests) < MAX_PLANS:
+                self._plain_requests[names] = plan
+        return plan
 
     def response(self, pairs: Pairs) -> ResponsePlan:
-        return self._plan(self._responses, pairs, self._response_plan)
+        names = tuple(map(_NAME, pairs))  # as `request`
+        plan = self._plain_responses.get(names)
+        if plan is None:
+            plan = self._plan(self._responses, pairs, self._response_plan)
+            if not plan.connection and len(self._plain_responses) < MAX_PLANS:
+                self._plain_responses[names] = plan
+        return plan
 
     def _plan(
         self,

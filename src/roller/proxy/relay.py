@@ -24,12 +24,13 @@ from collections.abc import Awaitable, Callable
 from aiohttp import web
 
 from roller.capture.tape import TapeWriter
-from roller.proxy.exchange import Exchange, ExchangeServices
+from roller.proxy.exchange import Exchange
 from roller.proxy.header_plan import HeaderPlans
 from roller.proxy.idle_watch import IdleWatches
 from roller.proxy.policy import ExchangeEnd, ExchangeEndHook, RequestPolicy
 from roller.proxy.redaction import Redactor
 from roller.proxy.routing import Upstreams
+from roller.proxy.services import ExchangeServices
 from roller.proxy.upstream import UpstreamClient
 
 log = logging.getLogger("roller.proxy")

@@ -23,6 +23,7 @@ Rules this module keeps:
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Final
 from urllib.parse import unquote, unquote_plus
@@ -97,8 +98,13 @@ def target_problem(target: str) -> str | None:
     return None
 
 
+@functools.lru_cache(maxsize=1024)
 def upstream_url(base: str, target: str) -> URL:
-    """The URL for a request target (`/path?query`, as received) on an upstream base."""
+    """The URL for a request target (`/path?query`, as received) on an upstream base.
+
+    Cached (bounded): a harness sends the same targets turn after turn and a `URL` is
+    immutable. yarl keeps a cache of its own of parsed strings (queries included); this
+    one saves building the string and yarl's lookup (~0.25 µs an exchange, measured)."""
     return URL(base.rstrip("/") + target, encoded=True)
 
 

@@ -32,7 +32,7 @@ from aiohttp import web
 from roller.capture.tape import DEFAULT_FSYNC_INTERVAL, DEFAULT_SEGMENT_MAX_BYTES, TapeWriter
 from roller.errors import UsageError
 from roller.proxy import server_log
-from roller.proxy.exchange import defer_continue
+from roller.proxy.expect import defer_continue
 from roller.proxy.policy import ExchangeEndHook, RequestPolicy
 from roller.proxy.redaction import DEFAULT_REDACTOR, Redactor
 from roller.proxy.relay import Relay

@@ -308,7 +308,10 @@ def endpoint_for(method: str, path: str, query: Iterable[tuple[str, str]] = ()) 
     )
 
 
+@lru_cache(maxsize=4096)
 def family_for(path: str) -> Family | None:
-    """The upstream family of a path, whatever the method (the proxy routes by path)."""
+    """The upstream family of a path, whatever the method (the proxy routes by path).
+
+    Cached as `route_for` is (the proxy asks once per exchange)."""
     route, _ = route_for(path)
     return None if route is None else route.family

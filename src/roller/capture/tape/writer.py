@@ -8,9 +8,11 @@ Rules this module keeps:
 - A kill -9 loses at most the frames not yet handed to the kernel: every frame is one
   `os.writev` on an `O_APPEND` fd, issued synchronously by the caller. `fsync` (which only
   guards against power loss) runs off the hot path, in a timer thread and at close.
-- The chunk path builds its header from a bytes template: no JSON library, no lock. A
-  meta frame's fixed keys (`k`, `x`, `t`, `n`) come from a template too; only its meta
-  goes through `dumps_header`, which gives the same bytes as encoding the whole header.
+- Every frame is formatted from a bytes template (`frames`: no JSON library for its
+  fixed keys, no lock), with the exchange id's bytes made once at `begin`; only a meta
+  goes through `dumps_header`, and the common `end` frame not even that. Each frame
+  method does its own lookups and formatting in place (the proxy calls three per
+  exchange; every Python call saved is measured in `benchmarks/proxy_instructions.py`).
 - A meta is a typed record (`RequestMeta`, `ResponseMeta`, `EndMeta`: what the proxy
   writes) or its JSON form as a mapping (tests, tools): both are written as JSON.
 - Writing never raises for I/O failures: they are kept in `TapeWriter.errors` and the
@@ -41,14 +43,24 @@ from roller.capture.tape.format import (
     list_segments,
     segment_name,
 )
+from roller.capture.tape.frames import (
+    DATA_HEAD,
+    END_FRAME,
+    END_OK_FRAME,
+    META_HEADER,
+    PLAIN_OUTCOMES,
+    REQ_FRAME,
+    RESP_FRAME,
+    TYPED,
+    body_frames,
+    encode_meta,
+)
 from roller.capture.tape.meta import EndMeta, RequestMeta, ResponseMeta, SegmentHeader, TapeMeta
 from roller.errors import RollerError
 
 DEFAULT_SEGMENT_MAX_BYTES = 64 * 1024 * 1024
 DEFAULT_FSYNC_INTERVAL = 1.0
-_TYPED = (RequestMeta, ResponseMeta, EndMeta)
 _IOV_MAX = 1024
-_META_HEADER = b'{"k":"%b","x":"%b","t":%d,"n":0,"meta":%b}\n'
 
 
 class TapeOpenError(RollerError):
@@ -76,8 +88,9 @@ class TapeWriter:
         self.segment_max_bytes = segment_max_bytes
         self.errors: list[str] = []
         self._closed = False
-        # Open exchanges: id -> the bytes prefix of a data frame header up to `"t":`.
-        self._open: dict[str, tuple[bytes, bytes]] = {}
+        # Open exchanges: id -> the prefixes of its `body` and `chunk` frame headers up to
+        # `"t":`, and the id's bytes (for the meta frames' templates).
+        self._open: dict[str, tuple[bytes, bytes, bytes]] = {}
         self._begun: dict[str, int] = {}  # segment stem -> the last seq begun in it
         self._seq = 0
         self._fd = -1
@@ -119,14 +132,17 @@ class TapeWriter:
 
     def begin(self) -> str:
         """Allocate a new exchange id, unique within the directory."""
-        self._check_open()
-        self._seq += 1
-        self._begun[self._stem] = self._seq
-        exchange_id = f"{self._stem}:{self._seq}"
+        if self._closed:
+            raise ValueError("tape writer is closed")
+        seq = self._seq = self._seq + 1
+        stem = self._stem
+        self._begun[stem] = seq
+        exchange_id = f"{stem}:{seq}"
         xb = exchange_id.encode("ascii")
         self._open[exchange_id] = (
-            b'{"k":"body","x":"' + xb + b'","t":',
-            b'{"k":"chunk","x":"' + xb + b'","t":',
+            b'{"k":"body","x":"%b","t":' % xb,
+            b'{"k":"chunk","x":"%b","t":' % xb,
+            xb,
         )
         return exchange_id
 
@@ -141,10 +157,20 @@ class TapeWriter:
         """The `req` frame; with `body`, its `body` frames right after it in the same
         `writev` (one syscall where the proxy has both, and never one without the other):
         one frame for bytes (empty ones included), one per part for a sequence of parts."""
-        prefixes = self._prefixes(exchange_id)
-        frames = [self._meta_header("req", exchange_id, meta, t), b"\n"]
+        prefixes = self._open.get(exchange_id) or self._prefixes(exchange_id)
+        # (`encode_meta`, in place: a call fewer per frame)
+        encoded = dumps_header(meta.to_json() if isinstance(meta, TYPED) else meta)
+        frames = [REQ_FRAME % (prefixes[2], time.time_ns() if t is None else t, encoded)]
         if body is not None:
-            _body_frames(frames, prefixes[0], (body,) if isinstance(body, bytes) else body)
+            if isinstance(body, bytes):
+                body = (body,)
+            if len(body) == 1:  # the common case: the body arrived in one part
+                part = body[0]  # (its frame is stamped when written, as every body frame)
+                head = DATA_HEAD % (prefixes[0], time.time_ns(), len(part))
+                frames += (head, part, b"\n")
+                self._append(frames, len(frames[0]) + len(head) + len(part) + 1)
+                return
+            body_frames(frames, prefixes[0], body)
         self._append(frames)
 
     def request_body(
@@ -153,7 +179,7 @@ class TapeWriter:
         """More of the request body: one `body` frame for bytes, one per part otherwise."""
         frames: list[bytes] = []
         parts = (data,) if isinstance(data, bytes) else data
-        _body_frames(frames, self._prefixes(exchange_id)[0], parts, t)
+        body_frames(frames, self._prefixes(exchange_id)[0], parts, t)
         if frames:
             self._append(frames)
 
@@ -177,11 +203,15 @@ class TapeWriter:
     ) -> None:
         """The `resp` frame; with `first` (body bytes that came with the head), their
         `chunk` frame right after it in the same `writev`."""
-        prefix = self._prefixes(exchange_id)[1]
-        frames = [self._meta_header("resp", exchange_id, meta, t), b"\n"]
+        prefixes = self._open.get(exchange_id) or self._prefixes(exchange_id)
+        # (`encode_meta`, in place: a call fewer per frame)
+        encoded = dumps_header(meta.to_json() if isinstance(meta, TYPED) else meta)
+        frame = RESP_FRAME % (prefixes[2], time.time_ns() if t is None else t, encoded)
         if first:
-            frames += (b'%b%d,"n":%d}\n' % (prefix, time.time_ns(), len(first)), first, b"\n")
-        self._append(frames)
+            head = DATA_HEAD % (prefixes[1], time.time_ns(), len(first))
+            self._append([frame, head, first, b"\n"], len(frame) + len(head) + len(first) + 1)
+        else:
+            self._append([frame], len(frame))
 
     def chunk(self, exchange_id: str, data: bytes) -> None:
         """Record response bytes exactly as received. The hot path: one template, one writev."""
@@ -189,13 +219,40 @@ class TapeWriter:
             prefix = self._open[exchange_id][1]
         except KeyError:
             raise ValueError(f"exchange {exchange_id!r} is not open on this tape") from None
-        head = b'%b%d,"n":%d}\n' % (prefix, time.time_ns(), len(data))
-        self._append([head, data, b"\n"] if data else [head, b"\n"])
+        head = DATA_HEAD % (prefix, time.time_ns(), len(data))
+        self._append([head, data, b"\n"], len(head) + len(data) + 1)
 
     def end(
         self, exchange_id: str, meta: EndMeta | Mapping[str, Any], *, t: int | None = None
     ) -> None:
-        self._meta_frame("end", exchange_id, meta, t)
+        xb = (self._open.get(exchange_id) or self._prefixes(exchange_id))[2]
+        now = time.time_ns() if t is None else t
+        if type(meta) is EndMeta:
+            # The common ending (no error, no answer of roller's, every count an int) from
+            # one template: the bytes orjson gives for its JSON form, without building it
+            # (a test checks the two on arbitrary metas). The writer unpacks the record
+            # it encodes, as `to_json` does; a field added to EndMeta fails right here.
+            outcome, error, client, upstream, request, response, relayed, body, extra = meta
+            if (
+                error is None
+                and body is None
+                and not extra
+                and outcome in PLAIN_OUTCOMES  # ASCII words: nothing to escape
+                and type(client) is int  # (not bool: %d would give 1 for true)
+                and type(upstream) is int
+                and type(request) is int
+                and type(response) is int
+                and type(relayed) is int
+            ):
+                frame = END_OK_FRAME % (
+                    xb, now, outcome.encode(), client, upstream, request, response, relayed
+                )  # fmt: skip
+                self._append([frame], len(frame))
+                del self._open[exchange_id]
+                return
+        encoded = dumps_header(meta.to_json() if isinstance(meta, TYPED) else meta)
+        frame = END_FRAME % (xb, now, encoded)
+        self._append([frame], len(frame))
         del self._open[exchange_id]
 
     def sync(self) -> None:
@@ -227,21 +284,11 @@ class TapeWriter:
 
     # -- internals --------------------------------------------------------------------
 
-    def _check_open(self) -> None:
-        if self._closed:
-            raise ValueError("tape writer is closed")
-
-    def _prefixes(self, exchange_id: str) -> tuple[bytes, bytes]:
+    def _prefixes(self, exchange_id: str) -> tuple[bytes, bytes, bytes]:
         try:
             return self._open[exchange_id]
         except KeyError:
             raise ValueError(f"exchange {exchange_id!r} is not open on this tape") from None
-
-    def _meta_frame(
-        self, kind: str, exchange_id: str, meta: TapeMeta | Mapping[str, Any], t: int | None
-    ) -> None:
-        self._prefixes(exchange_id)
-        self._append([self._meta_header(kind, exchange_id, meta, t), b"\n"])
 
     @staticmethod
     def _meta_header(
@@ -249,22 +296,24 @@ class TapeWriter:
     ) -> bytes:
         """`{"k":…,"x":…,"t":…,"n":0,"meta":…}` and its newline: the fixed keys from a
         template (kinds and exchange ids are plain ASCII: nothing to escape), the meta
-        through `dumps_header` — the bytes `dumps_header` gives for the whole header."""
-        encoded = dumps_header(meta.to_json() if isinstance(meta, _TYPED) else meta)
+        through `dumps_header` — the bytes `dumps_header` gives for the whole header. (The
+        frame methods inline this per kind, `REQ_FRAME`...: a test checks both.)"""
         now = time.time_ns() if t is None else t
-        return _META_HEADER % (kind.encode(), exchange_id.encode(), now, encoded)
+        return META_HEADER % (kind.encode(), exchange_id.encode(), now, encode_meta(meta))
 
-    def _append(self, parts: list[bytes]) -> None:
-        """Hand whole frames to the kernel in one `writev` (a short write is finished)."""
+    def _append(self, parts: list[bytes], total: int = -1) -> None:
+        """Hand whole frames to the kernel in one `writev` (a short write is finished);
+        `total`, their length, when the caller knows it (-1: summed here)."""
         if self._closed:
             raise ValueError("tape writer is closed")
         if self._size >= self.segment_max_bytes or self._fd < 0:
             self._rotate()
             if self._fd < 0:
                 return  # the failure is already in self.errors
-        if len(parts) > _IOV_MAX:  # writev takes at most IOV_MAX buffers (1024 on Linux)
-            parts = [b"".join(parts)]
-        total = sum(map(len, parts))
+        if total < 0:
+            if len(parts) > _IOV_MAX:  # writev takes at most IOV_MAX buffers (1024 on Linux)
+                parts = [b"".join(parts)]
+            total = sum(map(len, parts))
         try:
             done = os.writev(self._fd, parts)
             while done < total:  # a short write to a regular file: disk full or a signal
@@ -339,18 +388,6 @@ class TapeWriter:
             self.errors.append(f"{what} in {self.directory} failed: {exc}")
             return False
         return True
-
-
-def _body_frames(
-    out: list[bytes], prefix: bytes, parts: Sequence[bytes], t: int | None = None
-) -> None:
-    """Append one `body` frame per part to `out` (the parts are not copied)."""
-    now = time.time_ns() if t is None else t
-    for part in parts:
-        out.append(b'%b%d,"n":%d}\n' % (prefix, now, len(part)))
-        if part:
-            out.append(part)
-        out.append(b"\n")
 
 
 def _fsync_dir(directory: Path) -> None:
