@@ -33,10 +33,11 @@ def response_ending(
     raw: bytes,
 ) -> tuple[bool, bool | None]:
     """(streamed, terminal) of the response, as `read_response` reads them."""
-    headers = list(headers)
-    quick = quick_ending(protocol, status, headers, raw)
-    if quick is not None:
-        return quick
+    headers = headers if isinstance(headers, (tuple, list)) else list(headers)
+    if protocol in _TERMINAL_READERS:
+        quick = quick_ending(protocol, status, headers, raw)
+        if quick is not None:
+            return quick
     codec = None if protocol is None else codec_for(protocol)
     reading = read_response(codec, status, headers, raw)
     return reading.streamed, reading.terminal
