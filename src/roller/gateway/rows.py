@@ -12,9 +12,12 @@ failure noted). Rules kept:
   no one.
 - Its statuses are the rulebook's (`roller.capture.statuses`, the functions finalize
   uses) over the response body the decision asked the proxy to keep, read after the
-  client has its response: on the loop up to `INLINE_DECODE_BYTES`, in a worker thread
-  beyond (reassembly costs ~0.1 ms per KiB; a long stream's decode must not hold up the
-  streams the loop still relays). A response the proxy let go (over its
+  client has its response by `roller.wire.ending` (the facts finalize's full reading
+  gives, with less work where it can: an Anthropic stream's end without its
+  reassembly). On the loop: a body up to `INLINE_DECODE_BYTES`, or up to
+  `INLINE_QUICK_BYTES` when a terminal-only reader decides it; in a worker thread
+  beyond (a full reading costs ~0.1 ms per KiB; a long stream's decode must not hold up
+  the streams the loop still relays). A response the proxy let go (over its
   `max_kept_response`) is judged without its body and flagged; a decoder failure costs
   the body, never the row.
 - A row that cannot be written is counted by the writer and handed to `on_row_error`
@@ -28,22 +31,26 @@ import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, Final
+from typing import Any, Final, Literal, overload
 
 from roller.capture.models import ExecutionStatus, ResponseCaptureStatus
 from roller.capture.statuses import ExchangeFacts, execution_status, response_capture_status
 from roller.gateway.store import CallFacts
 from roller.gateway.writer import StoreWriter
 from roller.proxy import ExchangeEnd
-from roller.wire import codec_for
+from roller.wire.ending import quick_ending, response_ending
 from roller.wire.endpoints import endpoint_for
-from roller.wire.response import read_response
 from roller.wire.types import ProtocolName
 
 log = logging.getLogger("roller.gateway")
 
 # A response this small is read on the loop: ~0.2 ms, less than the hop to a thread costs.
 INLINE_DECODE_BYTES: Final = 2048
+# A response a terminal-only reader decides (`quick_ending`, ~7 µs a KiB) is read on the
+# loop up to this size: about what a full reading of `INLINE_DECODE_BYTES` costs.
+INLINE_QUICK_BYTES: Final = 32768
+
+Statuses = tuple[ExecutionStatus, ResponseCaptureStatus]
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,27 +89,42 @@ def started_at(received_ns: object, clock: Callable[[], datetime]) -> datetime:
     return clock()
 
 
+@overload
 def call_statuses(
-    end: ExchangeEnd, protocol: ProtocolName | None
-) -> tuple[ExecutionStatus, ResponseCaptureStatus]:
+    end: ExchangeEnd, protocol: ProtocolName | None, *, full: Literal[True] = True
+) -> Statuses: ...
+@overload
+def call_statuses(
+    end: ExchangeEnd, protocol: ProtocolName | None, *, full: bool
+) -> Statuses | None: ...
+def call_statuses(
+    end: ExchangeEnd, protocol: ProtocolName | None, *, full: bool = True
+) -> Statuses | None:
     """A call row's execution and response-capture statuses: the rulebook's, over the same
-    facts finalize reads off the tape (the response body is the one the decision kept)."""
+    facts finalize reads off the tape (the response body is the one the decision kept;
+    `response_ending` gives `read_response`'s streamed and terminal). Not `full`: None
+    unless a terminal-only reader decides the response (`quick_ending`)."""
     body = end.response_body
-    codec = None if protocol is None or body is None else codec_for(protocol)
-    reading = read_response(codec, end.upstream_status, end.response_headers, body or b"")
+    read = response_ending if full else quick_ending
+    ending = read(
+        None if body is None else protocol,
+        end.upstream_status,
+        end.response_headers,
+        body or b"",
+    )
+    if ending is None:
+        return None
+    streamed, terminal = ending
     facts = ExchangeFacts.of(
         outcome=end.outcome,
         status=end.upstream_status,
-        streamed=reading.streamed,
+        streamed=streamed,
         client_bytes=end.client_bytes,
         response_bytes=end.response_bytes,
         body_bytes=end.response_bytes if body is None else len(body),
-        terminal=reading.terminal,
+        terminal=terminal,
     )
     return execution_status(facts), response_capture_status(facts)
-
-
-Statuses = tuple[ExecutionStatus, ResponseCaptureStatus]
 
 
 class CallRows:
@@ -132,6 +154,10 @@ class CallRows:
         body = end.response_body
         if body is None or len(body) <= INLINE_DECODE_BYTES:
             self.writer.submit(self._facts(end, request, self._statuses(end, request.protocol)))
+            return
+        quick = self._quick_statuses(end, request.protocol, len(body))
+        if quick is not None:
+            self.writer.submit(self._facts(end, request, quick))
             return
         task = asyncio.get_running_loop().create_task(self._read_then_submit(end, request))
         self._reading.add(task)
@@ -165,6 +191,17 @@ class CallRows:
         except Exception:  # a decoder bug must not cost the row: judge it without the body
             log.exception("reading the response of exchange %s failed", end.exchange_id)
             return call_statuses(end, None)
+
+    @staticmethod
+    def _quick_statuses(
+        end: ExchangeEnd, protocol: ProtocolName | None, size: int
+    ) -> Statuses | None:
+        if size > INLINE_QUICK_BYTES:
+            return None
+        try:
+            return call_statuses(end, protocol, full=False)
+        except Exception:  # noqa: BLE001 - the full reading in a thread judges it
+            return None
 
     def _facts(self, end: ExchangeEnd, request: RequestFacts, statuses: Statuses) -> CallFacts:
         return CallFacts(

@@ -17,11 +17,15 @@ nesting past 1,024), and gives the same values for it, except an integer outside
 bits (it gives a float). So a document with a run of 19 or more digits, or so many
 brackets that its nesting could reach the decoder's recursion limit, goes to the decoder
 alone, and so does any document orjson refuses: its failure message is the decoder's.
+`json_values(parts, within)` parses many documents cut from one body (an SSE stream's
+events) with the guard run once over the body: a run of digits or a bracket count of a
+part is at most the body's.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any, Final
 
 import orjson
@@ -63,6 +67,20 @@ def parse_json(text: str | bytes) -> tuple[Any, str | None]:
         except orjson.JSONDecodeError:
             pass  # the decoder's own answer, and its message
     return decoded(text)
+
+
+def json_values(parts: Sequence[bytes], within: bytes) -> list[Any]:
+    """`parse_json(part)`'s value for each of `parts`, slices of `within` (None where it
+    fails, as for a JSON null: for a caller that needs only the values' shapes)."""
+    if not _orjson_agrees(within):
+        return [parse_json(part)[0] for part in parts]
+    values: list[Any] = []
+    for part in parts:
+        try:
+            values.append(orjson.loads(part))
+        except orjson.JSONDecodeError:
+            values.append(decoded(part)[0])
+    return values
 
 
 def decoded(text: str | bytes) -> tuple[Any, str | None]:

@@ -25,6 +25,10 @@ A body in the form servers write — strict UTF-8, no BOM, no CR, every block an
 expression (`_WELL_FORMED`), where the algorithm gives exactly those events: each
 block's `event` and `data` are the text after `: `, no id, no retry, nothing discarded.
 Any other body takes the decoder (tests/wire/test_sse.py checks the two agree).
+`well_formed_fields(body)` gives the same blocks of such a body as raw (event, data)
+bytes, for a reader that needs a few facts of every event and not its text: UTF-8 never
+encodes a byte 0x0A inside a character, so the bytes expression matches where the text
+one does, and each data's bytes are its text's encoding.
 """
 
 from __future__ import annotations
@@ -34,11 +38,12 @@ import re
 
 from roller.wire.types import SSEEvent
 
-__all__ = ["SSEDecoder", "SSEEvent", "decode_body", "encode_event"]
+__all__ = ["SSEDecoder", "SSEEvent", "decode_body", "encode_event", "well_formed_fields"]
 
 _LINE_END = re.compile(r"\r\n|\r|\n")
 _DIGITS = re.compile(r"[0-9]+")
 _WELL_FORMED = re.compile(r"(?:event: ([^\n]*)\n)?data: ([^\n]*)\n\n")
+_WELL_FORMED_BYTES = re.compile(rb"(?:event: ([^\n]*)\n)?data: ([^\n]*)\n\n")
 
 
 def decode_body(body: bytes) -> tuple[list[SSEEvent], str | None]:
@@ -68,6 +73,25 @@ def _well_formed(body: bytes) -> list[SSEEvent] | None:
         pos = match.end()
         events.append(SSEEvent(data=match[2], event=match[1] or None))
     return events if pos == len(text) else None
+
+
+def well_formed_fields(body: bytes) -> list[tuple[bytes | None, bytes]] | None:
+    """Each event's (`event` or None, `data`) as bytes when `body` is in the form servers
+    write (the events `decode_body` gives, encoded), else None."""
+    try:
+        body.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    if b"\r" in body or body.startswith(b"\xef\xbb\xbf"):
+        return None
+    fields: list[tuple[bytes | None, bytes]] = []
+    pos = 0
+    for match in _WELL_FORMED_BYTES.finditer(body):
+        if match.start() != pos:
+            return None
+        pos = match.end()
+        fields.append((match[1] or None, match[2]))
+    return fields if pos == len(body) else None
 
 
 class SSEDecoder:

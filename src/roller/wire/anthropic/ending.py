@@ -1,0 +1,56 @@
+"""How an Anthropic Messages stream ended, read without reassembling it.
+
+`stream_terminal(body)`: for a 2xx `text/event-stream` body that is not content-encoded,
+the `terminal` fact `roller.wire.response.read_response` gives (the reassembly reached
+`message_stop` with no error), or None when this reader does not decide it (the caller
+reassembles). A call row needs only that fact of its response; reassembly also merges
+every delta into the message, which costs about two thirds of the reading.
+
+Facts it relies on (tests/wire/test_anthropic_ending.py compares the two readings on
+generated, cut and mutated streams):
+- it decides only a body in the form servers write with at least one event
+  (`roller.wire.sse.well_formed_fields`): `reassemble_body` reads such a body as a
+  stream (it has events) with nothing discarded, so `terminal` is the assembler's
+  `complete and error is None`;
+- `AnthropicAssembler` (`roller.wire.anthropic.stream`) is complete without an error
+  exactly when no event is an `error` (wherever it comes), a `message_start` with a
+  `message` object started the message, and a `message_stop` came after it. An event's
+  kind is its JSON `type` when that is a non-empty string, else its SSE event name;
+  data that is not a JSON object merges nothing; the first `message_start` with a
+  message object counts (a later one is kept unmerged), `ping` and everything after
+  `message_stop` but an `error` change nothing. No other event moves those facts, and
+  the assembler raises on none (it keeps what it cannot merge);
+- each event's data is parsed as the assembler parses it (`json_values`, the values
+  `parse_json` gives).
+"""
+
+from __future__ import annotations
+
+from roller.wire.jsonvalues import json_values
+from roller.wire.sse import well_formed_fields
+
+__all__ = ["stream_terminal"]
+
+
+def stream_terminal(body: bytes) -> bool | None:
+    """The stream's `terminal` fact, or None: not decided here (module docstring)."""
+    fields = well_formed_fields(body)
+    if not fields:
+        return None
+    values = json_values([data for _, data in fields], body)
+    started = stopped = False
+    for (name, _), obj in zip(fields, values, strict=True):
+        if not isinstance(obj, dict):
+            continue
+        kind = obj.get("type")
+        if not isinstance(kind, str) or not kind:
+            kind = "" if name is None else name.decode()
+        if kind == "error":
+            return False
+        if stopped or kind == "ping":
+            continue
+        if kind == "message_start":
+            started = started or isinstance(obj.get("message"), dict)
+        elif started and kind == "message_stop":
+            stopped = True
+    return stopped

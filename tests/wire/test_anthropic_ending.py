@@ -1,0 +1,160 @@
+"""Differential test: an Anthropic stream's end read without reassembly
+(`roller.wire.anthropic.ending`, `roller.wire.ending`) against the full reading.
+
+For generated streams (tests/wire/streams.py) written in the form servers write, then
+mutated the ways a recording can go wrong (events dropped, repeated, swapped, cut at an
+event, an `error` event, a `type` changed or removed, data that is not JSON or not an
+object), `stream_terminal` must decide every one and give `read_response`'s `terminal`;
+for any body, status and headers, `response_ending` must give `read_response`'s
+`streamed` and `terminal` for every protocol.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from roller.wire import PROTOCOL_NAMES, anthropic, codec_for
+from roller.wire.ending import quick_ending, response_ending
+from roller.wire.response import read_response
+from roller.wire.sse import decode_body, well_formed_fields
+from tests.wire.settings import EXAMPLES, TIMEOUT
+from tests.wire.streams import (
+    anthropic_stream,
+    chat_stream,
+    gemini_stream,
+    json_value,
+    responses_stream,
+    serialize,
+)
+
+STREAM = [["content-type", "text/event-stream"]]
+_KINDS = ["message_start", "message_stop", "error", "ping", "content_block_delta", "", None]
+
+
+def _full_terminal(body: bytes) -> bool | None:
+    return read_response(anthropic.CODEC, 200, STREAM, body).terminal
+
+
+def _mutated(rng: random.Random) -> list[tuple[str | None, Any]]:
+    events: list[tuple[str | None, Any]] = list(anthropic_stream(rng, may_cut=False).events)
+    for _ in range(rng.randint(0, 3)):
+        i = rng.randrange(len(events))
+        what = rng.randrange(9)
+        name, data = events[i]
+        if what == 0:
+            del events[i]
+        elif what == 1:
+            events.insert(i, events[i])
+        elif what == 2:
+            j = rng.randrange(len(events))
+            events[i], events[j] = events[j], events[i]
+        elif what == 3:
+            events = events[: i + 1]  # cut at an event's end
+        elif what == 4:
+            error = {"type": "error", "error": {"type": "overloaded_error", "message": "x"}}
+            events.insert(i, (rng.choice(["error", None]), error))
+        elif what == 5 and isinstance(data, dict):
+            kind = rng.choice(_KINDS)
+            changed = {k: v for k, v in data.items() if k != "type"}
+            if kind is not None:
+                changed["type"] = kind
+            events[i] = (name, changed)
+        elif what == 6:
+            events[i] = (rng.choice(_KINDS) or None, data)  # the SSE event name
+        elif what == 7:
+            events[i] = (name, rng.choice(["not json", "[1, 2]", "null", '"message_stop"']))
+        elif isinstance(data, dict) and data.get("type") == "message_start":
+            events[i] = (name, {"type": "message_start", "message": json_value(rng)})
+        if not events:
+            events = [(None, {"type": "ping"})]
+    return events
+
+
+@pytest.mark.timeout(TIMEOUT)
+@settings(max_examples=EXAMPLES, deadline=None)
+@given(st.randoms(use_true_random=True))
+def test_terminal_equals_the_full_reading_on_mutated_streams(rng: random.Random) -> None:
+    events = _mutated(rng)
+    body = serialize(events, newline="\n", ensure_ascii=rng.random() < 0.5, comments=False)
+    assert well_formed_fields(body) is not None
+    decided = anthropic.stream_terminal(body)
+    assert decided is not None
+    assert decided == _full_terminal(body), events
+
+
+def _stream_body(rng: random.Random, protocol: str) -> bytes:
+    build = {
+        "anthropic-messages": anthropic_stream,
+        "openai-chat-completions": chat_stream,
+        "openai-responses": responses_stream,
+        "gemini": gemini_stream,
+    }[protocol]
+    if rng.random() < 0.5:
+        return build(rng).fed  # any newline, comments, cut anywhere
+    events = _mutated(rng) if protocol == "anthropic-messages" else build(rng).events
+    return serialize(events, newline="\n", ensure_ascii=False, comments=False)
+
+
+@pytest.mark.timeout(TIMEOUT)
+@settings(max_examples=EXAMPLES, deadline=None)
+@given(
+    st.randoms(use_true_random=True),
+    st.sampled_from([*PROTOCOL_NAMES, None]),
+    st.sampled_from([None, 200, 201, 299, 300, 400, 429, 500]),
+    st.sampled_from(
+        [
+            STREAM,
+            [["Content-Type", "text/event-stream; charset=utf-8"]],
+            [["content-type", "application/json"]],
+            [],
+            [["content-type", "text/event-stream"], ["content-encoding", "identity"]],
+            [["content-type", "text/event-stream"], ["content-encoding", "gzip"]],
+        ]
+    ),
+)
+def test_response_ending_equals_read_response(
+    rng: random.Random, protocol: Any, status: int | None, headers: list[list[str]]
+) -> None:
+    body = _stream_body(rng, protocol or rng.choice(PROTOCOL_NAMES))
+    if rng.random() < 0.1:
+        body = json.dumps(json_value(rng)).encode()
+    codec = None if protocol is None else codec_for(protocol)
+    reading = read_response(codec, status, headers, body)
+    assert response_ending(protocol, status, headers, body) == (
+        reading.streamed,
+        reading.terminal,
+    )
+    quick = quick_ending(protocol, status, headers, body)
+    assert quick is None or quick == (reading.streamed, reading.terminal)
+
+
+def test_the_quick_reading_decides_a_server_written_stream() -> None:
+    rng = random.Random(16)
+    body = serialize(
+        list(anthropic_stream(rng, may_cut=False).events), "\n", ensure_ascii=False, comments=False
+    )
+    assert quick_ending("anthropic-messages", 200, STREAM, body) == (True, True)
+    assert quick_ending("anthropic-messages", 200, STREAM, body[:-30]) is None  # cut inside
+    assert quick_ending("openai-chat-completions", 200, STREAM, body) is None  # no reader
+    assert quick_ending("anthropic-messages", 500, STREAM, body) is None
+
+
+def test_well_formed_fields_are_the_decoded_events_encoded() -> None:
+    rng = random.Random(7)
+    for _ in range(200):
+        events = _mutated(rng)
+        body = serialize(events, newline="\n", ensure_ascii=False, comments=False)
+        fields = well_formed_fields(body)
+        decoded, tail = decode_body(body)
+        assert tail is None and fields is not None
+        assert [(e.event, e.data) for e in decoded] == [
+            (None if n is None else n.decode(), d.decode()) for n, d in fields
+        ]
+    for bad in (b"data: x\r\n\r\n", b"\xef\xbb\xbfdata: x\n\n", b"data: \xff\n\n", b"data: x\n"):
+        assert well_formed_fields(bad) is None
