@@ -13,6 +13,7 @@ import json
 import shutil
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from tests.support.captures import REPO, only_attempt, roller, summarize
@@ -137,29 +138,58 @@ def test_a_deleted_raw_body_is_caught(copy: AttemptPaths) -> None:
     assert "missing_file" in _codes(copy)
 
 
-def test_a_dangling_relation_is_caught_even_with_a_consistent_manifest(copy: AttemptPaths) -> None:
-    calls = [json.loads(line) for line in copy.calls.read_text().splitlines()]
-    relation = {
+def _relation(calls: list[dict[str, Any]], relation_id: str, target: str) -> dict[str, Any]:
+    return {
         "schema": "roller.relation/v1",
-        "relation_id": "rel-tamper-00001",
+        "relation_id": relation_id,
         "type": "result_in_context",
         "status": "established",
         "parent_participant_id": calls[0]["participant_id"],
         "child_participant_id": None,
         "source_call_id": calls[0]["call_id"],
-        "target_call_id": "call-does-not-exist",
+        "target_call_id": target,
         "tool_call_id": "toolu_x",
         "model_tool_ref": None,
         "evidence": [],
         "note": None,
     }
-    data = (json.dumps(relation, separators=(",", ":")) + "\n").encode()
+
+
+def _write_relations(copy: AttemptPaths, relations: list[dict[str, Any]]) -> None:
+    """relations.jsonl replaced, the manifest re-hashed and recounted to agree with it."""
+    data = b"".join((json.dumps(r, separators=(",", ":")) + "\n").encode() for r in relations)
     copy.relations.write_bytes(data)
     manifest = json.loads(copy.manifest.read_text())
     manifest["files"]["relations.jsonl"] = describe(data).model_dump()
-    manifest["counts"]["relations"] = 1
+    manifest["counts"]["relations"] = len(relations)
     copy.manifest.write_text(json.dumps(manifest))
+
+
+def _calls(copy: AttemptPaths) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in copy.calls.read_text().splitlines()]
+
+
+def test_a_dangling_relation_is_caught_even_with_a_consistent_manifest(copy: AttemptPaths) -> None:
+    calls = _calls(copy)
+    _write_relations(copy, [_relation(calls, "rel-tamper-00001", "call-does-not-exist")])
     assert _codes(copy) == {"dangling_call"}
+    assert roller("validate", str(copy.root)).returncode == 1
+
+
+def test_a_repeated_relation_id_is_caught_in_or_out_of_order(copy: AttemptPaths) -> None:
+    """Ids in finalize's numbered order are kept as a run, others one by one
+    (`SeenIds`): a repeat is found either way, and only the repeated id is named."""
+    calls = _calls(copy)
+    scope = json.loads(copy.manifest.read_text())["capture_scope"]
+    target = calls[-1]["call_id"]
+    ids = [f"rel-{scope}-{n:05d}" for n in (1, 2, 5, 3, 2, 4, 5)] + ["rel-x", "rel-x"]
+    _write_relations(copy, [_relation(calls, rid, target) for rid in ids])
+    report = validate_attempt(copy)
+    assert {(p.code, p.where) for p in report.problems} == {
+        ("duplicate_id", f"relation rel-{scope}-00002"),
+        ("duplicate_id", f"relation rel-{scope}-00005"),
+        ("duplicate_id", "relation rel-x"),
+    }
     assert roller("validate", str(copy.root)).returncode == 1
 
 

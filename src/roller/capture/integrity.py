@@ -30,6 +30,7 @@ from roller.capture.files import describe_file
 from roller.capture.layout import LAYOUT_FILES, AttemptPaths
 from roller.capture.models import CallRecord, Evidence, Manifest, RelationRecord
 from roller.capture.reader import iter_calls, iter_jsonl, read_manifest
+from roller.capture.seen_ids import SeenIds
 from roller.capture.statuses import StatusInputs, capture_status, export_status
 from roller.errors import CaptureFormatError
 
@@ -59,8 +60,9 @@ class ValidationReport:
 
 def validate_attempt(paths: AttemptPaths) -> ValidationReport:
     """Every check, reading calls.jsonl and relations.jsonl once each, a record at a time:
-    what is kept across records is a few fields per call (`_CallView`) and each relation's
-    id, so a capture of any length validates in bounded memory."""
+    what is kept across records is a few fields per call (`_CallView`) and the relation
+    ids out of their numbered order (`SeenIds`), so memory grows by a small index per
+    call and not per relation."""
     try:
         manifest = read_manifest(paths)
     except CaptureFormatError as exc:
@@ -137,20 +139,22 @@ def _scan_relations(
         return None
     participants = {p.participant_id for p in manifest.participants}
     call_ids = {c.call_id for c in calls}
-    ids: list[str] = []
+    ids = SeenIds(f"rel-{manifest.capture_scope}-")
+    count = 0
     own: list[Problem] = []
     try:
         for rel in iter_jsonl(paths.relations, RelationRecord):
-            ids.append(rel.relation_id)
+            ids.add(rel.relation_id)
+            count += 1
             own += _check_relation(paths, participants, call_ids, rel)
     except CaptureFormatError as exc:
         problems.append(Problem("record_invalid", paths.relations.name, str(exc)))
         return None
     dups = [
         Problem("duplicate_id", f"relation {dup}", "relation_id appears more than once")
-        for dup in _duplicates(ids)
+        for dup in ids.duplicates()
     ]
-    return len(ids), dups + own
+    return count, dups + own
 
 
 def _check_files(paths: AttemptPaths, manifest: Manifest) -> list[Problem]:
