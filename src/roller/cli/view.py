@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import click
@@ -47,7 +48,10 @@ def command(path: Path, as_json: bool, as_html: bool, out: Path | None) -> None:
         return
     trees = [build_tree(read_attempt(a)) for a in attempts]
     if as_json:
-        click.echo(json.dumps(trees if len(trees) > 1 else trees[0], indent=2))
+        # Written as it is encoded: the whole document as one string was the largest
+        # thing `--json` held (a 30k-call capture: ~90 MB).
+        json.dump(trees if len(trees) > 1 else trees[0], sys.stdout, indent=2)
+        sys.stdout.write("\n")
         return
     console = Console(highlight=False)
     for tree in trees:

@@ -75,6 +75,7 @@ class CallIndex:
     unattributed: list[dict[str, Any]] = field(default_factory=list)
     input_tokens: int = 0
     output_tokens: int = 0
+    _placed: set[str] = field(default_factory=set)
 
     @classmethod
     def of(cls, calls: Iterable[CallRecord]) -> CallIndex:
@@ -92,7 +93,12 @@ class CallIndex:
             self.output_tokens += c.usage.output_tokens or 0
 
     def node(self, call_id: str) -> dict[str, Any]:
-        """A fresh tree node of the call (its own `children` list)."""
+        """The call's tree node: its summary itself the first time (a valid capture
+        places each call once, and a copy per call was a third of the tree's memory), a
+        fresh copy with its own `children` list any later time."""
+        if call_id not in self._placed:
+            self._placed.add(call_id)
+            return self.summaries[call_id]
         return {**self.summaries[call_id], "children": []}
 
 
