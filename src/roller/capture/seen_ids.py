@@ -21,8 +21,13 @@ class SeenIds:
         self._high = 0
         self._others: set[str] = set()
         self._dups: set[str] = set()
+        self._next: str | None = None  # the run's next id as written: one comparison
 
     def add(self, rid: str) -> None:
+        if rid == self._next and rid not in self._others:
+            self._high += 1
+            self._next = f"{self._prefix}{self._high:05d}"
+            return
         n = self._number(rid)
         if (n is not None and self._low <= n < self._high) or rid in self._others:
             self._dups.add(rid)
@@ -31,6 +36,7 @@ class SeenIds:
             if self._low == self._high:
                 self._low = n
             self._high = n + 1
+            self._next = f"{self._prefix}{self._high:05d}"
         else:
             self._others.add(rid)
 
