@@ -33,11 +33,11 @@ class IdleWatches:
     """The read timeouts of one proxy's exchanges (`timeout` None: never time out).
     Create it inside the running event loop."""
 
-    __slots__ = ("_handle", "_loop", "_open", "tick", "time", "timeout")
+    __slots__ = ("_handle", "_open", "loop", "tick", "time", "timeout")
 
     def __init__(self, timeout: float | None) -> None:
         loop = asyncio.get_running_loop()
-        self._loop = loop
+        self.loop = loop
         self.time = loop.time  # the clock `since` is read on
         self.timeout = timeout
         self.tick = None if timeout is None else min(timeout / TICKS_PER_TIMEOUT, MAX_TICK)
@@ -50,7 +50,7 @@ class IdleWatches:
         if self.tick is not None:
             self._open[watch] = None
             if self._handle is None:
-                self._handle = self._loop.call_at(self._loop.time() + self.tick, self._check)
+                self._handle = self.loop.call_at(self.loop.time() + self.tick, self._check)
         return watch
 
     def stop(self, watch: IdleWatch) -> None:
@@ -61,7 +61,7 @@ class IdleWatches:
     def _check(self) -> None:
         assert self.timeout is not None and self.tick is not None
         self._handle = None
-        now, timeout = self._loop.time(), self.timeout
+        now, timeout = self.loop.time(), self.timeout
         for watch in [w for w in self._open if w.since is not None and now - w.since >= timeout]:
             del self._open[watch]
             task = watch.task
@@ -69,7 +69,7 @@ class IdleWatches:
                 watch.expired = True
                 task.cancel()
         if self._open:
-            self._handle = self._loop.call_at(now + self.tick, self._check)
+            self._handle = self.loop.call_at(now + self.tick, self._check)
 
 
 class IdleWatch:
@@ -80,7 +80,7 @@ class IdleWatch:
     def __init__(self, watches: IdleWatches) -> None:
         self._watches = watches
         self.time = watches.time
-        self.task = asyncio.current_task()
+        self.task = asyncio.current_task(watches.loop)  # given: no getpid (3.11 checks it)
         self.expired = False
         self.since: float | None = watches.time()  # waiting from the start: for the head
 
