@@ -22,7 +22,6 @@ Rules kept:
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -31,6 +30,7 @@ from typing import Any, Final
 
 from sqlalchemy import Dialect
 
+from roller.gateway.store.ids import call_row_id
 from roller.gateway.store.models import Call
 from roller.gateway.store.values import column_shapes, storable_values
 
@@ -60,10 +60,6 @@ class CallFacts:
     started_at: datetime
     ended_at: datetime
     flags: tuple[str, ...] = ()  # what the gateway knows it stored otherwise (e.g. no body)
-
-
-def new_id() -> str:
-    return str(uuid.uuid4())
 
 
 # The facts stored as given (made storable), in the insert's column order after `id`;
@@ -119,4 +115,4 @@ class CallInsert:
 def call_values(facts: CallFacts) -> list[Any]:
     """One call's values in `COLUMNS` order, made storable (a fresh row id first)."""
     stored, flags = storable_values(_SHAPES, _FACTS(facts))
-    return [new_id(), *stored, [*facts.flags, *flags] or None]
+    return [call_row_id(), *stored, [*facts.flags, *flags] or None]

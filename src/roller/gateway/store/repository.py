@@ -52,8 +52,9 @@ from sqlalchemy.orm import Session
 from roller.gateway.config import Client
 from roller.gateway.derivation import SessionPlan, SourceKey, source_key_for_principal
 from roller.gateway.store.batch import ATTEMPTS, TRANSIENT_SQLSTATES, BatchWriter
-from roller.gateway.store.calls import CallFacts, CallInsert, new_id
+from roller.gateway.store.calls import CallFacts, CallInsert
 from roller.gateway.store.engine import StoreError
+from roller.gateway.store.ids import new_id
 from roller.gateway.store.lineage import (
     RequestRef,
     ancestors,
