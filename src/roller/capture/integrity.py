@@ -14,37 +14,24 @@ A capture is valid when:
   parent contradicts the native one never sits in a complete capture);
 - a multi-turn manifest's turns are numbered 1..n, name existing calls, each at most
   once, and an attempt whose turns did not all complete does not say `completed`.
-Each violation is a typed `Problem`; nothing is fixed or skipped silently.
+Each violation is a typed `Problem`; nothing is fixed or skipped silently. The checks of
+one record on its own are `roller.capture.record_checks`; this module reads the files
+once, runs those on each record and holds the checks across records.
 """
 
 from __future__ import annotations
 
-import hashlib
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
-from pathlib import Path
-from typing import TypeVar
 
 from roller.capture.files import describe_file
 from roller.capture.layout import LAYOUT_FILES, AttemptPaths
-from roller.capture.models import CallRecord, Evidence, Manifest, RelationRecord
+from roller.capture.models import CallRecord, Manifest, RelationRecord
 from roller.capture.reader import iter_calls, iter_jsonl, read_manifest
+from roller.capture.record_checks import Problem, check_call, check_evidence, check_relation
 from roller.capture.seen_ids import SeenIds
-from roller.capture.statuses import StatusInputs, capture_status, export_status
 from roller.errors import CaptureFormatError
-
-R = TypeVar("R", CallRecord, RelationRecord)
-
-
-@dataclass(frozen=True)
-class Problem:
-    code: str
-    where: str
-    message: str
-
-    def __str__(self) -> str:
-        return f"{self.code}: {self.where}: {self.message}"
 
 
 @dataclass(frozen=True)
@@ -122,7 +109,7 @@ def _scan_calls(
     own: list[Problem] = []
     try:
         for call in iter_calls(paths):
-            own += _check_call(paths, participants, call)
+            own += check_call(paths, participants, call)
             views.append(_CallView.of(call))
     except CaptureFormatError as exc:
         problems.append(Problem("record_invalid", paths.calls.name, str(exc)))
@@ -146,7 +133,7 @@ def _scan_relations(
         for rel in iter_jsonl(paths.relations, RelationRecord):
             ids.add(rel.relation_id)
             count += 1
-            own += _check_relation(paths, participants, call_ids, rel)
+            own += check_relation(paths, participants, call_ids, rel)
     except CaptureFormatError as exc:
         problems.append(Problem("record_invalid", paths.relations.name, str(exc)))
         return None
@@ -201,69 +188,6 @@ def _duplicates(ids: Iterable[str]) -> list[str]:
     return sorted(k for k, n in Counter(ids).items() if n > 1)
 
 
-def status_inputs(call: CallRecord) -> StatusInputs:
-    return StatusInputs(
-        kind=call.kind,
-        execution_status=call.execution_status,
-        response_capture_status=call.response_capture_status,
-        context_parsed=call.context is not None or call.context_bytes == 0,
-        output_complete=call.output_complete,
-        tool_call_without_identity="tool_call_without_identity" in call.export_blocked_by,
-        identity_status=call.identity_status,
-        model=call.model,
-        response_model=call.response_model,
-        error_count=len(call.errors),
-    )
-
-
-def _check_call(paths: AttemptPaths, participants: set[str], call: CallRecord) -> list[Problem]:
-    problems: list[Problem] = []
-    where = f"call {call.call_id}"
-    if call.participant_id is not None and call.participant_id not in participants:
-        problems.append(
-            Problem(
-                "dangling_participant",
-                where,
-                f"participant {call.participant_id} is not in the manifest",
-            )
-        )
-    if (call.participant_id is not None) != (call.identity_status == "attributed"):
-        problems.append(
-            Problem(
-                "status_inconsistent",
-                where,
-                f"identity_status {call.identity_status} with participant_id {call.participant_id}",
-            )
-        )
-    inputs = status_inputs(call)
-    if capture_status(inputs) != call.capture_status:
-        problems.append(
-            Problem(
-                "status_inconsistent",
-                where,
-                f"capture_status {call.capture_status} contradicts the record",
-            )
-        )
-    expected, blockers = export_status(inputs)
-    if expected != call.export_status or blockers != call.export_blocked_by:
-        problems.append(
-            Problem(
-                "status_inconsistent",
-                where,
-                f"export {call.export_status} {call.export_blocked_by}, "
-                f"rules say {expected} {blockers}",
-            )
-        )
-    raw = call.response.raw_path
-    if raw is not None:
-        raw_file = paths.root / raw
-        if not _inside(paths.root, raw_file) or not raw_file.is_file():
-            problems.append(Problem("missing_file", where, f"raw_path {raw} does not exist"))
-        elif call.response.raw_sha256 != hashlib.sha256(raw_file.read_bytes()).hexdigest():
-            problems.append(Problem("hash_mismatch", where, f"{raw} does not hash to raw_sha256"))
-    return problems
-
-
 def _check_calls(
     paths: AttemptPaths, manifest: Manifest, calls: list[_CallView], own: list[Problem]
 ) -> list[Problem]:
@@ -298,67 +222,7 @@ def _check_calls(
             problems.append(
                 Problem("self_parent", f"participant {pid}", "a participant is its own parent")
             )
-        problems += _check_evidence(paths, f"participant {pid}", p.evidence, set())
-    return problems
-
-
-def _inside(root: Path, path: Path) -> bool:
-    try:
-        path.resolve().relative_to(root.resolve())
-    except ValueError:
-        return False
-    return True
-
-
-def _check_evidence(
-    paths: AttemptPaths, where: str, evidence: list[Evidence], call_ids: set[str] | None
-) -> list[Problem]:
-    problems: list[Problem] = []
-    for ev in evidence:
-        kind, _, ref = ev.source.partition(":")
-        if kind == "native" and ev.retained:
-            target = paths.native / ref
-            if not _inside(paths.native, target) or not target.exists():
-                problems.append(
-                    Problem(
-                        "missing_file", where, f"evidence {ev.source} is marked retained but absent"
-                    )
-                )
-        elif kind == "call" and call_ids and ref not in call_ids:
-            problems.append(Problem("dangling_call", where, f"evidence names unknown call {ref}"))
-    return problems
-
-
-def _check_relation(
-    paths: AttemptPaths, participants: set[str], call_ids: set[str], rel: RelationRecord
-) -> list[Problem]:
-    problems: list[Problem] = []
-    where = f"relation {rel.relation_id}"
-    for label, pid in (
-        ("parent", rel.parent_participant_id),
-        ("child", rel.child_participant_id),
-    ):
-        if pid is not None and pid not in participants:
-            problems.append(
-                Problem(
-                    "dangling_participant",
-                    where,
-                    f"{label} participant {pid} is not in the manifest",
-                )
-            )
-    for label, cid in (("source", rel.source_call_id), ("target", rel.target_call_id)):
-        if cid is not None and cid not in call_ids:
-            problems.append(
-                Problem("dangling_call", where, f"{label} call {cid} is not in calls.jsonl")
-            )
-    ref = rel.model_tool_ref
-    if rel.status == "established" and ref is not None and not ref.matched:
-        problems.append(
-            Problem(
-                "status_inconsistent", where, "established although model_tool_ref did not match"
-            )
-        )
-    problems += _check_evidence(paths, where, rel.evidence, call_ids)
+        problems += check_evidence(paths, f"participant {pid}", p.evidence, set())
     return problems
 
 
