@@ -229,27 +229,8 @@ def _check_calls(
 def _check_manifest_summary(
     paths: AttemptPaths, manifest: Manifest, calls: list[_CallView], relations: int
 ) -> list[Problem]:
-    problems: list[Problem] = []
-    c = manifest.counts
-    actual = {
-        "calls": len(calls),
-        "generation_calls": sum(1 for x in calls if x.kind == "generation"),
-        "attributed_calls": sum(1 for x in calls if x.identity_status == "attributed"),
-        "unattributed_calls": sum(1 for x in calls if x.identity_status == "unattributed"),
-        "ambiguous_calls": sum(1 for x in calls if x.identity_status == "ambiguous"),
-        "exportable_calls": sum(1 for x in calls if x.export_status == "exportable"),
-        "relations": relations,
-        "participants": len(manifest.participants),
-    }
-    for key, value in actual.items():
-        if getattr(c, key) != value:
-            problems.append(
-                Problem(
-                    "count_mismatch",
-                    f"manifest counts.{key}",
-                    f"says {getattr(c, key)}, records have {value}",
-                )
-            )
+    """The manifest's counts, retention, lifecycle and capture status against the records."""
+    problems = _check_counts(manifest, calls, relations)
     if manifest.raw_retained != paths.raw.is_dir():
         problems.append(
             Problem(
@@ -266,27 +247,56 @@ def _check_manifest_summary(
                 "status_inconsistent", "manifest lifecycle", "complete with pending participants"
             )
         )
-    if manifest.capture_status == "complete":
-        reasons = []
-        if any(x.capture_status != "complete" for x in calls):
-            reasons.append("a call is partial")
-        if manifest.coverage.checked and not manifest.coverage.ok:
-            reasons.append("the coverage check failed")
-        if lc is not None and lc.status in ("pending", "unknown"):
-            reasons.append(f"lifecycle is {lc.status}")
-        if manifest.capture_errors:
-            reasons.append("there are capture errors")
-        if any(x.parent_disagrees for x in calls):
-            reasons.append("a call's wire parent contradicts the native parent")
-        if reasons:
-            problems.append(
-                Problem(
-                    "status_inconsistent",
-                    "manifest capture_status",
-                    "complete although " + ", ".join(reasons),
-                )
+    reasons = _incomplete_reasons(manifest, calls)
+    if manifest.capture_status == "complete" and reasons:
+        problems.append(
+            Problem(
+                "status_inconsistent",
+                "manifest capture_status",
+                "complete although " + ", ".join(reasons),
             )
+        )
     return problems
+
+
+def _check_counts(manifest: Manifest, calls: list[_CallView], relations: int) -> list[Problem]:
+    c = manifest.counts
+    actual = {
+        "calls": len(calls),
+        "generation_calls": sum(1 for x in calls if x.kind == "generation"),
+        "attributed_calls": sum(1 for x in calls if x.identity_status == "attributed"),
+        "unattributed_calls": sum(1 for x in calls if x.identity_status == "unattributed"),
+        "ambiguous_calls": sum(1 for x in calls if x.identity_status == "ambiguous"),
+        "exportable_calls": sum(1 for x in calls if x.export_status == "exportable"),
+        "relations": relations,
+        "participants": len(manifest.participants),
+    }
+    return [
+        Problem(
+            "count_mismatch",
+            f"manifest counts.{key}",
+            f"says {getattr(c, key)}, records have {value}",
+        )
+        for key, value in actual.items()
+        if getattr(c, key) != value
+    ]
+
+
+def _incomplete_reasons(manifest: Manifest, calls: list[_CallView]) -> list[str]:
+    """Why the capture cannot be `complete`, from the records (empty: nothing against it)."""
+    lc = manifest.lifecycle
+    reasons = []
+    if any(x.capture_status != "complete" for x in calls):
+        reasons.append("a call is partial")
+    if manifest.coverage.checked and not manifest.coverage.ok:
+        reasons.append("the coverage check failed")
+    if lc is not None and lc.status in ("pending", "unknown"):
+        reasons.append(f"lifecycle is {lc.status}")
+    if manifest.capture_errors:
+        reasons.append("there are capture errors")
+    if any(x.parent_disagrees for x in calls):
+        reasons.append("a call's wire parent contradicts the native parent")
+    return reasons
 
 
 def _check_turns(manifest: Manifest, calls: list[_CallView]) -> list[Problem]:
