@@ -23,7 +23,7 @@ from roller.capture.models import IdentityStatus
 from roller.capture.statuses import export_status
 from roller.capture.tape import TapeExchange, read_tape
 from roller.export.calls import build_record
-from roller.finalize.decode import decode_exchange
+from roller.finalize.decode import DecodedCall, decode_exchange
 from roller.gateway.store import Call, RuntimeSession, SessionStore
 from roller.harnesses.registry import UNDECLARED
 
@@ -77,6 +77,39 @@ def gateway_records(
             yield record
 
 
+def _usage(decoded: DecodedCall) -> dict[str, int | None] | None:
+    usage = decoded.usage
+    if usage is None:
+        return None
+    return {
+        "input_tokens": usage.input_tokens,
+        "output_tokens": usage.output_tokens,
+        "cache_read_tokens": usage.cache_read_tokens,
+        "cache_write_tokens": usage.cache_write_tokens,
+        "total_tokens": usage.total_tokens,
+    }
+
+
+def _missing(
+    call: Call, source: dict[str, Any], participant: dict[str, Any] | None
+) -> dict[str, Any]:
+    """The record of a call whose exchange is not on its tape: what the row says, blocked."""
+    return build_record(
+        call_id=call.id,
+        source=source,
+        participant=participant,
+        protocol=call.protocol,
+        model=call.model,
+        response_model=None,
+        request=None,
+        response=None,
+        usage=None,
+        tool_calls=[],
+        export_status="blocked",
+        export_blocked_by=["tape_exchange_missing"],
+    )
+
+
 def _record(
     sequence: int, call: Call, row: RuntimeSession | None, exchanges: dict[str, TapeExchange]
 ) -> dict[str, Any]:
@@ -90,25 +123,11 @@ def _record(
     participant = _participant(row)
     exchange = exchanges.get(call.exchange_id)
     if exchange is None:
-        return build_record(
-            call_id=call.id,
-            source=source,
-            participant=participant,
-            protocol=call.protocol,
-            model=call.model,
-            response_model=None,
-            request=None,
-            response=None,
-            usage=None,
-            tool_calls=[],
-            export_status="blocked",
-            export_blocked_by=["tape_exchange_missing"],
-        )
+        return _missing(call, source, participant)
     decoded = decode_exchange(sequence, exchange, UNDECLARED if row is None else row.harness)
     attributed = row is not None and not call.participant_unknown
     identity: IdentityStatus = "attributed" if attributed else "unattributed"
     status, blocked = export_status(decoded.status_inputs(identity, len(decoded.errors)))
-    usage = decoded.usage
     record = build_record(
         call_id=call.id,
         source=source,
@@ -118,15 +137,7 @@ def _record(
         response_model=decoded.response_model,
         request=decoded.context,
         response=decoded.reassembly.output if decoded.reassembly else None,
-        usage=None
-        if usage is None
-        else {
-            "input_tokens": usage.input_tokens,
-            "output_tokens": usage.output_tokens,
-            "cache_read_tokens": usage.cache_read_tokens,
-            "cache_write_tokens": usage.cache_write_tokens,
-            "total_tokens": usage.total_tokens,
-        },
+        usage=_usage(decoded),
         tool_calls=[
             {
                 "id": t.id,
