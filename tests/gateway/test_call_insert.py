@@ -9,6 +9,7 @@ a batch's session touches with SQLAlchemy's own update.
 
 from __future__ import annotations
 
+import uuid
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
@@ -17,7 +18,7 @@ import pytest
 from sqlalchemy import insert, select, text, update
 
 from roller.gateway.store import Call, RuntimeSession, SessionStore, StoreError
-from roller.gateway.store.calls import COLUMNS, call_values
+from roller.gateway.store.calls import COLUMNS, CallInsert, call_values, new_ids
 from tests.gateway.conftest import ALICE_CC
 from tests.gateway.test_store import T0, call_facts, plan
 
@@ -118,3 +119,33 @@ def test_a_refused_batch_is_a_store_error_and_the_pool_stays_usable(store: Sessi
     with store.engine.connect() as conn:
         stored = conn.execute(select(Call.exchange_id)).scalars().all()
     assert stored == ["x:ok"]
+
+
+def test_row_ids_are_version_4_uuids_as_uuid4_writes_them() -> None:
+    ids = new_ids(500)
+    assert len(set(ids)) == 500
+    for row_id in ids:
+        parsed = uuid.UUID(row_id)
+        assert parsed.version == 4 and parsed.variant == uuid.RFC_4122
+        assert str(parsed) == row_id
+
+
+def test_a_kept_identity_summary_binds_as_its_processor_binds_it(store: SessionStore) -> None:
+    insert_ = CallInsert.of(store.engine.dialect)
+    position = COLUMNS.index("identity")
+    process = insert_.processors[position]
+    assert process is not None
+    shared = {"rule": "claude-code-headers", "session_key": "S", "rejected": []}
+    other = {**shared, "session_key": "T"}
+    calls = [call_facts("s", f"e{n}", shared if n % 2 else other) for n in range(4)]
+    calls.append(call_facts("s", "e9", None))
+    bound = [_sent(row[position]) for row in insert_.rows(calls)]
+    assert bound == [_sent(process(v)) for v in (other, shared, other, shared, None)]
+    # an equal summary that is another object is bound on its own, not mistaken for one kept
+    again = insert_.rows([call_facts("s", "e", {**shared, "session_key": "U"})])
+    assert _sent(again[0][position]) == _sent(process({**shared, "session_key": "U"}))
+
+
+def _sent(bound: Any) -> Any:
+    """What the driver is handed (psycopg's JSON wrapper compares by identity)."""
+    return getattr(bound, "obj", bound)

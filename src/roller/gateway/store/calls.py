@@ -16,15 +16,21 @@ Rules kept:
   the stored rows with SQLAlchemy Core's insert, column by column, on both backends.
   What this saves is SQLAlchemy's per-row statement work: the batch is a list of tuples
   in column order (no per-row dict, the facts read by one `attrgetter`, a processor not
-  called on a NULL it would pass through), sent with one `executemany` of one statement
-  on the raw DB-API connection (`roller.gateway.store.batch`).
+  called on a NULL: what it makes of one is taken once), sent with one `executemany` of
+  one statement on the raw DB-API connection (`roller.gateway.store.batch`).
+- A row's identity summary is, nearly always, the very object the gateway keeps per
+  evidence for every request of a session (`roller.gateway.identities`: shared, never
+  mutated), so its serialized form is kept per object (`CallInsert.identities`, held
+  with the object, so an id is never reused while kept), not serialized per row.
+- Row ids are version 4 UUIDs, as `uuid.uuid4()` writes them, from one `os.urandom`
+  call per batch (`new_ids`) and no `UUID` object per row.
 """
 
 from __future__ import annotations
 
-import uuid
+import os
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from operator import attrgetter
 from typing import Any, Final
@@ -62,8 +68,24 @@ class CallFacts:
     flags: tuple[str, ...] = ()  # what the gateway knows it stored otherwise (e.g. no body)
 
 
+# A version 4 UUID's fixed bits (RFC 4122: version 4, variant 10) over 128 random ones.
+_UUID4_CLEAR: Final = ~((0xF000 << 64) | (0xC000 << 48))
+_UUID4_SET: Final = (0x4000 << 64) | (0x8000 << 48)
+_MAX_KEPT_IDENTITIES: Final = 4096
+
+
+def new_ids(count: int) -> list[str]:
+    """`count` random UUIDs' text forms, as `str(uuid.uuid4())` gives each."""
+    raw = os.urandom(16 * count)
+    out = []
+    for start in range(0, 16 * count, 16):
+        h = "%032x" % (int.from_bytes(raw[start : start + 16]) & _UUID4_CLEAR | _UUID4_SET)
+        out.append(f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}")
+    return out
+
+
 def new_id() -> str:
-    return str(uuid.uuid4())
+    return new_ids(1)[0]
 
 
 # The facts stored as given (made storable), in the insert's column order after `id`;
@@ -82,6 +104,8 @@ class CallInsert:
 
     sql: str
     processors: tuple[_Processor, ...]
+    # id(summary) -> (the summary, its bound form): see the module docstring.
+    identities: dict[int, tuple[Any, Any]] = field(default_factory=dict, compare=False)
 
     @classmethod
     def of(cls, dialect: Dialect) -> CallInsert:
@@ -101,22 +125,43 @@ class CallInsert:
 
     def rows(self, calls: Sequence[CallFacts]) -> list[tuple[Any, ...]]:
         """The batch's parameters: one tuple per call, in `COLUMNS` order."""
-        # (index, processor, whether it maps NULL to NULL: then a None is left alone)
+        # (index, processor, what it makes of a NULL), the identity's apart
         processed = [
-            (i, p, p(None) is None) for i, p in enumerate(self.processors) if p is not None
+            (i, p, p(None))
+            for i, p in enumerate(self.processors)
+            if p is not None and i != _IDENTITY
         ]
+        identity = self.processors[_IDENTITY]
+        identity_null = None if identity is None else identity(None)
         out = []
-        for facts in calls:
-            row = call_values(facts)
-            for i, process, keeps_null in processed:
+        for facts, row_id in zip(calls, new_ids(len(calls)), strict=True):
+            row = call_values(facts, row_id)
+            for i, process, null in processed:
                 value = row[i]
-                if value is not None or not keeps_null:
-                    row[i] = process(value)
+                row[i] = null if value is None else process(value)
+            if identity is not None:
+                value = row[_IDENTITY]
+                row[_IDENTITY] = identity_null if value is None else self._identity(value)
             out.append(tuple(row))
         return out
 
+    def _identity(self, summary: Any) -> Any:
+        kept = self.identities.get(id(summary))
+        if kept is not None and kept[0] is summary:
+            return kept[1]
+        process = self.processors[_IDENTITY]
+        bound = summary if process is None else process(summary)
+        if len(self.identities) >= _MAX_KEPT_IDENTITIES:
+            self.identities.clear()
+        self.identities[id(summary)] = (summary, bound)
+        return bound
 
-def call_values(facts: CallFacts) -> list[Any]:
-    """One call's values in `COLUMNS` order, made storable (a fresh row id first)."""
+
+_IDENTITY: Final = COLUMNS.index("identity")
+
+
+def call_values(facts: CallFacts, row_id: str | None = None) -> list[Any]:
+    """One call's values in `COLUMNS` order, made storable (its row id first: `row_id`,
+    else a fresh one)."""
     stored, flags = storable_values(_SHAPES, _FACTS(facts))
-    return [new_id(), *stored, [*facts.flags, *flags] or None]
+    return [row_id or new_id(), *stored, [*facts.flags, *flags] or None]
