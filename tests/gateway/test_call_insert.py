@@ -149,3 +149,23 @@ def test_a_kept_identity_summary_binds_as_its_processor_binds_it(store: SessionS
 def _sent(bound: Any) -> Any:
     """What the driver is handed (psycopg's JSON wrapper compares by identity)."""
     return getattr(bound, "obj", bound)
+
+
+def test_a_time_binds_as_the_dialects_own_processor_binds_it(store: SessionStore) -> None:
+    dialect = store.engine.dialect
+    insert_ = CallInsert.of(dialect)
+    east = timezone(timedelta(hours=5, minutes=30))
+    times = [
+        T0,
+        datetime(2026, 1, 2, 3, 4, 5, 6, tzinfo=east),
+        datetime(5, 1, 1, tzinfo=UTC),
+        datetime(9999, 12, 31, 23, 59, 59, 999999, tzinfo=UTC),
+        None,
+    ]
+    for name in ("started_at", "ended_at"):
+        ours = insert_.processors[COLUMNS.index(name)]
+        theirs = Call.__table__.c[name].type.dialect_impl(dialect).bind_processor(dialect)
+        assert ours is not None and theirs is not None
+        assert [ours(t) for t in times] == [theirs(t) for t in times]
+        with pytest.raises(ValueError, match="naive"):
+            ours(datetime(2026, 1, 1))

@@ -22,6 +22,11 @@ Rules kept:
   evidence for every request of a session (`roller.gateway.identities`: shared, never
   mutated), so its serialized form is kept per object (`CallInsert.identities`, held
   with the object, so an id is never reused while kept), not serialized per row.
+- A time column on SQLite is bound as the dialect's processor binds it, through the
+  type's own `process_bind_param` (`UTCDateTime`: naive UTC), then written by
+  `datetime.isoformat(" ", "microseconds")` where the dialect's `DATETIME` keeps its
+  default storage format, the same text (`%(year)04d-…%(microsecond)06d`) without a
+  dict and a `%` format per value (`_sqlite_time`).
 - Row ids are version 4 UUIDs, as `uuid.uuid4()` writes them, from one `os.urandom`
   call per batch (`new_ids`) and no `UUID` object per row.
 """
@@ -35,7 +40,8 @@ from datetime import datetime
 from operator import attrgetter
 from typing import Any, Final
 
-from sqlalchemy import Dialect
+from sqlalchemy import Dialect, TypeDecorator
+from sqlalchemy.dialects.sqlite import DATETIME as SQLITE_DATETIME
 
 from roller.gateway.store.models import Call
 from roller.gateway.store.values import column_shapes, storable_values
@@ -119,7 +125,9 @@ class CallInsert:
             f"ON CONFLICT ({quote('tape_dir')}, {quote('exchange_id')}) DO NOTHING"
         )
         processors = tuple(
-            table.c[name].type.dialect_impl(dialect).bind_processor(dialect) for name in COLUMNS
+            _sqlite_time(table.c[name].type, dialect)
+            or table.c[name].type.dialect_impl(dialect).bind_processor(dialect)
+            for name in COLUMNS
         )
         return cls(sql, processors)
 
@@ -158,6 +166,31 @@ class CallInsert:
 
 
 _IDENTITY: Final = COLUMNS.index("identity")
+# SQLite's `DATETIME` text, the one `datetime.isoformat(" ", "microseconds")` writes.
+_SQLITE_TIME_FORMAT: Final = (
+    "%(year)04d-%(month)02d-%(day)02d %(hour)02d:%(minute)02d:%(second)02d.%(microsecond)06d"
+)
+
+
+def _sqlite_time(column_type: Any, dialect: Dialect) -> _Processor:
+    """A `TypeDecorator` over SQLite's `DATETIME` in its default storage format, bound
+    as SQLAlchemy binds it (module docstring); None for any other column or dialect."""
+    if dialect.name != "sqlite" or not isinstance(column_type, TypeDecorator):
+        return None
+    impl = column_type.impl_instance.dialect_impl(dialect)
+    if not isinstance(impl, SQLITE_DATETIME) or impl._storage_format != _SQLITE_TIME_FORMAT:
+        return None
+    decorate = column_type.process_bind_param
+
+    def process(value: Any) -> Any:
+        bound = decorate(value, dialect)
+        if bound is None:
+            return None
+        if bound.__class__ is not datetime:  # a date, a subclass: the dialect's own
+            return impl.bind_processor(dialect)(bound)  # type: ignore[misc]
+        return bound.isoformat(" ", "microseconds")
+
+    return process
 
 
 def call_values(facts: CallFacts, row_id: str | None = None) -> list[Any]:
