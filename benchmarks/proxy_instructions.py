@@ -72,7 +72,8 @@ def start(run: Run, upstream: str, args: argparse.Namespace, work: Path, out: Pa
     grind.append("--instr-atstart=no")  # the start (imports, migrations) several times faster
     env = {} if run.tree is None else {"PYTHONPATH": str(getattr(args, run.tree) / "src")}
     subjects = Subjects(work, work, upstream, wrap=grind, env=env, wait_s=600)
-    subjects.start([run.subject], run.tree or "native")
+    # A tag per run: a gateway configuration (and its token) is written once per tag.
+    subjects.start([run.subject], run.label.replace("/", "-"))
     if not subjects.servers:
         raise SystemExit("; ".join(subjects.notes))
     return subjects
