@@ -123,7 +123,9 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def launch(name: str, argv: list[str], port: int, work: Path, cpu: str, **env: str) -> Server:
+def launch(
+    name: str, argv: list[str], port: int, work: Path, cpu: str, *, wait_s: float = 120, **env: str
+) -> Server:
     """Start a server pinned to `cpu` and wait until it accepts connections on `port`."""
     log = work / f"{name}.log"
     with log.open("wb") as out:
@@ -134,7 +136,7 @@ def launch(name: str, argv: list[str], port: int, work: Path, cpu: str, **env: s
             env={**os.environ, **env},
             cwd=work,
         )
-    deadline = time.monotonic() + 120
+    deadline = time.monotonic() + wait_s
     while time.monotonic() < deadline:
         if popen.poll() is not None:
             raise SystemExit(f"{name} exited: {log.read_text()[-2000:]}")
@@ -144,7 +146,9 @@ def launch(name: str, argv: list[str], port: int, work: Path, cpu: str, **env: s
         except OSError:
             time.sleep(0.3)
     popen.kill()
-    raise SystemExit(f"{name} did not listen on {port} within 120 s: {log.read_text()[-2000:]}")
+    raise SystemExit(
+        f"{name} did not listen on {port} within {wait_s:.0f} s: {log.read_text()[-2000:]}"
+    )
 
 
 def peer_venv(cache: Path, peer: str) -> Path:
@@ -188,6 +192,11 @@ class Subjects:
     servers: dict[str, Server] = field(default_factory=dict)
     token: str = "sk-ant-benchmark-not-a-real-key"
     notes: list[str] = field(default_factory=list)
+    # roller's own subjects (bare, proxy, gateways) may run under a command prefix and
+    # with extra environment: proxy_instructions.py runs them under callgrind, from a tree.
+    wrap: list[str] = field(default_factory=list)
+    env: dict[str, str] = field(default_factory=dict)
+    wait_s: float = 120  # for a subject to listen
 
     def url(self, peer: str) -> str:
         return self.upstream if peer == "direct" else self.servers[peer].url
@@ -206,18 +215,21 @@ class Subjects:
             server.stop()
         self.servers.clear()
 
+    def _roller(self, name: str, argv: list[str], port: int) -> Server:
+        """One of roller's own subjects, under `wrap` and with `env`."""
+        argv = [*self.wrap, *argv]
+        return launch(name, argv, port, self.work, SUBJECT_CPU, wait_s=self.wait_s, **self.env)
+
     def _bare(self, tag: str) -> Server:
         port = free_port()
         argv = [sys.executable, str(HERE / "bare_proxy.py"), "--listen", f"127.0.0.1:{port}"]
-        return launch(
-            f"bare-{tag}", [*argv, "--upstream", self.upstream], port, self.work, SUBJECT_CPU
-        )
+        return self._roller(f"bare-{tag}", [*argv, "--upstream", self.upstream], port)
 
     def _proxy(self, tag: str) -> Server:
         port = free_port()
         argv = [sys.executable, "-m", "roller", "proxy", "--listen", f"127.0.0.1:{port}"]
         argv += ["--upstream", self.upstream, "--tape", str(self.work / f"tape-proxy-{tag}")]
-        return launch(f"proxy-{tag}", argv, port, self.work, SUBJECT_CPU)
+        return self._roller(f"proxy-{tag}", argv, port)
 
     def _gateway_config(self, tag: str) -> Path:
         """One configuration and one token for every gateway subject of an upstream
@@ -229,7 +241,7 @@ class Subjects:
         added = subprocess.run(
             [sys.executable, "-m", "roller", "gateway", "token", "add", "--config", str(config),
              "--principal", "bench", "--account", "bench", "--harness", "claude-code"],
-            capture_output=True, text=True, check=False,
+            capture_output=True, text=True, check=False, env={**os.environ, **self.env},
         )  # fmt: skip
         if added.returncode != 0:
             config.unlink()
@@ -243,7 +255,7 @@ class Subjects:
         argv = [sys.executable, "-m", "roller", "gateway", "--config", str(config)]
         argv += ["--listen", f"127.0.0.1:{port}", "--db", db]
         argv += ["--tape", str(self.work / f"tape-{name}-{tag}")]
-        return launch(f"{name}-{tag}", argv, port, self.work, SUBJECT_CPU)
+        return self._roller(f"{name}-{tag}", argv, port)
 
     def _gateway_sqlite(self, tag: str) -> Server:
         return self._gateway(tag, f"sqlite:///{self.work / f'gateway-{tag}.db'}", "gateway-sqlite")

@@ -17,7 +17,7 @@ import pytest
 from sqlalchemy import insert, select, text, update
 
 from roller.gateway.store import Call, RuntimeSession, SessionStore, StoreError
-from roller.gateway.store.calls import COLUMNS, call_values
+from roller.gateway.store.calls import COLUMNS, CallInsert, call_values
 from tests.gateway.conftest import ALICE_CC
 from tests.gateway.test_store import T0, call_facts, plan
 
@@ -118,3 +118,44 @@ def test_a_refused_batch_is_a_store_error_and_the_pool_stays_usable(store: Sessi
     with store.engine.connect() as conn:
         stored = conn.execute(select(Call.exchange_id)).scalars().all()
     assert stored == ["x:ok"]
+
+
+def test_a_kept_identity_summary_binds_as_its_processor_binds_it(store: SessionStore) -> None:
+    insert_ = CallInsert.of(store.engine.dialect)
+    position = COLUMNS.index("identity")
+    process = insert_.processors[position]
+    assert process is not None
+    shared = {"rule": "claude-code-headers", "session_key": "S", "rejected": []}
+    other = {**shared, "session_key": "T"}
+    calls = [call_facts("s", f"e{n}", shared if n % 2 else other) for n in range(4)]
+    calls.append(call_facts("s", "e9", None))
+    bound = [_sent(row[position]) for row in insert_.rows(calls)]
+    assert bound == [_sent(process(v)) for v in (other, shared, other, shared, None)]
+    # an equal summary that is another object is bound on its own, not mistaken for one kept
+    again = insert_.rows([call_facts("s", "e", {**shared, "session_key": "U"})])
+    assert _sent(again[0][position]) == _sent(process({**shared, "session_key": "U"}))
+
+
+def _sent(bound: Any) -> Any:
+    """What the driver is handed (psycopg's JSON wrapper compares by identity)."""
+    return getattr(bound, "obj", bound)
+
+
+def test_a_time_binds_as_the_dialects_own_processor_binds_it(store: SessionStore) -> None:
+    dialect = store.engine.dialect
+    insert_ = CallInsert.of(dialect)
+    east = timezone(timedelta(hours=5, minutes=30))
+    times = [
+        T0,
+        datetime(2026, 1, 2, 3, 4, 5, 6, tzinfo=east),
+        datetime(5, 1, 1, tzinfo=UTC),
+        datetime(9999, 12, 31, 23, 59, 59, 999999, tzinfo=UTC),
+        None,
+    ]
+    for name in ("started_at", "ended_at"):
+        ours = insert_.processors[COLUMNS.index(name)]
+        theirs = Call.__table__.c[name].type.dialect_impl(dialect).bind_processor(dialect)
+        assert ours is not None and theirs is not None
+        assert [ours(t) for t in times] == [theirs(t) for t in times]
+        with pytest.raises(ValueError, match="naive"):
+            ours(datetime(2026, 1, 1))

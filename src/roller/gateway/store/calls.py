@@ -16,19 +16,31 @@ Rules kept:
   the stored rows with SQLAlchemy Core's insert, column by column, on both backends.
   What this saves is SQLAlchemy's per-row statement work: the batch is a list of tuples
   in column order (no per-row dict, the facts read by one `attrgetter`, a processor not
-  called on a NULL it would pass through), sent with one `executemany` of one statement
-  on the raw DB-API connection (`roller.gateway.store.batch`).
+  called on a NULL: what it makes of one is taken once), sent with one `executemany` of
+  one statement on the raw DB-API connection (`roller.gateway.store.batch`).
+- A row's identity summary is, nearly always, the very object the gateway keeps per
+  evidence for every request of a session (`roller.gateway.identities`: shared, never
+  mutated), so its serialized form is kept per object (`CallInsert.identities`, held
+  with the object, so an id is never reused while kept), not serialized per row.
+- A time column on SQLite is bound as the dialect's processor binds it, through the
+  type's own `process_bind_param` (`UTCDateTime`: naive UTC), then written by
+  `datetime.isoformat(" ", "microseconds")` where the dialect's `DATETIME` keeps its
+  default storage format, the same text (`%(year)04d-…%(microsecond)06d`) without a
+  dict and a `%` format per value (`_sqlite_time`).
+- Row ids are time-ordered UUIDv7s (`roller.gateway.store.ids.call_row_id`): no
+  system call and no `UUID` object per row.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from operator import attrgetter
 from typing import Any, Final
 
-from sqlalchemy import Dialect
+from sqlalchemy import Dialect, TypeDecorator
+from sqlalchemy.dialects.sqlite import DATETIME as SQLITE_DATETIME
 
 from roller.gateway.store.ids import call_row_id
 from roller.gateway.store.models import Call
@@ -62,6 +74,9 @@ class CallFacts:
     flags: tuple[str, ...] = ()  # what the gateway knows it stored otherwise (e.g. no body)
 
 
+_MAX_KEPT_IDENTITIES: Final = 4096
+
+
 # The facts stored as given (made storable), in the insert's column order after `id`;
 # `flags` follows them, the facts' own flags and those `storable_values` adds.
 FACT_COLUMNS: Final = tuple(name for name in CallFacts.__slots__ if name != "flags")
@@ -78,6 +93,8 @@ class CallInsert:
 
     sql: str
     processors: tuple[_Processor, ...]
+    # id(summary) -> (the summary, its bound form): see the module docstring.
+    identities: dict[int, tuple[Any, Any]] = field(default_factory=dict, compare=False)
 
     @classmethod
     def of(cls, dialect: Dialect) -> CallInsert:
@@ -91,25 +108,72 @@ class CallInsert:
             f"ON CONFLICT ({quote('tape_dir')}, {quote('exchange_id')}) DO NOTHING"
         )
         processors = tuple(
-            table.c[name].type.dialect_impl(dialect).bind_processor(dialect) for name in COLUMNS
+            _sqlite_time(table.c[name].type, dialect)
+            or table.c[name].type.dialect_impl(dialect).bind_processor(dialect)
+            for name in COLUMNS
         )
         return cls(sql, processors)
 
     def rows(self, calls: Sequence[CallFacts]) -> list[tuple[Any, ...]]:
         """The batch's parameters: one tuple per call, in `COLUMNS` order."""
-        # (index, processor, whether it maps NULL to NULL: then a None is left alone)
+        # (index, processor, what it makes of a NULL), the identity's apart
         processed = [
-            (i, p, p(None) is None) for i, p in enumerate(self.processors) if p is not None
+            (i, p, p(None))
+            for i, p in enumerate(self.processors)
+            if p is not None and i != _IDENTITY
         ]
+        identity = self.processors[_IDENTITY]
+        identity_null = None if identity is None else identity(None)
         out = []
         for facts in calls:
             row = call_values(facts)
-            for i, process, keeps_null in processed:
+            for i, process, null in processed:
                 value = row[i]
-                if value is not None or not keeps_null:
-                    row[i] = process(value)
+                row[i] = null if value is None else process(value)
+            if identity is not None:
+                value = row[_IDENTITY]
+                row[_IDENTITY] = identity_null if value is None else self._identity(value)
             out.append(tuple(row))
         return out
+
+    def _identity(self, summary: Any) -> Any:
+        kept = self.identities.get(id(summary))
+        if kept is not None and kept[0] is summary:
+            return kept[1]
+        process = self.processors[_IDENTITY]
+        bound = summary if process is None else process(summary)
+        if len(self.identities) >= _MAX_KEPT_IDENTITIES:
+            self.identities.clear()
+        self.identities[id(summary)] = (summary, bound)
+        return bound
+
+
+_IDENTITY: Final = COLUMNS.index("identity")
+# SQLite's `DATETIME` text, the one `datetime.isoformat(" ", "microseconds")` writes.
+_SQLITE_TIME_FORMAT: Final = (
+    "%(year)04d-%(month)02d-%(day)02d %(hour)02d:%(minute)02d:%(second)02d.%(microsecond)06d"
+)
+
+
+def _sqlite_time(column_type: Any, dialect: Dialect) -> _Processor:
+    """A `TypeDecorator` over SQLite's `DATETIME` in its default storage format, bound
+    as SQLAlchemy binds it (module docstring); None for any other column or dialect."""
+    if dialect.name != "sqlite" or not isinstance(column_type, TypeDecorator):
+        return None
+    impl = column_type.impl_instance.dialect_impl(dialect)
+    if not isinstance(impl, SQLITE_DATETIME) or impl._storage_format != _SQLITE_TIME_FORMAT:
+        return None
+    decorate = column_type.process_bind_param
+
+    def process(value: Any) -> Any:
+        bound = decorate(value, dialect)
+        if bound is None:
+            return None
+        if bound.__class__ is not datetime:  # a date, a subclass: the dialect's own
+            return impl.bind_processor(dialect)(bound)  # type: ignore[misc]
+        return bound.isoformat(" ", "microseconds")
+
+    return process
 
 
 def call_values(facts: CallFacts) -> list[Any]:

@@ -29,6 +29,9 @@ from roller.errors import RollerError
 MIGRATIONS_DIR: Final = Path(__file__).resolve().parent.parent / "migrations"
 _MIGRATION_LOCK: Final = 0x726F6C6C  # "roll": any constant shared by every gateway
 SQLITE_BUSY_TIMEOUT_S: Final = 30.0
+# Every transaction's commit is synced, a resolution's first of all (a session row is not
+# on the tape); the background writer's batches relax it (`roller.gateway.store.batch`).
+SQLITE_SYNCHRONOUS: Final = "FULL"
 
 
 class StoreError(RollerError):
@@ -87,6 +90,7 @@ def _sqlite_engine(url: str, database: str | None) -> Engine:
         cursor.execute("PRAGMA journal_mode=WAL")
         cursor.execute("PRAGMA foreign_keys=ON")
         cursor.execute(f"PRAGMA busy_timeout={int(SQLITE_BUSY_TIMEOUT_S * 1000)}")
+        cursor.execute(f"PRAGMA synchronous={SQLITE_SYNCHRONOUS}")
         cursor.close()
 
     @event.listens_for(engine, "begin")
