@@ -37,6 +37,7 @@ from roller.finalize.contexts import Contexts
 from roller.finalize.decided import decided_json
 from roller.finalize.decode import RequestContext, decode_exchange, request_context
 from roller.finalize.ids import call_id
+from roller.finalize.kept_facts import KeptFacts
 from roller.finalize.pipeline import capture_parts
 from roller.finalize.shell import shell_json
 from roller.finalize.spill import Spill
@@ -64,12 +65,11 @@ def finalize_attempt(paths: AttemptPaths, layout: StorageLayout | None = None) -
         Spill(paths.root) as spill,
         Contexts(paths, layout) as ctx,
     ):
-        facts = []
+        facts = KeptFacts()
         bodies = ContextReader()  # a resent transcript: only what it adds is parsed
         for n, ref in enumerate(tape.exchanges):
             call = decode_exchange(n, tape.load(ref), inputs.harness.name, bodies.parse)
-            facts.append(call.facts)
-            (tool_ids,), _ = tool_refs_of(facts[-1:], native)
+            (tool_ids,), _ = tool_refs_of([facts.add(call)], native)
             shell = shell_json(call, call_id(inputs.capture_scope, n), tool_ids)
             has_body = call.exchange.response is not None  # the shell's `raw_sha256` is set
             spill.put(
