@@ -33,6 +33,7 @@ from roller.capture.tape.format import BodyRef
 from roller.capture.writer import publish_lines, settle_raw
 from roller.errors import CaptureFormatError
 from roller.finalize.assemble import CaptureParts, manifest, relation_lines
+from roller.finalize.context_results import ContextResults
 from roller.finalize.contexts import Contexts
 from roller.finalize.decided import decided_json
 from roller.finalize.decode import RequestContext, decode_exchange, request_context
@@ -67,8 +68,9 @@ def finalize_attempt(paths: AttemptPaths, layout: StorageLayout | None = None) -
     ):
         facts = KeptFacts()
         bodies = ContextReader()  # a resent transcript: only what it adds is parsed
+        results = ContextResults()  # ... and only its new messages' tool results read
         for n, ref in enumerate(tape.exchanges):
-            call = decode_exchange(n, tape.load(ref), inputs.harness.name, bodies.parse)
+            call = decode_exchange(n, tape.load(ref), inputs.harness.name, bodies.parse, results.of)
             (tool_ids,), _ = tool_refs_of([facts.add(call)], native)
             shell = shell_json(call, call_id(inputs.capture_scope, n), tool_ids)
             has_body = call.exchange.response is not None  # the shell's `raw_sha256` is set

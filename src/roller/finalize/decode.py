@@ -46,7 +46,7 @@ from roller.identity import WireIdentity
 from roller.wire import codec_for, endpoint_for
 from roller.wire.endpoints import Endpoint
 from roller.wire.response import ResponseReading, read_response
-from roller.wire.types import ProtocolName, Reassembly, ToolCall, ToolResult, Usage
+from roller.wire.types import Codec, ProtocolName, Reassembly, ToolCall, ToolResult, Usage
 
 
 @dataclass(frozen=True, slots=True)
@@ -239,14 +239,26 @@ def _held_reassembly(r: Reassembly) -> tuple[Reassembly, tuple[str, ...]]:
     return held_r, ("response body",)
 
 
+ToolResults = Callable[[Codec, ProtocolName | None, Any], tuple[ToolResult, ...]]
+
+
+def _tool_results(
+    codec: Codec, protocol: ProtocolName | None, context: Any
+) -> tuple[ToolResult, ...]:
+    return tuple(codec.context_tool_results(context))
+
+
 def decode_exchange(
     sequence: int,
     ex: TapeExchange,
     harness: str,
     parse: Callable[[bytes], ParsedContext] = parse_context,
+    tool_results: ToolResults = _tool_results,
 ) -> DecodedCall:
     """The call of one exchange; `parse` reads its request body as `parse_context` does
-    (finalize passes a `ContextReader`'s, which reads what a resent transcript adds)."""
+    (finalize passes a `ContextReader`'s, which reads what a resent transcript adds), and
+    `tool_results` its context's tool results as the codec does (finalize passes a
+    `ContextResults`'s, which reads only the messages a resent transcript adds)."""
     errors: list[tuple[str, str]] = []
     ex, replaced = held_exchange(ex)  # the tape keeps the exact bytes
     meta = ex.request
@@ -301,7 +313,7 @@ def decode_exchange(
         finish_reason=codec.finish_reason(output) if codec else None,
         usage=codec.usage(output) if codec else None,
         emitted=tuple(codec.output_tool_calls(output)) if codec else (),
-        results=tuple(codec.context_tool_results(context)) if codec else (),
+        results=tool_results(codec, protocol, context) if codec else (),
         tool_call_without_identity=codec.tool_call_marker_without_identity(output)
         if codec
         else False,
