@@ -38,7 +38,7 @@ def test_interleaved_resent_conversations_give_the_codecs_results() -> None:
     for n in range(12):
         for c in "abc" if n % 3 else "ba":
             context = reader.parse(_body(transcripts[c])).value
-            got = results.of(ANTHROPIC, "anthropic-messages", context)
+            got = results.of(ANTHROPIC, context)
             assert got == tuple(ANTHROPIC.context_tool_results(context))
             reused += n > 0 and len(got) > 1
             transcripts[c] += _turn(c, n, (None, True, False)[n % 3])
@@ -48,10 +48,10 @@ def test_interleaved_resent_conversations_give_the_codecs_results() -> None:
 def test_a_transcript_that_changed_is_read_whole() -> None:
     reader, results = ContextReader(), ContextResults()
     first = [{"role": "user", "content": "x"}, *_turn("a", 0, None)]
-    results.of(ANTHROPIC, "anthropic-messages", reader.parse(_body(first)).value)
+    results.of(ANTHROPIC, reader.parse(_body(first)).value)
     edited = [{"role": "user", "content": "x"}, *_turn("a", 9, True), *_turn("a", 1, None)]
     context = reader.parse(_body(edited)).value
-    got = results.of(ANTHROPIC, "anthropic-messages", context)
+    got = results.of(ANTHROPIC, context)
     assert got == tuple(ANTHROPIC.context_tool_results(context))
     assert [r.id for r in got] == ["toolu_a_9", "toolu_a_1"]
 
@@ -59,10 +59,8 @@ def test_a_transcript_that_changed_is_read_whole() -> None:
 def test_other_protocols_and_odd_contexts_take_the_codec() -> None:
     results = ContextResults()
     chat = {"messages": [{"role": "tool", "tool_call_id": "c1", "content": "r"}]}
-    assert results.of(CHAT, "openai-chat-completions", chat) == tuple(
-        CHAT.context_tool_results(chat)
-    )
+    assert results.of(CHAT, chat) == tuple(CHAT.context_tool_results(chat))
     for odd in (None, {"messages": "no"}, {"messages": []}, {"messages": [1, "x"]}):
-        assert results.of(ANTHROPIC, "anthropic-messages", odd) == tuple(
+        assert results.of(ANTHROPIC, odd) == tuple(
             ANTHROPIC.context_tool_results(odd)  # type: ignore[arg-type]
         )

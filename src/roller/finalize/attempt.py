@@ -7,7 +7,8 @@ formal files and the manifest. Running it again on the same raw/ gives byte-iden
 formal files: that is what `roller finalize ATTEMPT_DIR` does.
 
 It streams, so memory does not grow with the length of a capture beyond each call's
-`CallFacts` (a few hundred bytes): the tape is indexed, not read (`index_tape`); the
+tape index entry and `CallFacts` (`KeptFacts`): ~1 KB and ~0.9 KB a call, measured at
+30k calls): the tape is indexed, not read (`index_tape`); the
 first pass decodes one exchange at a time and keeps its facts, the rest going to a
 `Spill` on disk; the stages between decode and assemble (`capture_parts`, the same as
 `build_capture` runs) read only the facts; the second pass assembles one record at a

@@ -3,8 +3,9 @@
 A harness resends its whole transcript on every call, and `ContextReader` (which parses
 finalize's request bodies) gives the next call's transcript as a new list whose first
 elements are the earlier call's message objects themselves. `ContextResults.of(codec,
-protocol, context)` is exactly `codec.context_tool_results(context)`; for an Anthropic
-Messages context whose `messages` begin with the messages of a recent context (equal,
+context)` is exactly `codec.context_tool_results(context)`; for a context of
+a codec that reads results message by message (`Codec.results_by_message`: Anthropic
+Messages) whose `messages` begin with the messages of a recent context (equal,
 and the last of them the very same object: what `ContextReader` gives), it reads only
 the messages after them and appends their results to the recent context's.
 
@@ -13,7 +14,7 @@ of one message, and its `message_index` is that message's position in `messages`
 (`roller.wire.anthropic.codec`); the messages before are at the same positions, and no
 reader of a context changes it. The new messages are read by the codec itself, as the
 `messages` of a request of their own, and their positions shifted by the prefix's
-length. Other protocols take the codec's full walk. A few recent contexts are kept
+length. Other codecs take their full walk. A few recent contexts are kept
 (subagents' conversations interleave): memory is bounded by `KEEP`, not by the capture.
 """
 
@@ -23,7 +24,7 @@ from collections import deque
 from dataclasses import replace
 from typing import Any, NamedTuple
 
-from roller.wire.types import Codec, ProtocolName, ToolResult
+from roller.wire.types import Codec, ToolResult
 
 KEEP = 8
 
@@ -45,12 +46,10 @@ class ContextResults:
     def __init__(self) -> None:
         self._recent: deque[_Kept] = deque(maxlen=KEEP)
 
-    def of(
-        self, codec: Codec, protocol: ProtocolName | None, context: Any
-    ) -> tuple[ToolResult, ...]:
+    def of(self, codec: Codec, context: Any) -> tuple[ToolResult, ...]:
         """`codec.context_tool_results(context)`, reading only new messages (above)."""
         messages = context.get("messages") if isinstance(context, dict) else None
-        if protocol != "anthropic-messages" or not isinstance(messages, list) or not messages:
+        if not codec.results_by_message or not isinstance(messages, list) or not messages:
             return tuple(codec.context_tool_results(context))
         for kept in self._recent:
             if _prefix(kept.messages, messages):

@@ -239,12 +239,10 @@ def _held_reassembly(r: Reassembly) -> tuple[Reassembly, tuple[str, ...]]:
     return held_r, ("response body",)
 
 
-ToolResults = Callable[[Codec, ProtocolName | None, Any], tuple[ToolResult, ...]]
+ToolResults = Callable[[Codec, Any], tuple[ToolResult, ...]]
 
 
-def _tool_results(
-    codec: Codec, protocol: ProtocolName | None, context: Any
-) -> tuple[ToolResult, ...]:
+def _tool_results(codec: Codec, context: Any) -> tuple[ToolResult, ...]:
     return tuple(codec.context_tool_results(context))
 
 
@@ -313,7 +311,7 @@ def decode_exchange(
         finish_reason=codec.finish_reason(output) if codec else None,
         usage=codec.usage(output) if codec else None,
         emitted=tuple(codec.output_tool_calls(output)) if codec else (),
-        results=tool_results(codec, protocol, context) if codec else (),
+        results=tool_results(codec, context) if codec else (),
         tool_call_without_identity=codec.tool_call_marker_without_identity(output)
         if codec
         else False,
