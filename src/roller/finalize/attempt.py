@@ -8,7 +8,7 @@ formal files: that is what `roller finalize ATTEMPT_DIR` does.
 
 It streams, so memory does not grow with the length of a capture beyond each call's
 tape index entry and `CallFacts` (`KeptFacts`): ~1 KB and ~0.9 KB a call, measured at
-30k calls): the tape is indexed, not read (`index_tape`); the
+30k calls (docs/benchmarks.md, round 4). The tape is indexed, not read (`index_tape`); the
 first pass decodes one exchange at a time and keeps its facts, the rest going to a
 `Spill` on disk; the stages between decode and assemble (`capture_parts`, the same as
 `build_capture` runs) read only the facts; the second pass assembles one record at a
