@@ -7,7 +7,8 @@ formal files and the manifest. Running it again on the same raw/ gives byte-iden
 formal files: that is what `roller finalize ATTEMPT_DIR` does.
 
 It streams, so memory does not grow with the length of a capture beyond each call's
-`CallFacts` (a few hundred bytes): the tape is indexed, not read (`index_tape`); the
+tape index entry and `CallFacts` (`KeptFacts`): ~1 KB and ~0.9 KB a call, measured at
+30k calls (docs/benchmarks.md, round 4). The tape is indexed, not read (`index_tape`); the
 first pass decodes one exchange at a time and keeps its facts, the rest going to a
 `Spill` on disk; the stages between decode and assemble (`capture_parts`, the same as
 `build_capture` runs) read only the facts; the second pass assembles one record at a
@@ -33,10 +34,12 @@ from roller.capture.tape.format import BodyRef
 from roller.capture.writer import publish_lines, settle_raw
 from roller.errors import CaptureFormatError
 from roller.finalize.assemble import CaptureParts, manifest, relation_lines
+from roller.finalize.context_results import ContextResults
 from roller.finalize.contexts import Contexts
 from roller.finalize.decided import decided_json
 from roller.finalize.decode import RequestContext, decode_exchange, request_context
 from roller.finalize.ids import call_id
+from roller.finalize.kept_facts import KeptFacts
 from roller.finalize.pipeline import capture_parts
 from roller.finalize.shell import shell_json
 from roller.finalize.spill import Spill
@@ -64,12 +67,12 @@ def finalize_attempt(paths: AttemptPaths, layout: StorageLayout | None = None) -
         Spill(paths.root) as spill,
         Contexts(paths, layout) as ctx,
     ):
-        facts = []
+        facts = KeptFacts()
         bodies = ContextReader()  # a resent transcript: only what it adds is parsed
+        results = ContextResults()  # ... and only its new messages' tool results read
         for n, ref in enumerate(tape.exchanges):
-            call = decode_exchange(n, tape.load(ref), inputs.harness.name, bodies.parse)
-            facts.append(call.facts)
-            (tool_ids,), _ = tool_refs_of(facts[-1:], native)
+            call = decode_exchange(n, tape.load(ref), inputs.harness.name, bodies.parse, results.of)
+            (tool_ids,), _ = tool_refs_of([facts.add(call)], native)
             shell = shell_json(call, call_id(inputs.capture_scope, n), tool_ids)
             has_body = call.exchange.response is not None  # the shell's `raw_sha256` is set
             spill.put(

@@ -316,6 +316,7 @@ class _WireParticipant:
 def _attribute_by_wire(calls: Sequence[CallFacts]) -> AttributionResult:
     result: list[CallAttribution] = []
     seen: dict[str, _WireParticipant] = {}
+    shared: dict[tuple[str, str], CallAttribution] = {}
     for call in calls:
         ident = call.identity
         key = ident.participant_key
@@ -326,8 +327,9 @@ def _attribute_by_wire(calls: Sequence[CallFacts]) -> AttributionResult:
                 note += " (rejected: " + "; ".join(f"{f}: {r}" for f, r in ident.rejected) + ")"
             result.append(_unattributed(basis, None, None, note))
             continue
-        result.append(
-            CallAttribution(
+        same = shared.get((key, basis))
+        if same is None:  # one frozen value per participant and rule, not one per call
+            same = shared[key, basis] = CallAttribution(
                 key,
                 "attributed",
                 Attribution(
@@ -338,7 +340,7 @@ def _attribute_by_wire(calls: Sequence[CallFacts]) -> AttributionResult:
                     note=None,
                 ),
             )
-        )
+        result.append(same)
         entry = seen.setdefault(key, _WireParticipant(ident.is_child, None, {}, []))
         entry.calls.append(call.sequence)
         entry.ids.update(ident.evidence)

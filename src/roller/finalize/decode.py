@@ -46,15 +46,19 @@ from roller.identity import WireIdentity
 from roller.wire import codec_for, endpoint_for
 from roller.wire.endpoints import Endpoint
 from roller.wire.response import ResponseReading, read_response
-from roller.wire.types import ProtocolName, Reassembly, ToolCall, ToolResult, Usage
+from roller.wire.types import Codec, ProtocolName, Reassembly, ToolCall, ToolResult, Usage
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class CallFacts:
     """What attribute, relate and status need of a decoded call (no body, no context).
 
-    `result_ids`: the ids of the tool results the context carries (None dropped), for
-    `result_in_context`; the full `ToolResult`s stay with the `DecodedCall`.
+    Every call's facts stay in memory for the whole of finalize, so they are kept small
+    (slots, no argument values): `emitted` are the output's tool calls without their
+    `arguments` (no later stage reads them; the shell took them from the `DecodedCall`);
+    `result_ids` the ids of the tool results the context carries (None dropped, each
+    once, interned), for `result_in_context` — a tuple, a fifth of a set's size at a
+    transcript's few dozen ids; the full `ToolResult`s stay with the `DecodedCall`.
     """
 
     sequence: int
@@ -64,7 +68,7 @@ class CallFacts:
     model: str | None
     response_model: str | None
     emitted: tuple[ToolCall, ...]
-    result_ids: frozenset[str]
+    result_ids: tuple[str, ...]
     identity: WireIdentity
     context_ok: bool
     output_complete: bool
@@ -140,9 +144,9 @@ class DecodedCall:
         return self.exchange.request_time_ns
 
     @property
-    def result_ids(self) -> frozenset[str]:
+    def result_ids(self) -> tuple[str, ...]:
         # interned: a conversation's later calls carry the same ids again and again
-        return frozenset(sys.intern(r.id) for r in self.results if r.id is not None)
+        return tuple(dict.fromkeys(sys.intern(r.id) for r in self.results if r.id is not None))
 
     @property
     def output_complete(self) -> bool:
@@ -157,7 +161,7 @@ class DecodedCall:
             response_id=self.response_id,
             model=self.model,
             response_model=self.response_model,
-            emitted=self.emitted,
+            emitted=tuple(replace(t, arguments=None) for t in self.emitted),
             result_ids=self.result_ids,
             identity=self.identity,
             context_ok=self.context_ok,
@@ -235,14 +239,24 @@ def _held_reassembly(r: Reassembly) -> tuple[Reassembly, tuple[str, ...]]:
     return held_r, ("response body",)
 
 
+ToolResults = Callable[[Codec, Any], tuple[ToolResult, ...]]
+
+
+def _tool_results(codec: Codec, context: Any) -> tuple[ToolResult, ...]:
+    return tuple(codec.context_tool_results(context))
+
+
 def decode_exchange(
     sequence: int,
     ex: TapeExchange,
     harness: str,
     parse: Callable[[bytes], ParsedContext] = parse_context,
+    tool_results: ToolResults = _tool_results,
 ) -> DecodedCall:
     """The call of one exchange; `parse` reads its request body as `parse_context` does
-    (finalize passes a `ContextReader`'s, which reads what a resent transcript adds)."""
+    (finalize passes a `ContextReader`'s, which reads what a resent transcript adds), and
+    `tool_results` its context's tool results as the codec does (finalize passes a
+    `ContextResults`'s, which reads only the messages a resent transcript adds)."""
     errors: list[tuple[str, str]] = []
     ex, replaced = held_exchange(ex)  # the tape keeps the exact bytes
     meta = ex.request
@@ -297,7 +311,7 @@ def decode_exchange(
         finish_reason=codec.finish_reason(output) if codec else None,
         usage=codec.usage(output) if codec else None,
         emitted=tuple(codec.output_tool_calls(output)) if codec else (),
-        results=tuple(codec.context_tool_results(context)) if codec else (),
+        results=tool_results(codec, context) if codec else (),
         tool_call_without_identity=codec.tool_call_marker_without_identity(output)
         if codec
         else False,

@@ -38,6 +38,7 @@ from roller.finalize.coverage import check_coverage, coverage_mismatch, lifecycl
 from roller.finalize.decode import NOT_UNICODE, CallFacts, DecodedCall, decode_exchange
 from roller.finalize.ids import CaptureIds, capture_ids
 from roller.finalize.inherited import Requests, inherited_record
+from roller.finalize.kept_facts import KeptFacts
 from roller.finalize.relate import Related, relate
 from roller.finalize.shell import rfc3339
 from roller.finalize.status import call_statuses, verdict
@@ -59,7 +60,9 @@ def parts_in_memory(
     native = held_native(native)  # as finalize_attempt holds it (a record needs Unicode)
     # decode
     decoded = [decode_exchange(n, ex, inputs.harness.name) for n, ex in enumerate(tape.exchanges)]
-    facts = [c.facts for c in decoded]
+    facts = KeptFacts()
+    for c in decoded:
+        facts.add(c)
     return capture_parts(
         inputs, facts, tape.problems, native, lambda i: decoded[i].request
     ), decoded

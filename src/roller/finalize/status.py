@@ -49,11 +49,17 @@ def call_statuses(
     calls: Sequence[CallFacts], attributions: Sequence[CallAttribution]
 ) -> list[CallStatus]:
     out = []
+    # calls without errors of their own share one frozen value per outcome: every
+    # call's status is held until assembly, and most are alike
+    shared: dict[tuple[str, str, tuple[str, ...]], CallStatus] = {}
     for call, attr in zip(calls, attributions, strict=True):
         errors = [CaptureErrorRecord(code=c, message=m) for c, m in call.errors]
         s = call.status_inputs(attr.status, len(errors))
         export, blocked = export_status(s)
-        out.append(CallStatus(capture_status(s), export, blocked, errors))
+        status = CallStatus(capture_status(s), export, blocked, errors)
+        if not errors:
+            status = shared.setdefault((status.capture, export, tuple(blocked)), status)
+        out.append(status)
     return out
 
 

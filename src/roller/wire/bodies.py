@@ -99,6 +99,8 @@ class BodyCodec:
     """Shared `Codec` members. A codec module passes its assembler class and the function
     that reads a whole (non-streamed) body; everything protocol-specific stays there."""
 
+    results_by_message = False  # `Codec.results_by_message`: a codec says so itself
+
     def __init__(
         self,
         assembler: Callable[[], StreamAssembler],

@@ -177,6 +177,10 @@ class Codec(Protocol):
     system_field: str | None
     # The conversation as OpenAI chat messages, and back (`roller.wire.chat`).
     chat: Chat
+    # Whether `context_tool_results` reads each element of the context's `messages` on
+    # its own, a result's `message_index` its position: then the results of a list's
+    # first elements are those of the same elements in a longer list (Anthropic).
+    results_by_message: bool
 
     def assembler(self) -> StreamAssembler:
         """A fresh incremental reassembler for one streamed response."""

@@ -73,7 +73,7 @@ class _Spans:
     """An exchange being indexed: its frames' places and what the checks need."""
 
     request_time_ns: int
-    frames: list[int]
+    frames: array[int]  # the `ExchangeRef`'s own: a list of ints would be 5x its size
     has_response: bool = False
     ended: bool = False
     response_bytes: int | None = None
@@ -126,8 +126,7 @@ class Framing:
                     f"its end frame says {stated}"
                 )
         refs = tuple(
-            ExchangeRef(x, self.spans[x].request_time_ns, array("q", self.spans[x].frames))
-            for x in self.order
+            ExchangeRef(x, self.spans[x].request_time_ns, self.spans[x].frames) for x in self.order
         )
         return refs, tuple(self.problems)
 
@@ -212,7 +211,7 @@ class Framing:
         else:
             t = int(header[3])
             t = t if T_IN_HEADER < t < 2**63 else T_IN_HEADER
-            spans.frames += (_KIND_CODES[kind], number, pos, newline, start, stop, t)
+            spans.frames.extend((_KIND_CODES[kind], number, pos, newline, start, stop, t))
             if kind == "chunk":
                 spans.chunk_bytes += stop - start
         return stop + 1
@@ -241,7 +240,7 @@ class Framing:
                 return
             assert isinstance(meta, dict)
             self._typed(where, x, RequestMeta.from_json(meta))
-            self.spans[x] = _Spans(t, frame)
+            self.spans[x] = _Spans(t, array("q", frame))
             self.order.append(x)
             return
         spans = self.spans.get(x)
@@ -252,7 +251,7 @@ class Framing:
         elif kind == "resp" and spans.has_response:
             self.problems.append(f"{where}: second resp frame for exchange {x}")
         else:
-            spans.frames += frame
+            spans.frames.extend(frame)
             if kind == "chunk":
                 spans.chunk_bytes += place[4] - place[3]
             elif kind == "resp":

@@ -269,6 +269,9 @@ def index_tape(
     return TapeIndex(tuple(names), paths, exchanges, problems, kept, resolve, reader.versions)
 
 
+_ZEROS = bytes(1 << 20)
+
+
 def _read(path: Path, buffer: bytearray) -> bytearray:
     """The whole segment, read into `buffer` (resized to it): one buffer for every segment
     of a tape, because a fresh one per segment costs more in page faults than the copy
@@ -277,8 +280,8 @@ def _read(path: Path, buffer: bytearray) -> bytearray:
         size = os.fstat(fh.fileno()).st_size
         if len(buffer) > size:
             del buffer[size:]
-        else:
-            buffer.extend(bytes(size - len(buffer)))
+        while len(buffer) < size:  # grown in steps: one `bytes(size)` would be a second
+            buffer += _ZEROS[: size - len(buffer)]  # segment in memory for a moment
         view, filled = memoryview(buffer), 0
         while filled < size and (n := fh.readinto(view[filled:])):
             filled += n

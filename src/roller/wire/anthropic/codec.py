@@ -46,6 +46,8 @@ class AnthropicCodec(BodyCodec):
     """The `Codec` for Anthropic Messages."""
 
     name: ProtocolName = "anthropic-messages"
+    # one `tool_result` block of one message each (`context_tool_results`)
+    results_by_message = True
 
     def __init__(self) -> None:
         super().__init__(AnthropicAssembler, whole_body, CONVERSATION, CHAT)
