@@ -170,6 +170,40 @@ def test_the_history_of_a_script_is_its_nested_calls_and_their_results() -> None
     assert name == "wait_agent" and arguments["targets"] == ["agent-a", "agent-b"]
 
 
+def _exec_output(call_id: str, *documents: str) -> dict[str, Any]:
+    texts = ["Script completed\nWall time 0.1 seconds\nOutput:\n", *documents]
+    return {
+        "type": "custom_tool_call_output",
+        "call_id": call_id,
+        "output": [{"type": "input_text", "text": t} for t in texts],
+    }
+
+
+def test_a_v1_parent_waits_again_until_every_child_is_reported() -> None:
+    """Codex 0.171.0's v1 `wait_agent` returns at the first target's final status; the
+    parent waits for the rest before its last reply, since `codex exec` ends the turn
+    and stops any child still running (a CI run lost child b's `task_complete` so)."""
+    data = body("luna-lookup")
+    _, (spawns,) = output_of("spawn-two-parallel", data)
+    spawned = _exec_output(
+        spawns["call_id"],
+        '{"agent_id":"agent-a","nickname":"Hooke"}',
+        '{"agent_id":"agent-b","nickname":"Parfit"}',
+    )
+    later = with_history(data, spawns, spawned)
+    _, (wait,) = output_of("spawn-two-parallel", later)
+    a_done = '{"status":{"agent-a":{"completed":"done"}},"timed_out":false}'
+    later = with_history(later, wait, _exec_output(wait["call_id"], a_done))
+    rule, (again,) = output_of("spawn-two-parallel", later)
+    assert rule == "root: wait for the rest (v1)"
+    ((_, name, arguments),) = code_mode.nested_calls(again["input"])
+    assert name == "wait_agent" and arguments["targets"] == ["agent-b"]
+    b_done = '{"status":{"agent-b":{"completed":"done"}},"timed_out":false}'
+    later = with_history(later, again, _exec_output(again["call_id"], b_done))
+    rule, (reply,) = output_of("spawn-two-parallel", later)
+    assert rule == "root: finish" and reply["type"] == "message"
+
+
 def test_script_round_trip_keeps_calls_and_skips_text_inside_arguments() -> None:
     calls = [
         ToolCallOut("spawn_agent", {"message": "say tools.fake({})"}, "collaboration", via="c__s"),

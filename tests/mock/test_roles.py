@@ -10,7 +10,9 @@ from roller.mock.roles import (
     CallSpec,
     authored_user_texts,
     calls_of,
+    pending_agent_ids,
     quotes_a_task,
+    reported_agent_ids,
     resolve_call,
     role_of,
     spawned_agent_ids,
@@ -245,6 +247,78 @@ def test_wait_v1_targets_the_agents_the_spawn_results_named() -> None:
         ns("collaboration", fn("wait_agent", {"timeout_ms": {"type": "integer"}})), items=items
     )
     assert resolve(v2, "wait", timeout_ms=5)[1] == {"timeout_ms": 5}
+
+
+def _v1_exec_spawned(*later: dict[str, Any]) -> list[dict[str, Any]]:
+    """A v1 context whose one spawn result names A1 and A2, one JSON document a line (as
+    a code-mode `exec` output does, Codex 0.171.0), then `later` items."""
+    spawned = "Script completed\n" + '{"agent_id":"A1","nickname":"Carson"}\n'
+    spawned += '{"agent_id":"A2","nickname":"Kuhn"}'
+    exec_call = {
+        "type": "function_call",
+        "call_id": "x1",
+        "id": "fc1",
+        "name": "spawn_agent",
+        "namespace": "multi_agent_v1",
+        "arguments": "{}",
+    }
+    return [
+        {"type": "message", "role": "user", "content": "go"},
+        exec_call,
+        {"type": "function_call_output", "call_id": "x1", "output": spawned},
+        *later,
+    ]
+
+
+def _waited(call_id: str, status: dict[str, Any]) -> list[dict[str, Any]]:
+    output = json.dumps({"status": status, "timed_out": False})
+    return [
+        {
+            "type": "function_call",
+            "call_id": call_id,
+            "id": f"fc-{call_id}",
+            "name": "wait_agent",
+            "namespace": "multi_agent_v1",
+            "arguments": "{}",
+        },
+        {"type": "function_call_output", "call_id": call_id, "output": output},
+    ]
+
+
+def _notified(agent: str, status: Any) -> dict[str, Any]:
+    text = json.dumps({"agent_path": agent, "status": status})
+    return {
+        "type": "message",
+        "role": "user",
+        "content": f"<subagent_notification>\n{text}\n</subagent_notification>",
+    }
+
+
+def test_wait_v1_waits_again_only_for_the_children_not_reported_final() -> None:
+    """v1 `wait_agent` returns at the first target's final status (a CI run ended the
+    parent's turn with one child still running), so the next wait names the rest."""
+    wait = fn(
+        "wait_agent",
+        {"targets": {"type": "array", "items": S}, "timeout_ms": {"type": "integer"}},
+        ["targets"],
+    )
+
+    def view(*later: dict[str, Any]) -> RequestView:
+        return responses_with(ns("multi_agent_v1", wait), items=_v1_exec_spawned(*later))
+
+    first = view()
+    assert spawned_agent_ids(first) == ["A1", "A2"] and pending_agent_ids(first) == ["A1", "A2"]
+    assert resolve(first, "wait")[1]["targets"] == ["A1", "A2"]
+    one = view(*_waited("w1", {"A1": {"completed": "done"}}))
+    assert reported_agent_ids(one) == {"A1"} and pending_agent_ids(one) == ["A2"]
+    assert resolve(one, "wait")[1]["targets"] == ["A2"]
+    running = view(*_waited("w1", {"A1": "running", "A2": "pending_init"}))
+    assert pending_agent_ids(running) == ["A1", "A2"]
+    both = view(*_waited("w1", {"A1": {"completed": "done"}}), _notified("A2", {"errored": "x"}))
+    assert reported_agent_ids(both) == {"A1", "A2"} and pending_agent_ids(both) == []
+    assert pending_agent_ids(view(_notified("A2", "shutdown"))) == ["A1"]
+    # with none pending, a later wait names every spawned child again
+    assert resolve(both, "wait")[1]["targets"] == ["A1", "A2"]
 
 
 def test_complete_task_fills_the_whole_output_schema_with_the_text() -> None:

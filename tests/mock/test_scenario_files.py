@@ -73,6 +73,7 @@ def test_missing_file_is_a_config_error(tmp_path: Path) -> None:
         ),
         ('[[rules]]\ntext = "x"\nprotocol = "grpc"', "unknown protocol 'grpc'"),
         ('[[rules]]\ntext = "x"\nturn = "1..2"', "`turn` must be an integer or a table"),
+        ('[[rules]]\ntext = "x"\nchildren_pending = 1', "`children_pending` must be true or false"),
         ('[[rules]]\ntext = "x"\nturn = { min = 1, most = 2 }', "`turn` must be"),
         ('[[rules]]\ntext = "x"\nlast_message_role = "bot"', "last_message_role"),
         (

@@ -13,7 +13,9 @@ package's profile); `role_tools()` merges them over the harness registry. Rules 
   `task`, `goal`…), the constants the harness declares for that tool (a subagent type,
   an agent name), and finally the scenario's explicit `arguments`, which always win.
 - Everything derived from the context (Codex v1 `wait_agent` targets) comes from this
-  request's own history: the spawn results it carries.
+  request's own history: the spawn results it carries, less the children a wait output
+  or a `<subagent_notification>` already reported in a final state (`pending_agent_ids`;
+  Codex 0.171.0's v1 `wait_agent` returns at the first target's final status).
 - A tool a harness defers behind a bridge (`ToolHints.bridge`: OpenClaw's Tool Search
   `tool_call{id, args}`) resolves when the request offers the bridge and its system text
   names the deferred tool; the call is made through the bridge, its arguments filled from
@@ -286,7 +288,7 @@ def _role_arguments(
             _put(args, schema, ("content",), params["content"])
     elif role == "wait":
         if _has(schema, "targets"):
-            args["targets"] = spawned_agent_ids(view)
+            args["targets"] = pending_agent_ids(view) or spawned_agent_ids(view)
         if _has(schema, "timeout_ms"):
             args["timeout_ms"] = params.get("timeout_ms", 30000)
     return args
@@ -349,6 +351,37 @@ def spawned_agent_ids(view: RequestView) -> list[str]:
             if isinstance(agent, str) and agent not in ids:
                 ids.append(agent)
     return ids
+
+
+# Codex's agent statuses that are not final (`AgentStatus`, snake_case on the wire); a
+# final one is `{"completed": text}`, `{"errored": text}`, "shutdown" or "not_found".
+_LIVE_STATUSES = frozenset({"pending_init", "running"})
+
+
+def reported_agent_ids(view: RequestView) -> set[str]:
+    """Agent ids this context reports in a final state: a v1 wait output
+    (`{"status": {id: status}}`) or a notification (`{"agent_path": id, "status": …}`),
+    in a tool result or a user message."""
+    texts = [e.text for e in view.tool_results] + view.user_texts
+    out: set[str] = set()
+    for payload in (p for text in texts for p in _json_documents(text)):
+        status = payload.get("status")
+        path = payload.get("agent_path")
+        if isinstance(path, str):
+            status = {path: status}
+        if isinstance(status, dict):
+            out.update(k for k, v in status.items() if _final(v))
+    return out
+
+
+def _final(status: object) -> bool:
+    return isinstance(status, dict) or (isinstance(status, str) and status not in _LIVE_STATUSES)
+
+
+def pending_agent_ids(view: RequestView) -> list[str]:
+    """Spawned agent ids (`spawned_agent_ids`) not reported final yet, in context order."""
+    reported = reported_agent_ids(view)
+    return [a for a in spawned_agent_ids(view) if a not in reported]
 
 
 def _json_documents(text: str) -> list[dict[str, Any]]:

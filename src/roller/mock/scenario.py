@@ -27,7 +27,13 @@ from typing import Any
 from roller.mock.arguments import fill
 from roller.mock.reply import Reply
 from roller.mock.request_view import RequestKind, RequestView
-from roller.mock.roles import CallSpec, authored_user_texts, calls_of, resolve_call
+from roller.mock.roles import (
+    CallSpec,
+    authored_user_texts,
+    calls_of,
+    pending_agent_ids,
+    resolve_call,
+)
 
 DEFAULT_TEXT = "done"
 DEFAULT_TITLE = "Roller mock session"
@@ -59,6 +65,8 @@ class Match:
     # one of these: tells a level's own calls from those a forked context copied
     called_with: tuple[str, ...] = ()
     not_called_with: tuple[str, ...] = ()
+    # some / no spawned child is still unreported (`roles.pending_agent_ids`: Codex v1)
+    children_pending: bool | None = None
 
     def holds(self, view: RequestView) -> bool:
         if view.kind != self.kind:
@@ -98,6 +106,10 @@ class Match:
         ):
             return False
         if any(n in view.context_text for n in self.not_context_contains):
+            return False
+        if self.children_pending is not None and self.children_pending != bool(
+            pending_agent_ids(view)
+        ):
             return False
         if self.called and not calls_of(view, self.called):
             return False

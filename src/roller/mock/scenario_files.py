@@ -51,6 +51,7 @@ _RULE_KEYS = {
     "tool_calls",
     "json",
     "delay_ms",
+    "children_pending",
     *_STRING_LIST_MATCHERS,
 }
 _KINDS: tuple[RequestKind, ...] = get_args(RequestKind)
@@ -129,6 +130,7 @@ def _rule(where: _Where, raw: Mapping[str, Any]) -> Rule:
         last_message_role=role,
         called=frozenset(where.strings(raw, "called")),
         not_called=frozenset(where.strings(raw, "not_called")),
+        children_pending=_flag(where, raw, "children_pending"),
         **lists,
     )
     calls = _calls(where, raw.get("tool_calls", []))
@@ -158,6 +160,13 @@ def _turn(where: _Where, raw: Any) -> tuple[int | None, int | None]:
         if all(v is None or (isinstance(v, int) and not isinstance(v, bool)) for v in (low, high)):
             return low, high
     raise where.error("`turn` must be an integer or a table { min = N, max = M }")
+
+
+def _flag(where: _Where, raw: Mapping[str, Any], key: str) -> bool | None:
+    value = raw.get(key)
+    if value is None or isinstance(value, bool):
+        return value
+    raise where.error(f"`{key}` must be true or false")
 
 
 def _calls(where: _Where, raw: Any) -> tuple[CallSpec, ...]:
