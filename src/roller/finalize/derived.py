@@ -1,8 +1,9 @@
-"""A context relation derived from calls, and its record and line.
+"""The context relations derived from calls: the scan, and each one's record and line.
 
 A conversation resends every earlier tool result, so derived relations
-(`result_in_context`, `launch_ack_in_context`; the scan is `relate.derive_in_context`)
-are most of a capture's relations: about thirteen per call in a long one. Each is a
+(`result_in_context`, `launch_ack_in_context`; found by `derive_in_context`, the rules
+in `roller.finalize.relate`'s docstring) are most of a capture's relations: about
+thirteen per call in a long one. Each is a
 `Derived` (the eight facts that vary), turned into a `RelationRecord` where a record is
 asked for (`record`) and straight into its line of relations.jsonl where finalize
 streams them (`line`): the same bytes `serialize(record(d, id))` gives, without building
@@ -17,11 +18,14 @@ record's field order (tests/finalize/test_derived.py checks it against the model
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
 from typing import Literal, NamedTuple
 
 import orjson
 
 from roller.capture.models import Evidence, RelationRecord, RelationType
+from roller.finalize.call_index import CallIndex
+from roller.harnesses.base import NativeCapture
 
 SCHEMA: Literal["roller.relation/v1"] = "roller.relation/v1"
 _KEYS = (
@@ -96,3 +100,74 @@ def line(d: Derived, relation_id: str) -> bytes:
         return orjson.dumps(dict(zip(_KEYS, values, strict=True)), option=orjson.OPT_APPEND_NEWLINE)
     except TypeError:  # a lone surrogate: the record path says what it says of it
         return record(d, relation_id).model_dump_json(by_alias=True).encode() + b"\n"
+
+
+def _tool_call_facts(
+    native: NativeCapture | None,
+) -> tuple[dict[str, tuple[str | None, ...]], set[str]]:
+    """Per tool-call id, the children it spawned (in native order; one relation each) or
+    delivered (one, or None: several or unknown); and the tool calls that launched a
+    background child."""
+    spawned: dict[str, tuple[str | None, ...]] = {}
+    background: set[str] = set()
+    delivered: dict[str, set[str | None]] = {}
+    for rel in native.relations if native is not None else ():
+        if rel.tool_call_id is None:
+            continue
+        if rel.type == "spawn":
+            known = spawned.get(rel.tool_call_id, ())
+            if rel.child_key not in known:
+                spawned[rel.tool_call_id] = (*known, rel.child_key)
+        elif rel.type == "launch_acknowledged":
+            background.add(rel.tool_call_id)
+        elif rel.type == "result_delivered":
+            delivered.setdefault(rel.tool_call_id, set()).add(rel.child_key)
+    for ref, children in delivered.items():
+        # one tool call may deliver several children's results: it names none then
+        spawned.setdefault(ref, (next(iter(children)) if len(children) == 1 else None,))
+    return spawned, background
+
+
+def derive_in_context(
+    index: CallIndex,
+    native: NativeCapture | None,
+    bound: Sequence[RelationRecord] = (),
+) -> Iterator[Derived]:
+    """One relation per (tool call, later call of the same participant carrying its result).
+
+    `bound` are the relations `bind_native` already made: a result it already placed in
+    a call (a tool result that delivered a child's result, e.g. Codex `wait_agent`) is not
+    derived a second time, and the child such a tool call delivered is named.
+    """
+    spawned, background = _tool_call_facts(native)
+    done = {(r.type, r.tool_call_id, r.target_call_id) for r in bound}
+    pid = index.participant_ids
+    for i, call in enumerate(index.calls):
+        owner = index.owners[i]
+        if owner is None or not call.emitted:
+            continue
+        later = index.later_of_participant(owner, i)
+        for tool, tool_id in index.emitted(i):
+            if tool_id is None:
+                continue
+            ref = tool.ref or tool_id
+            children = spawned.get(ref, spawned.get(tool_id, (None,)))
+            kind: RelationType = (
+                "launch_ack_in_context"
+                if (ref in background or tool_id in background)
+                else "result_in_context"
+            )
+            for j, child_key in ((j, c) for j in later for c in children):
+                if tool_id not in index.calls[j].result_ids:
+                    continue
+                if (kind, ref, index.call_ids[j]) in done:
+                    continue
+                yield Derived(
+                    type=kind,
+                    parent_participant_id=pid.get(owner),
+                    child_participant_id=pid.get(child_key) if child_key else None,
+                    source_call_id=index.call_ids[i],
+                    target_call_id=index.call_ids[j],
+                    source_ref=ref,
+                    target_ref=tool_id,
+                )

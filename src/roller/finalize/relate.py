@@ -27,77 +27,17 @@ Rules kept (`docs/protocol.md`, "Relation"):
 
 from __future__ import annotations
 
-from bisect import bisect_right
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
-from functools import cached_property
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 
-from roller.capture.models import Evidence, ModelToolRef, RelationRecord, RelationType
+from roller.capture.models import Evidence, ModelToolRef, RelationRecord
 from roller.finalize import derived
+from roller.finalize.call_index import CallIndex, Texts, no_texts
 from roller.finalize.decode import CallFacts
-from roller.finalize.derived import Derived
+from roller.finalize.derived import Derived, derive_in_context
 from roller.finalize.ids import CaptureIds
 from roller.finalize.tool_ids import ToolIds, tool_refs_of
 from roller.harnesses.base import NativeCapture, NativeEvidence, NativeRelation
-from roller.wire.types import ToolCall
-
-Texts = Callable[[int], Sequence[str]]  # call index -> the text fragments of its request
-
-
-def _no_texts(i: int) -> Sequence[str]:  # a caller that looks for no notification text
-    return ()
-
-
-@dataclass(frozen=True)
-class CallIndex:
-    """Calls with their ids and owners, as relations need them.
-
-    `texts(i)` gives call i's request text fragments on demand (only a notification's
-    delivered text is looked for, so the fragments are not kept for every call)."""
-
-    calls: Sequence[CallFacts]
-    call_ids: Sequence[str]
-    owners: Sequence[str | None]  # participant key per call (None when not attributed)
-    participant_ids: Mapping[str, str]  # participant key -> participant id
-    tool_ids: Sequence[ToolIds] = ()  # per call (`tool_refs_of`); empty: the wire's own ids
-    texts: Texts = field(default=_no_texts)
-
-    @cached_property
-    def _by_owner(self) -> dict[str | None, list[int]]:
-        out: dict[str | None, list[int]] = {}
-        for i, owner in enumerate(self.owners):
-            out.setdefault(owner, []).append(i)
-        return out
-
-    @cached_property
-    def _by_response(self) -> dict[str | None, list[int]]:
-        out: dict[str | None, list[int]] = {}
-        for i, c in enumerate(self.calls):
-            out.setdefault(c.response_id, []).append(i)
-        return out
-
-    def emitted(self, i: int) -> list[tuple[ToolCall, str | None]]:
-        """Call i's emitted tool calls, each with the id its results carry."""
-        calls = self.calls[i].emitted
-        ids = self.tool_ids[i] if self.tool_ids else tuple(t.id for t in calls)
-        return list(zip(calls, ids, strict=True))
-
-    def emits(self, i: int, tool_call_id: str) -> bool:
-        return any(tool_call_id in (t.ref, t.id, tid) for t, tid in self.emitted(i))
-
-    def of_participant(self, key: str) -> list[int]:
-        return list(self._by_owner.get(key, ()))
-
-    def by_response_id(self, response_id: str) -> list[int]:
-        return list(self._by_response.get(response_id, ()))
-
-    def later_of_participant(self, key: str, i: int) -> list[int]:
-        """The calls of participant `key` after call i, in order."""
-        own = self._by_owner.get(key, [])
-        return own[bisect_right(own, i) :]
-
-    def by_run_id(self, run_id: str) -> list[int]:
-        return [i for i, c in enumerate(self.calls) if c.identity.run_id == run_id]
 
 
 def _norm(text: str) -> str:
@@ -295,77 +235,6 @@ def _entered(
     ]
 
 
-def _tool_call_facts(
-    native: NativeCapture | None,
-) -> tuple[dict[str, tuple[str | None, ...]], set[str]]:
-    """Per tool-call id, the children it spawned (in native order; one relation each) or
-    delivered (one, or None: several or unknown); and the tool calls that launched a
-    background child."""
-    spawned: dict[str, tuple[str | None, ...]] = {}
-    background: set[str] = set()
-    delivered: dict[str, set[str | None]] = {}
-    for rel in native.relations if native is not None else ():
-        if rel.tool_call_id is None:
-            continue
-        if rel.type == "spawn":
-            known = spawned.get(rel.tool_call_id, ())
-            if rel.child_key not in known:
-                spawned[rel.tool_call_id] = (*known, rel.child_key)
-        elif rel.type == "launch_acknowledged":
-            background.add(rel.tool_call_id)
-        elif rel.type == "result_delivered":
-            delivered.setdefault(rel.tool_call_id, set()).add(rel.child_key)
-    for ref, children in delivered.items():
-        # one tool call may deliver several children's results: it names none then
-        spawned.setdefault(ref, (next(iter(children)) if len(children) == 1 else None,))
-    return spawned, background
-
-
-def derive_in_context(
-    index: CallIndex,
-    native: NativeCapture | None,
-    bound: Sequence[RelationRecord] = (),
-) -> Iterator[Derived]:
-    """One relation per (tool call, later call of the same participant carrying its result).
-
-    `bound` are the relations `bind_native` already made: a result it already placed in
-    a call (a tool result that delivered a child's result, e.g. Codex `wait_agent`) is not
-    derived a second time, and the child such a tool call delivered is named.
-    """
-    spawned, background = _tool_call_facts(native)
-    done = {(r.type, r.tool_call_id, r.target_call_id) for r in bound}
-    pid = index.participant_ids
-    for i, call in enumerate(index.calls):
-        owner = index.owners[i]
-        if owner is None or not call.emitted:
-            continue
-        later = index.later_of_participant(owner, i)
-        for tool, tool_id in index.emitted(i):
-            if tool_id is None:
-                continue
-            ref = tool.ref or tool_id
-            children = spawned.get(ref, spawned.get(tool_id, (None,)))
-            kind: RelationType = (
-                "launch_ack_in_context"
-                if (ref in background or tool_id in background)
-                else "result_in_context"
-            )
-            for j, child_key in ((j, c) for j in later for c in children):
-                if tool_id not in index.calls[j].result_ids:
-                    continue
-                if (kind, ref, index.call_ids[j]) in done:
-                    continue
-                yield Derived(
-                    type=kind,
-                    parent_participant_id=pid.get(owner),
-                    child_participant_id=pid.get(child_key) if child_key else None,
-                    source_call_id=index.call_ids[i],
-                    target_call_id=index.call_ids[j],
-                    source_ref=ref,
-                    target_ref=tool_id,
-                )
-
-
 @dataclass(frozen=True)
 class Related:
     """What the relate stage gives: per call the ids its tool calls' results carry, the
@@ -412,7 +281,7 @@ def relate(
     owners: Sequence[str | None],
     ids: CaptureIds,
     native: NativeCapture | None,
-    texts: Texts = _no_texts,
+    texts: Texts = no_texts,
 ) -> Related:
     """Native relations bound to calls; the context relations derived from calls follow
     when `Related.iter_relations()` runs. Relation ids are numbered in that order."""

@@ -1,0 +1,76 @@
+"""The calls as the relate stage reads them: ids, owners, emitted tool calls and the ids
+their results carry, looked up by participant, response id or run id (`CallIndex`).
+
+Built once per finalize by `roller.finalize.relate.relate` over the decoded calls; read
+by the native binding there and by the derived-relation scan
+(`roller.finalize.derived.derive_in_context`).
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+
+from roller.finalize.decode import CallFacts
+from roller.finalize.tool_ids import ToolIds
+from roller.wire.types import ToolCall
+
+Texts = Callable[[int], Sequence[str]]  # call index -> the text fragments of its request
+
+
+def no_texts(i: int) -> Sequence[str]:  # a caller that looks for no notification text
+    return ()
+
+
+@dataclass(frozen=True)
+class CallIndex:
+    """Calls with their ids and owners, as relations need them.
+
+    `texts(i)` gives call i's request text fragments on demand (only a notification's
+    delivered text is looked for, so the fragments are not kept for every call)."""
+
+    calls: Sequence[CallFacts]
+    call_ids: Sequence[str]
+    owners: Sequence[str | None]  # participant key per call (None when not attributed)
+    participant_ids: Mapping[str, str]  # participant key -> participant id
+    tool_ids: Sequence[ToolIds] = ()  # per call (`tool_refs_of`); empty: the wire's own ids
+    texts: Texts = field(default=no_texts)
+
+    @cached_property
+    def _by_owner(self) -> dict[str | None, list[int]]:
+        out: dict[str | None, list[int]] = {}
+        for i, owner in enumerate(self.owners):
+            out.setdefault(owner, []).append(i)
+        return out
+
+    @cached_property
+    def _by_response(self) -> dict[str | None, list[int]]:
+        out: dict[str | None, list[int]] = {}
+        for i, c in enumerate(self.calls):
+            out.setdefault(c.response_id, []).append(i)
+        return out
+
+    def emitted(self, i: int) -> list[tuple[ToolCall, str | None]]:
+        """Call i's emitted tool calls, each with the id its results carry."""
+        calls = self.calls[i].emitted
+        ids = self.tool_ids[i] if self.tool_ids else tuple(t.id for t in calls)
+        return list(zip(calls, ids, strict=True))
+
+    def emits(self, i: int, tool_call_id: str) -> bool:
+        return any(tool_call_id in (t.ref, t.id, tid) for t, tid in self.emitted(i))
+
+    def of_participant(self, key: str) -> list[int]:
+        return list(self._by_owner.get(key, ()))
+
+    def by_response_id(self, response_id: str) -> list[int]:
+        return list(self._by_response.get(response_id, ()))
+
+    def later_of_participant(self, key: str, i: int) -> list[int]:
+        """The calls of participant `key` after call i, in order."""
+        own = self._by_owner.get(key, [])
+        return own[bisect_right(own, i) :]
+
+    def by_run_id(self, run_id: str) -> list[int]:
+        return [i for i, c in enumerate(self.calls) if c.identity.run_id == run_id]
