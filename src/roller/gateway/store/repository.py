@@ -3,11 +3,8 @@ lineage. Synchronous, one transaction per operation; the gateway runs each off i
 loop with `await store.run(store.op, ...)`.
 
 Rules this module keeps:
-- Exactly one row per source key, under any concurrency: a row is created with
-  `INSERT … ON CONFLICT DO NOTHING` on (account, principal, source_type, source_id) and
-  then selected, so concurrent first turns, or a child arriving before its parent's own
-  turn, all end on the same row. A parent is created or found by its source key exactly
-  as the parent's own turn would.
+- Exactly one row per source key, under any concurrency, and source-keyed generations:
+  `roller.gateway.store.session_rows`.
 - Parent links follow `roller.gateway.store.lineage` (set once, no cycle, no placeholder
   row for a refused parent, every claim audited with the request it came from). Only
   `resolve` links parents, and only the gateway's model requests call it; the routes
@@ -27,9 +24,6 @@ Rules this module keeps:
   (its busy handler sleeps 1 ms, then 2, 5, 10 … ms and retries), which on the measured
   VM cost ~4 ms of CPU and ~5 ms of latency per gateway request; queued on one thread
   they run back to back. PostgreSQL takes row locks and runs on the default pool.
-- Source-keyed rows (no identity on the wire) are per (principal, harness) and closed
-  after `inactivity_seconds` without a request; a closed row is never reopened: the next
-  request opens the next generation.
 """
 
 from __future__ import annotations
@@ -42,15 +36,14 @@ from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any, ParamSpec, TypeVar
+from typing import ParamSpec, TypeVar
 
 from sqlalchemy import Connection, Engine, func, select, text, update
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import DBAPIError, SQLAlchemyError
 from sqlalchemy.orm import Session
 
-from roller.gateway.config import Client
-from roller.gateway.derivation import SessionPlan, SourceKey, source_key_for_principal
+from roller.gateway.derivation import SessionPlan, SourceKey
+from roller.gateway.store import session_rows
 from roller.gateway.store.batch import ATTEMPTS, TRANSIENT_SQLSTATES, BatchWriter
 from roller.gateway.store.calls import CallFacts, CallInsert
 from roller.gateway.store.engine import StoreError
@@ -135,14 +128,14 @@ class SessionStore:
     ) -> Resolution:
         client = plan.client
         if plan.own is None:
-            own_id, key = self._source_row(conn, client, now)
+            own_id, key = session_rows.source_row(conn, client, now, self.inactivity)
             return Resolution(own_id, parent_of(conn, own_id), key)
         if plan.parent is not None and conn.dialect.name == "postgresql":
             # Before any insert: see the module docstring (cycles, deadlocks).
             conn.execute(
                 text("SELECT pg_advisory_xact_lock(:k)"), {"k": _account_lock_key(client.account)}
             )
-        own_id = self._find_or_create(conn, client, plan.own, plan.rule, now, touch=True)
+        own_id = session_rows.find_or_create(conn, client, plan.own, plan.rule, now, touch=True)
         if plan.role is not None:
             conn.execute(
                 update(RuntimeSession)
@@ -156,8 +149,10 @@ class SessionStore:
                 conn,
                 plan,
                 own_id,
-                self._select_key(conn, client, parent),
-                lambda: self._find_or_create(conn, client, parent, plan.rule, now, touch=False),
+                session_rows.select_key(conn, client, parent),
+                lambda: session_rows.find_or_create(
+                    conn, client, parent, plan.rule, now, touch=False
+                ),
                 lambda parent_id, outcome: record_assignment(
                     conn, plan, own_id, parent_id, outcome, request, now
                 ),
@@ -170,118 +165,13 @@ class SessionStore:
         try:
             with self.engine.connect() as conn:
                 if plan.own is not None:
-                    return self._select_key(conn, plan.client, plan.own)
-                latest = conn.execute(self._latest_source(plan.client)).one_or_none()
+                    return session_rows.select_key(conn, plan.client, plan.own)
+                latest = conn.execute(session_rows.latest_source(plan.client)).one_or_none()
         except SQLAlchemyError as exc:
             raise StoreError(f"session store: {_reason(exc)}") from None
         if latest is None or latest.closed_at is not None:
             return None
         return str(latest.id) if latest.last_seen_at >= now - self.inactivity else None
-
-    def _find_or_create(
-        self,
-        conn: Connection,
-        client: Client,
-        key: SourceKey,
-        rule: str,
-        now: datetime,
-        *,
-        touch: bool,
-    ) -> str:
-        found = self._select_key(conn, client, key)
-        if found is None:
-            dialect_insert = (
-                postgresql.insert if conn.dialect.name == "postgresql" else sqlite.insert
-            )
-            statement = (
-                dialect_insert(RuntimeSession)
-                .values(
-                    id=new_id(),
-                    account=client.account,
-                    principal=client.principal,
-                    harness=client.harness,
-                    source_type=key.source_type,
-                    source_id=key.source_id,
-                    rule=rule,
-                    role=None,
-                    parent_session_id=None,
-                    first_seen_at=now,
-                    last_seen_at=now,
-                    closed_at=None,
-                )
-                .on_conflict_do_nothing(
-                    index_elements=["account", "principal", "source_type", "source_id"]
-                )
-            )
-            conn.execute(statement)
-            found = self._select_key(conn, client, key)
-            if found is None:  # cannot happen: the insert or its conflict left a row
-                raise StoreError(f"session row for {key.source_type} vanished")
-            return found
-        if touch:
-            self._touch(conn, found, now)
-        return found
-
-    def _select_key(self, conn: Connection, client: Client, key: SourceKey) -> str | None:
-        return conn.execute(
-            select(RuntimeSession.id).where(
-                RuntimeSession.account == client.account,
-                RuntimeSession.principal == client.principal,
-                RuntimeSession.source_type == key.source_type,
-                RuntimeSession.source_id == key.source_id,
-            )
-        ).scalar_one_or_none()
-
-    def _touch(self, conn: Connection, session_id: str, now: datetime) -> None:
-        conn.execute(
-            update(RuntimeSession)
-            .where(RuntimeSession.id == session_id, RuntimeSession.last_seen_at < now)
-            .values(last_seen_at=now)
-        )
-
-    def _latest_source(self, client: Client) -> Any:
-        """The principal's newest source-keyed row of its declared harness (a query)."""
-        prefix = f"{client.harness}#"
-        return (
-            select(
-                RuntimeSession.id,
-                RuntimeSession.source_id,
-                RuntimeSession.last_seen_at,
-                RuntimeSession.closed_at,
-            )
-            .where(
-                RuntimeSession.account == client.account,
-                RuntimeSession.principal == client.principal,
-                RuntimeSession.source_type == "source",
-                RuntimeSession.source_id.startswith(prefix, autoescape=True),
-            )
-            .order_by(RuntimeSession.first_seen_at.desc(), RuntimeSession.source_id.desc())
-            .limit(1)
-        )
-
-    def _source_row(self, conn: Connection, client: Client, now: datetime) -> tuple[str, SourceKey]:
-        prefix = f"{client.harness}#"
-        query = self._latest_source(client)
-        if conn.dialect.name == "postgresql":
-            query = query.with_for_update()
-        latest = conn.execute(query).one_or_none()
-        generation = 1
-        if latest is not None:
-            generation = int(latest.source_id[len(prefix) :]) + 1
-            if latest.closed_at is None:
-                if latest.last_seen_at >= now - self.inactivity:
-                    self._touch(conn, latest.id, now)
-                    return latest.id, SourceKey("source", latest.source_id)
-                self._close(conn, latest.id, latest.last_seen_at + self.inactivity)
-        key = source_key_for_principal(client, generation)
-        return self._find_or_create(conn, client, key, "source", now, touch=True), key
-
-    def _close(self, conn: Connection, session_id: str, when: datetime) -> None:
-        conn.execute(
-            update(RuntimeSession)
-            .where(RuntimeSession.id == session_id, RuntimeSession.closed_at.is_(None))
-            .values(closed_at=when)
-        )
 
     def close_inactive(self, now: datetime) -> int:
         """Close every source-keyed row idle for longer than the inactivity window (at
@@ -296,7 +186,7 @@ class SessionStore:
                 )
             ).all()
             for row in rows:
-                self._close(conn, row.id, row.last_seen_at + self.inactivity)
+                session_rows.close(conn, row.id, row.last_seen_at + self.inactivity)
         return len(rows)
 
     # -- lineage -------------------------------------------------------------------------
