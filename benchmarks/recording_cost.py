@@ -44,7 +44,7 @@ def patch_tape(variant: str) -> None:
     """Disable parts of the tape writer in this (server) process only."""
     from roller.capture.tape import TapeWriter
 
-    def no_append(self: TapeWriter, parts: list[bytes]) -> None:
+    def no_append(self: TapeWriter, parts: list[bytes], total: int = -1) -> None:
         return None
 
     def no_frame(self: TapeWriter, *args: object, **kwargs: object) -> None:
