@@ -180,15 +180,16 @@ class Exchange(Recorder):
         if policy is None:  # nothing to ask: the recorder judges the head alone
             refusal = self.admitted(None)
         else:
-            policy_head = RequestHead(
-                method=head.method,
-                path=head.path,
-                query=tuple(head.query),
-                headers=request.headers,
-                client=head.client,
-                exchange_id=self.exchange_id,
-                pairs=head.headers,
-                names=self.plan.names,
+            policy_head = RequestHead(  # positional: no keyword dict per request
+                head.method,
+                head.path,
+                tuple(head.query),
+                request.headers,
+                head.client,
+                b"",
+                self.exchange_id,
+                head.headers,
+                self.plan.names,
             )
             admission, refusal = await self._admit(policy, policy_head)
         if refusal is not None:
