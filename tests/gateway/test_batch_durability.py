@@ -48,7 +48,7 @@ def test_a_batch_commits_at_normal_between_full_transactions(
     session = store.resolve(plan(ALICE_CC, "S"), T0).session_id
     assert _synchronous(store) == FULL  # the resolution's transaction: synced
     statements.clear()
-    store.write_batch([call_facts(session, "e1"), call_facts(session, "e2")], {session: T0})
+    store.write_calls([call_facts(session, "e1"), call_facts(session, "e2")], {session: T0})
     assert statements[:2] == ["PRAGMA synchronous=NORMAL", "BEGIN IMMEDIATE"]
     assert statements[-2:] == ["COMMIT", "PRAGMA synchronous=FULL"]
     assert _synchronous(store) == FULL
@@ -61,7 +61,7 @@ def test_a_failed_batch_hands_the_connection_back_at_full(
 ) -> None:
     store, statements = traced
     with pytest.raises(StoreError):  # no such session: the foreign key refuses the row
-        store.write_batch([call_facts("no-such-session", "e1")], {})
+        store.write_calls([call_facts("no-such-session", "e1")], {})
     assert statements[-1] == "PRAGMA synchronous=FULL"
     assert _synchronous(store) == FULL
     with store.engine.connect() as conn:

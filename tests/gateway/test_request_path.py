@@ -15,12 +15,15 @@ from typing import Any
 
 import pytest
 from multidict import CIMultiDict, CIMultiDictProxy
+from sqlalchemy.dialects import sqlite
 
 from roller.gateway.config import Client, parse_config
 from roller.gateway.derivation import SessionPlan, SourceKey
 from roller.gateway.policy import GatewayPolicy, parse_json_body, requested_model
 from roller.gateway.resolutions import ResolutionCache
 from roller.gateway.store import Resolution
+from roller.gateway.store.calls import CallInsert
+from roller.gateway.store.row_parts import RowMaker
 from roller.gateway.tokens import new_token, token_sha256
 from roller.harnesses import identify
 from roller.proxy import RequestHead
@@ -31,7 +34,10 @@ from tests.gateway.test_store import plan as store_plan
 
 
 class NoStore:
-    """A store that fails the test the moment anything of it is used."""
+    """A store that fails the test the moment anything of it is used (but its row maker:
+    values bound in memory, no database)."""
+
+    row_maker = RowMaker(CallInsert.of(sqlite.dialect()), sqlite.dialect())
 
     def __getattr__(self, name: str) -> Any:
         raise AssertionError(f"the request path used the store ({name})")

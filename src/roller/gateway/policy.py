@@ -42,7 +42,6 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Final
@@ -55,7 +54,8 @@ from roller.gateway.headers import HeaderReading, Pair, Reading
 from roller.gateway.identities import Identities
 from roller.gateway.paths import own_route
 from roller.gateway.resolutions import ResolutionCache
-from roller.gateway.rows import CallRows, RequestFacts, started_at
+from roller.gateway.rows import CallRows
+from roller.gateway.session_parts import SessionParts
 from roller.gateway.store import RequestRef, Resolution, SessionStore
 from roller.gateway.tokens import CREDENTIAL_QUERY, presented_in, presented_token, token_sha256
 from roller.gateway.writer import StoreWriter
@@ -122,17 +122,28 @@ def requested_model(body: object, endpoint: Endpoint) -> str | None:
     return None if endpoint.model is None else endpoint.model[:MAX_MODEL_ANNOTATION] or None
 
 
-@dataclass(frozen=True, slots=True)
 class Admitted:
-    """What `admit` hands `decide` (the proxy's `Admission.context`)."""
+    """What `admit` hands `decide` (the proxy's `Admission.context`): a plain slotted
+    record, built once per request and never changed (a frozen dataclass costs a
+    `object.__setattr__` call per field)."""
 
-    client: Client
-    family: Family | None
-    endpoint: Endpoint
-    annotation: dict[str, Any]
-    received: datetime
-    reading: Reading  # the request's header reading (`roller.gateway.headers`)
-    pairs: Sequence[Pair]
+    __slots__ = ("client", "endpoint", "family", "pairs", "reading", "received_ns")
+
+    def __init__(
+        self,
+        client: Client,
+        family: Family | None,
+        endpoint: Endpoint,
+        received_ns: int,
+        reading: Reading,  # the request's header reading (`roller.gateway.headers`)
+        pairs: Sequence[Pair],
+    ) -> None:
+        self.client = client
+        self.family = family
+        self.endpoint = endpoint
+        self.received_ns = received_ns
+        self.reading = reading
+        self.pairs = pairs
 
 
 class GatewayPolicy:
@@ -163,7 +174,8 @@ class GatewayPolicy:
         self.resolutions = ResolutionCache(inactivity_seconds=config.inactivity_seconds)
         self.writer = StoreWriter(store)
         self.writer.on_parents = self._learn_parents
-        self.rows = CallRows(self.writer, tape_dir=str(self.tape_dir), clock=clock)
+        self.rows = CallRows(self.writer, tape_dir=str(self.tape_dir))
+        self.parts = SessionParts(store.row_maker, str(self.tape_dir))
 
     async def close(self) -> None:
         """Write every queued call row and touch (after the proxy drained its hooks)."""
@@ -190,30 +202,24 @@ class GatewayPolicy:
         return client, "ok", presented.sources
 
     async def admit(self, head: RequestHead) -> Admission:
-        received = self.clock()
-        base: dict[str, Any] = {
-            "method": head.method,
-            "path": head.path,
-            "received_ns": time.time_ns(),
-        }
+        received_ns = time.time_ns()
         if own_route(head.path) is not None:
             # Gateway routes are served by the gateway itself, never forwarded.
             missing = {"error": {"type": "roller_not_found", "message": "no such gateway route"}}
-            return Admission(reject=Rejection(404, missing), annotations={"gateway": base})
+            base = {"method": head.method, "path": head.path, "received_ns": received_ns}
+            return Admission(Rejection(404, missing), {"gateway": base})
         reading, pairs = self.header_reading.of_head(head)
         client, problem, sources = self.authenticate(head, reading, pairs)
         if client is None:
-            annotation = {**base, "auth": "rejected", "reason": problem, "sources": list(sources)}
-            message = f"{problem}: use a token from roller gateway token add"
-            return Admission(
-                reject=Rejection(401, unauthorized(message)), annotations={"gateway": annotation}
-            )
+            return _refused(head, received_ns, problem, sources)
         endpoint = endpoint_for(head.method, head.path, head.query)
         family = endpoint.family or next(
             (_FAMILY_BY_SOURCE[s] for s in sources if s in _FAMILY_BY_SOURCE), None
         )
         annotation = {
-            **base,
+            "method": head.method,
+            "path": head.path,
+            "received_ns": received_ns,
             "auth": "ok",
             "principal": client.principal,
             "account": client.account,
@@ -221,9 +227,10 @@ class GatewayPolicy:
             "family": family,
         }
         return Admission(
-            annotations={"gateway": annotation},
-            upstream=None if family is None else self.upstreams.get(family),
-            context=Admitted(client, family, endpoint, annotation, received, reading, pairs),
+            None,
+            {"gateway": annotation},
+            None if family is None else self.upstreams.get(family),
+            Admitted(client, family, endpoint, received_ns, reading, pairs),
         )
 
     async def decide(self, head: RequestHead, admission: Admission) -> PolicyDecision:
@@ -231,60 +238,50 @@ class GatewayPolicy:
         assert isinstance(admitted, Admitted)  # admit let the request through
         client, family, endpoint = admitted.client, admitted.family, admitted.endpoint
         body = parse_json_body(head.body)
-        reading, pairs = admitted.reading, admitted.pairs
         # The same identity as over every header, kept per evidence.
-        identified = self.identities.of(client, reading.identity_headers(pairs), body)
-        plan = identified.plan
-        request = RequestRef(str(self.tape_dir), head.exchange_id)
-        resolution = await self._resolve(plan, admitted.received, request)
-        model = requested_model(body, endpoint)
-        summary = identified.summary
-        annotation = {
-            **admitted.annotation,
-            "model": model,
-            **_session_fields(resolution, plan),
-            "identity": summary,
-        }
-        # The row's request side, from the same values as the annotation (not re-read).
-        self.rows.expect(
-            head.exchange_id,
-            RequestFacts(
-                protocol=endpoint.output_protocol,
-                started_at=started_at(admitted.annotation["received_ns"], self.clock),
-                session_id=resolution.session_id,
-                account=client.account,
-                principal=client.principal,
-                family=family,
-                model=model,
-                participant_unknown=plan.participant_unknown,
-                identity=summary,
-            ),
+        identified = self.identities.of(
+            client, admitted.reading.identity_headers(admitted.pairs), body
         )
-        return PolicyDecision(
-            set_headers=_NO_HEADERS if family is None else self._set_headers.get(family, {}),
-            remove_headers=reading.credentials,
-            remove_query=(
+        resolution = await self._resolve(identified.plan, head.exchange_id)
+        protocol = endpoint.output_protocol
+        shared = self.parts.of(
+            client, family, protocol, identified, resolution, requested_model(body, endpoint)
+        )
+        received_ns = admitted.received_ns
+        # The row's request side, from the same values as the annotation (not re-read).
+        self.rows.expect(head.exchange_id, shared.row, protocol, received_ns)
+        annotation = {
+            "method": head.method,
+            "path": head.path,
+            "received_ns": received_ns,
+            **shared.annotation,
+        }
+        return PolicyDecision(  # positional: no keyword dict per request
+            None,
+            _NO_HEADERS if family is None else self._set_headers.get(family, _NO_HEADERS),
+            admitted.reading.credentials,
+            (
                 (*CREDENTIAL_QUERY, *(n for n, _ in head.query if self.redactor.secret_query(n)))
                 if head.query
                 else CREDENTIAL_QUERY
             ),
-            upstream=None if family is None else self.upstreams.get(family),
-            annotations={"gateway": annotation},
+            None if family is None else self.upstreams.get(family),
+            {"gateway": annotation},
             # A model call's row needs to know whether its response ended normally.
-            keep_response=endpoint.output_protocol is not None,
+            protocol is not None,
         )
 
-    async def _resolve(
-        self, plan: SessionPlan, received: datetime, request: RequestRef
-    ) -> Resolution:
+    async def _resolve(self, plan: SessionPlan, exchange_id: str) -> Resolution:
         """The plan's rows: from the cache when the store already answered it (touching
-        `last_seen_at` through the writer when due), else from the store."""
+        `last_seen_at` through the writer when due), else from the store (naming the
+        tape exchange in the lineage audit)."""
         hit = self.resolutions.get(plan)
         if hit is not None:
             if hit.touch_due:
-                self.writer.touch(hit.resolution.session_id, received)
+                self.writer.touch(hit.resolution.session_id, self.clock())
             return hit.resolution
-        resolution = await self.store.run(self.store.resolve, plan, received, request)
+        request = RequestRef(str(self.tape_dir), exchange_id)
+        resolution = await self.store.run(self.store.resolve, plan, self.clock(), request)
         self.resolutions.put(plan, resolution)
         return resolution
 
@@ -300,16 +297,20 @@ class GatewayPolicy:
         await self.rows.drain()
 
 
-def _session_fields(resolution: Resolution, plan: SessionPlan) -> dict[str, Any]:
-    return {
-        "session_id": resolution.session_id,
-        "parent_session_id": resolution.parent_session_id,
-        "source_type": resolution.source.source_type,
-        "source_id": resolution.source.source_id,
-        "rule": plan.rule,
-        "participant_unknown": plan.participant_unknown,
-        "parent_refused": resolution.parent_refused,
+def _refused(
+    head: RequestHead, received_ns: int, problem: str, sources: tuple[str, ...]
+) -> Admission:
+    """A request whose token did not authenticate: a 401, recorded by its head."""
+    annotation = {
+        "method": head.method,
+        "path": head.path,
+        "received_ns": received_ns,
+        "auth": "rejected",
+        "reason": problem,
+        "sources": list(sources),
     }
+    message = f"{problem}: use a token from roller gateway token add"
+    return Admission(Rejection(401, unauthorized(message)), {"gateway": annotation})
 
 
 def _key_headers(family: Family, key: str) -> dict[str, str]:
