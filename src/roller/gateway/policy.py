@@ -70,6 +70,7 @@ from roller.proxy import (
 from roller.wire.endpoints import Endpoint, Family, endpoint_for
 
 MAX_MODEL_ANNOTATION: Final = 1000  # characters of a requested model kept on the tape
+MAX_PRESENTED: Final = 4096  # credential headers of admitted requests kept
 _FAMILY_BY_SOURCE: Final[Mapping[str, Family]] = {
     "x-api-key": "anthropic",
     "authorization": "openai",
@@ -168,6 +169,9 @@ class GatewayPolicy:
         self.clock = clock
         self.clients = {client.token_sha256: client for client in config.clients}
         self._known: dict[str, Client] = {}  # tokens already matched: no hash per request
+        # The credential headers of requests already admitted (no query): the client
+        # and the family their header names, without reading the token again.
+        self._presented: dict[tuple[Pair, ...], tuple[Client, Family | None]] = {}
         self.redactor = Redactor(config.redact_headers, config.redact_query)
         self.header_reading = HeaderReading(self.redactor)
         self.identities = Identities()
@@ -209,13 +213,23 @@ class GatewayPolicy:
             base = {"method": head.method, "path": head.path, "received_ns": received_ns}
             return Admission(Rejection(404, missing), {"gateway": base})
         reading, pairs = self.header_reading.of_head(head)
-        client, problem, sources = self.authenticate(head, reading, pairs)
-        if client is None:
-            return _refused(head, received_ns, problem, sources)
+        sent = () if head.query else tuple(reading.token_headers(pairs))
+        known = self._presented.get(sent) if sent else None
+        if known is None:
+            client, problem, sources = self.authenticate(head, reading, pairs)
+            if client is None:
+                return _refused(head, received_ns, problem, sources)
+            known = (
+                client,
+                next((_FAMILY_BY_SOURCE[s] for s in sources if s in _FAMILY_BY_SOURCE), None),
+            )
+            if sent:
+                if len(self._presented) >= MAX_PRESENTED:
+                    self._presented.clear()
+                self._presented[sent] = known
+        client, source_family = known
         endpoint = endpoint_for(head.method, head.path, head.query)
-        family = endpoint.family or next(
-            (_FAMILY_BY_SOURCE[s] for s in sources if s in _FAMILY_BY_SOURCE), None
-        )
+        family = endpoint.family or source_family
         annotation = {
             "method": head.method,
             "path": head.path,
