@@ -103,6 +103,7 @@ class SessionStore:
         """Finish queued operations, stop the store thread, close the connections."""
         if self._executor is not None:
             self._executor.shutdown(wait=True)
+        self._batch.close()  # the writer's connection, back at the engine's settings
         self.engine.dispose()
 
     # -- resolving a request -------------------------------------------------------------
