@@ -20,7 +20,8 @@ from sqlalchemy.dialects import sqlite
 from roller.gateway import policy as policy_module
 from roller.gateway.config import Client, parse_config
 from roller.gateway.derivation import SessionPlan, SourceKey
-from roller.gateway.policy import GatewayPolicy, parse_json_body, requested_model
+from roller.gateway.policy import GatewayPolicy, requested_model
+from roller.gateway.request_body import parse_json_body
 from roller.gateway.resolutions import ResolutionCache
 from roller.gateway.store import Resolution
 from roller.gateway.store.calls import CallInsert

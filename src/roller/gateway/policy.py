@@ -39,20 +39,18 @@ row handed on.
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Final
 
-import orjson
-
 from roller.gateway.config import Client, GatewayConfig
 from roller.gateway.derivation import SessionPlan
 from roller.gateway.headers import HeaderReading, Pair, Reading
 from roller.gateway.identities import Identities
 from roller.gateway.paths import own_route
+from roller.gateway.request_body import RequestBody
 from roller.gateway.resolutions import ResolutionCache
 from roller.gateway.rows import CallRows
 from roller.gateway.session_parts import SessionParts
@@ -90,28 +88,6 @@ _NO_HEADERS: Final[Mapping[str, str]] = {}
 
 def unauthorized(message: str) -> dict[str, Any]:
     return {"error": {"type": "roller_unauthorized", "message": message}}
-
-
-def parse_json_body(body: bytes) -> object:
-    """The parsed request body, or None when it is empty or not JSON Python can read
-    (nested too deeply, an integer past the digit limit): the identity rules then see no
-    body; the bytes stay on the tape either way.
-
-    orjson first (about half the CPU on a 32 KiB harness turn), the standard library for
-    whatever orjson refuses (NaN, Infinity, lone surrogates, deep nesting), so what is
-    accepted is what `json.loads` accepts. Where both parse, they differ only on an
-    integer past 64 bits (orjson gives a float): the identity rules and the model read
-    strings and objects only, so they give the same answer either way."""
-    if not body or body[:1] not in (b"{", b"["):
-        return None
-    try:
-        return orjson.loads(body)
-    except orjson.JSONDecodeError:
-        pass
-    try:
-        return json.loads(body)
-    except (UnicodeDecodeError, ValueError, RecursionError):
-        return None
 
 
 def requested_model(body: object, endpoint: Endpoint) -> str | None:
@@ -175,6 +151,7 @@ class GatewayPolicy:
         self.redactor = Redactor(config.redact_headers, config.redact_query)
         self.header_reading = HeaderReading(self.redactor)
         self.identities = Identities()
+        self.bodies = RequestBody()
         self.resolutions = ResolutionCache(inactivity_seconds=config.inactivity_seconds)
         self.writer = StoreWriter(store)
         self.writer.on_parents = self._learn_parents
@@ -251,7 +228,7 @@ class GatewayPolicy:
         admitted = admission.context
         assert isinstance(admitted, Admitted)  # admit let the request through
         client, family, endpoint = admitted.client, admitted.family, admitted.endpoint
-        body = parse_json_body(head.body)
+        body = self.bodies.read(head.body, client.harness)  # what the rules and the model read
         # The same identity as over every header, kept per evidence.
         identified = self.identities.of(
             client, admitted.reading.identity_headers(admitted.pairs), body
