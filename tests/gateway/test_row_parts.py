@@ -16,7 +16,7 @@ from sqlalchemy.dialects import sqlite
 
 from roller.gateway.store import CallFacts, CallRow, SessionStore
 from roller.gateway.store.calls import COLUMNS, CallInsert
-from roller.gateway.store.row_parts import RowMaker, SessionPart, SqliteTimes, utc_from_ns
+from roller.gateway.store.row_parts import RowMaker, SessionPart, sqlite_times, utc_from_ns
 from tests.gateway.conftest import ALICE_CC
 from tests.gateway.test_store import plan
 
@@ -164,7 +164,7 @@ def test_sqlite_time_text_is_the_processors() -> None:
     dialect = sqlite.dialect()
     process = CallInsert.of(dialect).processors[COLUMNS.index("started_at")]
     assert process is not None
-    times = SqliteTimes()
+    times = sqlite_times()
     rng = random.Random(7)
     instants = [0, 10**9 - 1, 10**9, NS, 253_402_300_799_999_999_999]
     instants += [rng.randrange(0, 253_402_300_799 * 10**9) for _ in range(500)]

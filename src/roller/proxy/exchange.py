@@ -34,6 +34,8 @@ drives a `Recorder` alone. Rules this glue keeps:
   the other: two levels below aiohttp's, where there were five.
 - Only what an exchange needs crosses into it, frozen (`services.ExchangeServices`);
   this module does not know the `Relay` that counts exchanges.
+- A target the embedder serves itself (`roller.proxy.local`) is handed to it before an
+  exchange exists: never forwarded, never recorded, not counted in flight.
 """
 
 from __future__ import annotations
@@ -133,6 +135,9 @@ class Exchange(Recorder):
         (one coroutine level fewer on every resumption than a handler that calls it)."""
         services = holder.services
         assert services is not None  # aiohttp serves only once the application started
+        local = services.local
+        if local is not None and local.serves(request.raw_path):
+            return await local.serve(request)  # the embedder's own: not an exchange
         exchange = Exchange(services, request)
         services.started()
         try:

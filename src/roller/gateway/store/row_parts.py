@@ -62,6 +62,7 @@ _AS_IS: Final = (
 )
 _MAX_WORDS: Final = 256  # outcome and status values known storable (a closed set)
 _SECONDS: Final = 8  # seconds whose SQLite time text is kept
+_WORD_COLUMNS: Final = ("outcome", "execution_status", "response_capture_status")
 
 
 def utc_from_ns(ns: int) -> datetime:
@@ -82,27 +83,25 @@ class SessionPart:
         self.values = values
 
 
-class SqliteTimes:
+def sqlite_times() -> Callable[[int], str]:
     """SQLite's `DATETIME` text of a time in nanoseconds, its date and time made once per
     second (the text `isoformat(" ", "microseconds")` gives of naive UTC). A row's two
     times, and the rows of requests in flight, fall in a few seconds: the last
-    `_SECONDS` are kept."""
+    `_SECONDS` are kept. (A closure: a call cheaper than an instance's `__call__`.)"""
+    prefixes: dict[int, str] = {}
 
-    __slots__ = ("_prefixes",)
-
-    def __init__(self) -> None:
-        self._prefixes: dict[int, str] = {}
-
-    def __call__(self, ns: int) -> str:
+    def text(ns: int) -> str:
         second, micro = divmod(ns // 1000, 1_000_000)
-        prefix = self._prefixes.get(second)
+        prefix = prefixes.get(second)
         if prefix is None:
             whole = (_EPOCH + timedelta(0, second)).replace(tzinfo=None)
             prefix = whole.isoformat(" ", "seconds") + "."
-            if len(self._prefixes) >= _SECONDS:
-                self._prefixes.clear()
-            self._prefixes[second] = prefix
+            if len(prefixes) >= _SECONDS:
+                prefixes.clear()
+            prefixes[second] = prefix
         return prefix + "%06d" % micro  # noqa: UP031 - cheaper than a format spec
+
+    return text
 
 
 class RowMaker:
@@ -121,7 +120,7 @@ class RowMaker:
         started = processors["started_at"]
         self._time: Callable[[int], Any]
         if sqlite_time_text(Call.__table__.c["started_at"].type, dialect):
-            self._time = SqliteTimes()
+            self._time = sqlite_times()
         elif started is None:
             self._time = utc_from_ns
         else:
@@ -131,11 +130,8 @@ class RowMaker:
         self._method_len = lengths["method"] or 1 << 62
         self._exchange_len = lengths["exchange_id"] or 1 << 62
         self._error_len = lengths["error_code"] or 1 << 62
-        self._word_lens = {
-            name: lengths[name] or 1 << 62
-            for name in ("outcome", "execution_status", "response_capture_status")
-        }
-        self._words: set[tuple[str, str]] = set()  # (column, value) known storable
+        self._word_lens = {name: lengths[name] or 1 << 62 for name in _WORD_COLUMNS}
+        self._words: set[tuple[str, ...]] = set()  # (outcome, statuses) known storable
 
     def part(
         self,
@@ -194,7 +190,7 @@ class RowMaker:
             )  # fmt: skip
         time = self._time
         request = (
-            call_row_id(),
+            call_row_id(ended_ns // 1_000_000),
             exchange_id,
             method,
             path,
@@ -211,19 +207,16 @@ class RowMaker:
 
     def _storable_words(self, outcome: str, statuses: tuple[str, str]) -> bool:
         """Whether the outcome and statuses (values of a closed set) are stored as given."""
-        words = self._words
-        checks: tuple[tuple[str, str], ...] = (("outcome", outcome),)
-        checks += (("execution_status", statuses[0]), ("response_capture_status", statuses[1]))
-        for check in checks:
-            if check in words:
-                continue
-            name, value = check
+        words = (outcome, *statuses)
+        if words in self._words:
+            return True
+        for name, value in zip(_WORD_COLUMNS, words, strict=True):
             if not (
                 value.isascii() and "\x00" not in value and len(value) <= self._word_lens[name]
             ):
                 return False
-            if len(words) < _MAX_WORDS:
-                words.add(check)
+        if len(self._words) < _MAX_WORDS:
+            self._words.add(words)
         return True
 
     def _null_identity(self) -> Any:
