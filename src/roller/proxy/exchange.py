@@ -230,8 +230,8 @@ class Exchange(Recorder):
             return await self._send_reply(step)
         decision = decision or NO_DECISION
         url = upstream_url(step.upstream, without_query_params(head.target, decision.remove_query))
-        out_headers = self.plan.upstream(
-            head.headers, decision.set_headers.items(), decision.remove_headers
+        out_headers = self._plans.upstream(
+            self.plan, head.headers, decision.set_headers, decision.remove_headers
         )
         idle = self.idle = self.services.watches.watch()
         self.url = url
