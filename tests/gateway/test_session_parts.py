@@ -14,7 +14,7 @@ from multidict import CIMultiDict, CIMultiDictProxy
 from roller.gateway.config import parse_config
 from roller.gateway.policy import GatewayPolicy
 from roller.gateway.store import SessionStore
-from roller.gateway.store.row_parts import utc_from_ns
+from roller.gateway.store.bound_values import utc_from_ns
 from roller.gateway.tokens import new_token, token_sha256
 from roller.proxy import ExchangeEnd, PolicyDecision, RequestHead
 

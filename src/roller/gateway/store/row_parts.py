@@ -15,10 +15,8 @@ kept:
   stored otherwise than given (escaped, cut: `roller.gateway.store.values`) is made by
   `CallInsert.rows` from the facts, which flags it, so a flag is never lost.
 - Times are taken as nanoseconds since the epoch and stored to the microsecond below
-  (as `datetime.now` reads the clock). On SQLite, where the column keeps the dialect's
-  default storage format, the text is what the processor writes
-  (`isoformat(" ", "microseconds")` of naive UTC), its date and time made once per
-  second; elsewhere a UTC datetime goes through the column's processor.
+  (as `datetime.now` reads the clock); times and JSON values are bound per dialect by
+  `roller.gateway.store.bound_values` (SQLite's and PostgreSQL's text, made cheaply).
 - The fast path applies to a dialect whose processors leave these columns' values as
   they are (none for strings and integers; SQLite and PostgreSQL alike); any other
   dialect gets every row from `CallInsert.rows`.
@@ -26,25 +24,16 @@ kept:
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from datetime import UTC, datetime, timedelta
 from typing import Any, Final
 
 from sqlalchemy import Dialect
 
-from roller.gateway.store.calls import (
-    COLUMNS,
-    SESSION_COLUMNS,
-    CallFacts,
-    CallInsert,
-    CallRow,
-    sqlite_time_text,
-)
+from roller.gateway.store.bound_values import Binders, utc_from_ns
+from roller.gateway.store.calls import COLUMNS, SESSION_COLUMNS, CallFacts, CallInsert, CallRow
 from roller.gateway.store.ids import call_row_id
 from roller.gateway.store.models import Call
 from roller.gateway.store.values import column_shapes
 
-_EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
 _new_row = tuple.__new__  # a CallRow from all its values, without NamedTuple's Python __new__
 _SESSION_SHAPES: Final = column_shapes(Call.__table__, SESSION_COLUMNS)  # type: ignore[arg-type]
 # Request-side columns whose values go to the driver as they are on the fast path.
@@ -61,14 +50,7 @@ _AS_IS: Final = (
     *(c for c in SESSION_COLUMNS if c not in ("participant_unknown", "identity")),
 )
 _MAX_WORDS: Final = 256  # outcome and status values known storable (a closed set)
-_SECONDS: Final = 8  # seconds whose SQLite time text is kept
 _WORD_COLUMNS: Final = ("outcome", "execution_status", "response_capture_status")
-
-
-def utc_from_ns(ns: int) -> datetime:
-    """The aware UTC datetime of `ns` nanoseconds since the epoch, to the microsecond
-    below (exact: no float)."""
-    return _EPOCH + timedelta(0, 0, ns // 1000)
 
 
 class SessionPart:
@@ -83,27 +65,6 @@ class SessionPart:
         self.values = values
 
 
-def sqlite_times() -> Callable[[int], str]:
-    """SQLite's `DATETIME` text of a time in nanoseconds, its date and time made once per
-    second (the text `isoformat(" ", "microseconds")` gives of naive UTC). A row's two
-    times, and the rows of requests in flight, fall in a few seconds: the last
-    `_SECONDS` are kept. (A closure: a call cheaper than an instance's `__call__`.)"""
-    prefixes: dict[int, str] = {}
-
-    def text(ns: int) -> str:
-        second, micro = divmod(ns // 1000, 1_000_000)
-        prefix = prefixes.get(second)
-        if prefix is None:
-            whole = (_EPOCH + timedelta(0, second)).replace(tzinfo=None)
-            prefix = whole.isoformat(" ", "seconds") + "."
-            if len(prefixes) >= _SECONDS:
-                prefixes.clear()
-            prefixes[second] = prefix
-        return prefix + "%06d" % micro  # noqa: UP031 - cheaper than a format spec
-
-    return text
-
-
 class RowMaker:
     """One store's call rows, made from a session part and the request's own values."""
 
@@ -111,20 +72,11 @@ class RowMaker:
         self.insert = insert
         processors = dict(zip(COLUMNS, insert.processors, strict=True))
         self.fast = all(processors[name] is None for name in _AS_IS)
-        flags = processors["flags"]
-        self._no_flags = None if flags is None else flags(None)
-        self._over_limit = (
-            ["response_over_limit"] if flags is None else flags(["response_over_limit"])
-        )
+        binders = Binders.of(insert, dialect)
+        self._time, self._json = binders.time, binders.json
+        self._no_flags = binders.json(None)
+        self._over_limit = binders.json(["response_over_limit"])
         self._participant = processors["participant_unknown"]
-        started = processors["started_at"]
-        self._time: Callable[[int], Any]
-        if sqlite_time_text(Call.__table__.c["started_at"].type, dialect):
-            self._time = sqlite_times()
-        elif started is None:
-            self._time = utc_from_ns
-        else:
-            self._time = lambda ns: started(utc_from_ns(ns))
         shapes = column_shapes(Call.__table__, COLUMNS)  # type: ignore[arg-type]
         lengths = {c.name: c.length for c in shapes.columns}
         self._method_len = lengths["method"] or 1 << 62
@@ -152,8 +104,7 @@ class RowMaker:
             return SessionPart(raw, None)
         process = self._participant
         bound = participant_unknown if process is None else process(participant_unknown)
-        summary = self.insert.identity(identity) if identity is not None else self._null_identity()
-        return SessionPart(raw, (*raw[:7], bound, summary))
+        return SessionPart(raw, (*raw[:7], bound, self._json(identity)))
 
     def row(
         self,
@@ -218,10 +169,6 @@ class RowMaker:
         if len(self._words) < _MAX_WORDS:
             self._words.add(words)
         return True
-
-    def _null_identity(self) -> Any:
-        process = self.insert.processors[COLUMNS.index("identity")]
-        return None if process is None else process(None)
 
     def _general(
         self,
