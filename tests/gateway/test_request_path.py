@@ -30,7 +30,7 @@ from roller.gateway.tokens import new_token, token_sha256
 from roller.harnesses import identify
 from roller.proxy import RequestHead
 from roller.wire.endpoints import endpoint_for
-from tests.gateway.conftest import ALICE_OC, GatewayFactory
+from tests.gateway.conftest import ALICE_OC, GatewayFactory, one_client_policy
 from tests.gateway.test_sessions_http import opencode
 from tests.gateway.test_store import plan as store_plan
 
@@ -87,21 +87,7 @@ def test_authentication_is_a_table_lookup_without_the_store(tmp_path: Path) -> N
 def test_a_token_already_admitted_is_not_read_again_and_an_unknown_one_never_kept(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    token = new_token()
-    raw = {
-        "upstreams": {"anthropic": {"url": "http://127.0.0.1:9"}},
-        "clients": [
-            {"token_sha256": token_sha256(token), "principal": "alice", "account": "acme",
-             "harness": "claude-code"},
-        ],
-    }  # fmt: skip
-    policy = GatewayPolicy(
-        parse_config(raw, base=tmp_path),
-        NoStore(),  # type: ignore[arg-type]
-        upstreams={"anthropic": "http://127.0.0.1:9"},
-        keys={"anthropic": "sk-real"},
-        tape_dir=tmp_path,
-    )
+    policy, token = one_client_policy(NoStore(), tmp_path)
     reads: list[object] = []
     real = policy_module.presented_in
 

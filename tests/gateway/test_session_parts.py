@@ -11,37 +11,17 @@ from typing import Any
 
 from multidict import CIMultiDict, CIMultiDictProxy
 
-from roller.gateway.config import parse_config
 from roller.gateway.policy import GatewayPolicy
 from roller.gateway.store import SessionStore
 from roller.gateway.store.bound_values import utc_from_ns
-from roller.gateway.tokens import new_token, token_sha256
 from roller.proxy import ExchangeEnd, PolicyDecision, RequestHead
+from tests.gateway.conftest import one_client_policy
 
 KEYS = [
     "method", "path", "received_ns", "auth", "principal", "account", "harness", "family",
     "model", "session_id", "parent_session_id", "source_type", "source_id", "rule",
     "participant_unknown", "parent_refused", "identity",
 ]  # fmt: skip
-
-
-def _policy(store: SessionStore, tmp_path: Path) -> tuple[GatewayPolicy, str]:
-    token = new_token()
-    raw = {
-        "upstreams": {"anthropic": {"url": "http://127.0.0.1:9"}},
-        "clients": [
-            {"token_sha256": token_sha256(token), "principal": "alice", "account": "acme",
-             "harness": "claude-code"},
-        ],
-    }  # fmt: skip
-    policy = GatewayPolicy(
-        parse_config(raw, base=tmp_path),
-        store,
-        upstreams={"anthropic": "http://127.0.0.1:9"},
-        keys={"anthropic": "sk-real"},
-        tape_dir=tmp_path / "tape",
-    )
-    return policy, token
 
 
 async def _decide(
@@ -61,7 +41,7 @@ async def _decide(
 def test_requests_share_their_sessions_parts_and_get_the_whole_annotation(
     store: SessionStore, tmp_path: Path
 ) -> None:
-    policy, token = _policy(store, tmp_path)
+    policy, token = one_client_policy(store, tmp_path)
 
     async def main() -> list[PolicyDecision]:
         plan = [("s0", "m"), ("s0", "m"), ("s0", "n"), ("s1", "m"), ("s0", "m")]

@@ -108,38 +108,25 @@ class ExchangeFacts:
             outcome=IN_FLIGHT if outcome is None else outcome,
             status=status,
             streamed=streamed,
-            relayed_all=_relayed_all(client_bytes, response_bytes, body_bytes),
+            relayed_all=relayed_all(client_bytes, response_bytes, body_bytes),
             terminal=terminal,
         )
 
 
-def _relayed_all(client_bytes: object, response_bytes: object, body_bytes: int) -> bool:
+def relayed_all(client_bytes: object, response_bytes: object, body_bytes: int) -> bool:
+    """Every byte the upstream sent reached the client (`ExchangeFacts.relayed_all`)."""
     return client_bytes is not None and client_bytes == response_bytes == body_bytes
 
 
 @functools.lru_cache(maxsize=4096)
-def _both(
+def statuses_of(
     outcome: str, status: int | None, streamed: bool, relayed_all: bool, terminal: bool | None
 ) -> tuple[ExecutionStatus, ResponseCaptureStatus]:
+    """`execution_status` and `response_capture_status` of the `ExchangeFacts` of these
+    fields, remembered per distinct facts: a gateway judges every call it records, and
+    nearly all of them end alike."""
     facts = ExchangeFacts(outcome, status, streamed, relayed_all, terminal)
     return execution_status(facts), response_capture_status(facts)
-
-
-def exchange_statuses(
-    *,
-    outcome: str | None,
-    status: int | None,
-    streamed: bool,
-    client_bytes: object,
-    response_bytes: object,
-    body_bytes: int,
-    terminal: bool | None,
-) -> tuple[ExecutionStatus, ResponseCaptureStatus]:
-    """`execution_status` and `response_capture_status` of `ExchangeFacts.of(...)` (same
-    arguments), remembered per distinct facts: a gateway judges every call it records,
-    and nearly all of them end alike."""
-    relayed = _relayed_all(client_bytes, response_bytes, body_bytes)
-    return _both(IN_FLIGHT if outcome is None else outcome, status, streamed, relayed, terminal)
 
 
 def response_was_whole(f: ExchangeFacts) -> bool:

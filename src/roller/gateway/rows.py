@@ -37,7 +37,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, Final, Literal, overload
 
 from roller.capture.models import ExecutionStatus, ResponseCaptureStatus
-from roller.capture.statuses import exchange_statuses
+from roller.capture.statuses import relayed_all, statuses_of
 from roller.gateway.store.row_parts import SessionPart
 from roller.gateway.writer import StoreWriter
 from roller.proxy import ExchangeEnd
@@ -98,15 +98,9 @@ def call_statuses(
     if ending is None:
         return None
     streamed, terminal = ending
-    return exchange_statuses(
-        outcome=end.outcome,
-        status=end.upstream_status,
-        streamed=streamed,
-        client_bytes=end.client_bytes,
-        response_bytes=end.response_bytes,
-        body_bytes=end.response_bytes if body is None else len(body),
-        terminal=terminal,
-    )
+    sent = end.response_bytes
+    relayed = relayed_all(end.client_bytes, sent, sent if body is None else len(body))
+    return statuses_of(end.outcome, end.upstream_status, streamed, relayed, terminal)
 
 
 class CallRows:

@@ -36,18 +36,12 @@ from roller.gateway.store.values import column_shapes
 
 _new_row = tuple.__new__  # a CallRow from all its values, without NamedTuple's Python __new__
 _SESSION_SHAPES: Final = column_shapes(Call.__table__, SESSION_COLUMNS)  # type: ignore[arg-type]
-# Request-side columns whose values go to the driver as they are on the fast path.
-_AS_IS: Final = (
-    "exchange_id",
-    "method",
-    "path",
-    "outcome",
-    "client_status",
-    "upstream_status",
-    "execution_status",
-    "response_capture_status",
-    "error_code",
-    *(c for c in SESSION_COLUMNS if c not in ("participant_unknown", "identity")),
+# Columns whose values go to the driver as they are on the fast path (the rest: the
+# row id, the times and JSON values, `bound_values`, and the boolean's processor).
+_AS_IS: Final = tuple(
+    c
+    for c in COLUMNS
+    if c not in ("id", "started_at", "ended_at", "flags", "participant_unknown", "identity")
 )
 _MAX_WORDS: Final = 256  # outcome and status values known storable (a closed set)
 _WORD_COLUMNS: Final = ("outcome", "execution_status", "response_capture_status")
@@ -135,10 +129,9 @@ class RowMaker:
             or (error_code is not None and len(error_code) > self._error_len)
             or not self._storable_words(outcome, statuses)
         ):
-            return self._general(
-                part, exchange_id, method, path, outcome, client_status, upstream_status,
-                statuses, error_code, started_ns, ended_ns, over_limit,
-            )  # fmt: skip
+            request: tuple[Any, ...] = (exchange_id, method, path, outcome, client_status)
+            request += (upstream_status, statuses, error_code, started_ns, ended_ns)
+            return self._general(part, request, over_limit)
         time = self._time
         request = (
             call_row_id(ended_ns // 1_000_000),
@@ -170,45 +163,25 @@ class RowMaker:
             self._words.add(words)
         return True
 
-    def _general(
-        self,
-        part: SessionPart,
-        exchange_id: str,
-        method: str,
-        path: str,
-        outcome: str,
-        client_status: int | None,
-        upstream_status: int | None,
-        statuses: tuple[str, str],
-        error_code: str | None,
-        started_ns: int,
-        ended_ns: int,
-        over_limit: bool,
-    ) -> CallRow:
-        tape_dir, session_id, account, principal, family, protocol, model, unknown, identity = (
-            part.raw
+    def _general(self, part: SessionPart, request: tuple[Any, ...], over_limit: bool) -> CallRow:
+        """The row `CallInsert.rows` makes of the same facts (`request`: `row`'s own
+        arguments after the part, in order, but `over_limit`)."""
+        exchange_id, method, path, outcome, client, upstream, statuses, error, started, ended = (
+            request
         )
         facts = CallFacts(
-            tape_dir=tape_dir,
+            **dict(zip(SESSION_COLUMNS, part.raw, strict=True)),
             exchange_id=exchange_id,
-            session_id=session_id,
-            account=account,
-            principal=principal,
             method=method,
             path=path,
-            family=family,
-            protocol=protocol,
-            model=model,
-            participant_unknown=unknown,
-            identity=identity,
             outcome=outcome,
-            client_status=client_status,
-            upstream_status=upstream_status,
+            client_status=client,
+            upstream_status=upstream,
             execution_status=statuses[0],
             response_capture_status=statuses[1],
-            error_code=error_code,
-            started_at=utc_from_ns(started_ns),
-            ended_at=utc_from_ns(ended_ns),
+            error_code=error,
+            started_at=utc_from_ns(started),
+            ended_at=utc_from_ns(ended),
             flags=("response_over_limit",) if over_limit else (),
         )
         return self.insert.rows([facts])[0]
