@@ -5,10 +5,13 @@
 2. authenticate the roller token (`roller.gateway.tokens`); an unknown, missing,
    ambiguous or non-UTF-8 token gets a 401 at once, recorded on the tape by its head and
    outcome only (the body is never read: an unauthenticated request costs no body) and
-   as a `call` row that belongs to no one;
+   as a `call` row that belongs to no one; credential headers that authenticated once
+   (no query) are known by their values after (`MAX_PRESENTED`, refusals never kept);
 3. name the upstream for the request's protocol family.
 `GatewayPolicy.decide(head, admission)` runs once the body arrived, before forwarding:
-4. derive the session: `roller.harnesses.identify` under the credential's declared harness
+4. read the body as far as its readers go (`roller.gateway.request_body`: the members
+   the identity rules and the model start at), and derive the session:
+   `roller.harnesses.identify` under the credential's declared harness
    (roller's own headers only when the credential is configured to send them, gated
    native headers, body conversation id), over the headers an identity rule can read
    (`roller.gateway.headers`, decided once per name sequence), mapped onto rows by
@@ -26,9 +29,13 @@
    gateway does not own (every header the redaction rules or the configured names call
    secret, named once per name sequence by `roller.gateway.headers`; every secret query
    parameter): outgoing changes are never recorded;
-7. annotate the tape's request with who and which session (`annotations["gateway"]`);
-8. hand the call row's request side (`roller.gateway.rows.RequestFacts`, from the same
-   values as the annotation) to `roller.gateway.rows`, keyed by the tape exchange.
+7. annotate the tape's request with who and which session (`annotations["gateway"]`:
+   the request's `method`, `path` and `received_ns`, then the tail its session, model
+   and endpoint share, kept by `roller.gateway.session_parts`);
+8. hand the call row's session part (kept with that tail, bound for the store once) and
+   the request's `received_ns` to `roller.gateway.rows`, keyed by the tape exchange.
+The records handed to and from the proxy are plain slotted classes built positionally
+(`roller.proxy.policy`): a frozen dataclass pays an `object.__setattr__` per field.
 `on_exchange_end` (the proxy's end hook) is `roller.gateway.rows.CallRows`': the
 exchange's one `call` row, for every exchange the proxy recorded, refused ones included,
 with the status rulebook's statuses over the response body the decision kept
