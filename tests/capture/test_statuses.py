@@ -157,3 +157,20 @@ def test_the_docstring_names_every_outcome() -> None:
     for outcome in OUTCOMES:
         if outcome != "ok":
             assert re.search(rf"`{outcome}`", doc), outcome
+
+
+def test_the_remembered_statuses_are_the_rulebooks() -> None:
+    """`statuses_of` (remembered per distinct facts, for the gateway's rows) gives what
+    the two rules give over `ExchangeFacts.of`, for every combination, asked twice."""
+    for _ in range(2):
+        for outcome in OUTCOMES:
+            for status in (None, 200, 302, 400, 503):
+                for streamed in (False, True):
+                    for client, sent in ((BODY, BODY), (None, BODY), (BODY - 1, BODY)):
+                        for terminal in (None, False, True):
+                            f = facts(outcome, status, streamed=streamed, client=client,
+                                      sent=sent, terminal=terminal)  # fmt: skip
+                            relayed = statuses.relayed_all(client, sent, BODY)
+                            assert relayed == f.relayed_all
+                            got = statuses.statuses_of(outcome, status, streamed, relayed, terminal)
+                            assert got == (execution_status(f), response_capture_status(f))

@@ -19,6 +19,7 @@ from sqlalchemy import create_engine, text
 
 from roller.capture.tape import TapeReadResult, read_tape
 from roller.gateway.config import Client, parse_config
+from roller.gateway.policy import GatewayPolicy
 from roller.gateway.server import Gateway
 from roller.gateway.store import RuntimeSession, SessionStore, open_engine
 from roller.gateway.tokens import new_token, token_sha256
@@ -65,6 +66,27 @@ def store(db_url: str) -> Iterator[SessionStore]:
         yield store
     finally:
         store.close()
+
+
+def one_client_policy(store: Any, tmp_path: Path) -> tuple[GatewayPolicy, str]:
+    """A gateway policy over `store` with one Claude Code client (alice at acme) and an
+    Anthropic upstream, and that client's token."""
+    token = new_token()
+    raw = {
+        "upstreams": {"anthropic": {"url": "http://127.0.0.1:9"}},
+        "clients": [
+            {"token_sha256": token_sha256(token), "principal": "alice", "account": "acme",
+             "harness": "claude-code"},
+        ],
+    }  # fmt: skip
+    policy = GatewayPolicy(
+        parse_config(raw, base=tmp_path),
+        store,
+        upstreams={"anthropic": "http://127.0.0.1:9"},
+        keys={"anthropic": "sk-real"},
+        tape_dir=tmp_path / "tape",
+    )
+    return policy, token
 
 
 ALICE_CC = Client("a" * 64, "alice", "acme", "claude-code")

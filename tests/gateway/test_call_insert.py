@@ -53,7 +53,7 @@ def test_the_batched_insert_stores_what_sqlalchemy_stores(store: SessionStore) -
     variants = _variants(session)
     ours = [replace(f, exchange_id=f"ours:{n}") for n, f in enumerate(variants)]
     theirs = [replace(f, exchange_id=f"core:{n}") for n, f in enumerate(variants)]
-    store.write_batch(ours, {})
+    store.write_calls(ours, {})
     with store.engine.begin() as conn:
         rows = [dict(zip(COLUMNS, call_values(f), strict=True)) for f in theirs]
         conn.execute(insert(Call), rows)
@@ -74,8 +74,8 @@ def test_the_batched_insert_stores_what_sqlalchemy_stores(store: SessionStore) -
 def test_writing_a_batch_again_adds_no_row(store: SessionStore) -> None:
     session = store.resolve(plan(ALICE_CC, "S"), T0).session_id
     batch = [call_facts(session, f"x:{n}") for n in range(3)]
-    store.write_batch(batch, {})
-    store.write_batch([*batch, call_facts(session, "x:3")], {})
+    store.write_calls(batch, {})
+    store.write_calls([*batch, call_facts(session, "x:3")], {})
     assert sorted(c.exchange_id for c in store.calls(session)) == [f"x:{n}" for n in range(4)]
 
 
@@ -112,9 +112,9 @@ def test_a_refused_batch_is_a_store_error_and_the_pool_stays_usable(store: Sessi
     orphan = call_facts("no-such-session", "x:orphan")  # the foreign key refuses it
     for _ in range(3):  # more attempts than the pool has idle connections to lose
         with pytest.raises(StoreError, match="session store"):
-            store.write_batch([call_facts(session, "x:ok"), orphan], {})
+            store.write_calls([call_facts(session, "x:ok"), orphan], {})
     assert store.calls(session) == []  # the batch is one transaction: nothing landed
-    store.write_batch([call_facts(session, "x:ok")], {})
+    store.write_calls([call_facts(session, "x:ok")], {})
     with store.engine.connect() as conn:
         stored = conn.execute(select(Call.exchange_id)).scalars().all()
     assert stored == ["x:ok"]

@@ -15,23 +15,31 @@ from typing import Any
 
 import pytest
 from multidict import CIMultiDict, CIMultiDictProxy
+from sqlalchemy.dialects import sqlite
 
+from roller.gateway import policy as policy_module
 from roller.gateway.config import Client, parse_config
 from roller.gateway.derivation import SessionPlan, SourceKey
-from roller.gateway.policy import GatewayPolicy, parse_json_body, requested_model
+from roller.gateway.policy import GatewayPolicy, requested_model
+from roller.gateway.request_body import parse_json_body
 from roller.gateway.resolutions import ResolutionCache
 from roller.gateway.store import Resolution
+from roller.gateway.store.calls import CallInsert
+from roller.gateway.store.row_parts import RowMaker
 from roller.gateway.tokens import new_token, token_sha256
 from roller.harnesses import identify
 from roller.proxy import RequestHead
 from roller.wire.endpoints import endpoint_for
-from tests.gateway.conftest import ALICE_OC, GatewayFactory
+from tests.gateway.conftest import ALICE_OC, GatewayFactory, one_client_policy
 from tests.gateway.test_sessions_http import opencode
 from tests.gateway.test_store import plan as store_plan
 
 
 class NoStore:
-    """A store that fails the test the moment anything of it is used."""
+    """A store that fails the test the moment anything of it is used (but its row maker:
+    values bound in memory, no database)."""
+
+    row_maker = RowMaker(CallInsert.of(sqlite.dialect()), sqlite.dialect())
 
     def __getattr__(self, name: str) -> Any:
         raise AssertionError(f"the request path used the store ({name})")
@@ -74,6 +82,46 @@ def test_authentication_is_a_table_lookup_without_the_store(tmp_path: Path) -> N
     assert unknown.reject is not None and unknown.reject.status == 401
     missing = asyncio.run(policy.admit(_head({})))
     assert missing.reject is not None and missing.reject.status == 401
+
+
+def test_a_token_already_admitted_is_not_read_again_and_an_unknown_one_never_kept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    policy, token = one_client_policy(NoStore(), tmp_path)
+    reads: list[object] = []
+    real = policy_module.presented_in
+
+    def counted(*args: Any) -> Any:
+        reads.append(args)
+        return real(*args)
+
+    monkeypatch.setattr(policy_module, "presented_in", counted)
+
+    def admit(headers: dict[str, str], query: tuple[tuple[str, str], ...] = ()) -> Any:
+        head = _head(headers)
+        return asyncio.run(
+            policy.admit(RequestHead(head.method, head.path, query, head.headers, None))
+        )
+
+    for _ in range(3):
+        ok = admit({"x-api-key": token})
+        assert ok.reject is None and ok.annotations["gateway"]["principal"] == "alice"
+        assert ok.annotations["gateway"]["family"] == "anthropic"
+    assert len(reads) == 1  # read once, then known by its headers
+    assert admit({"authorization": f"Bearer {token}"}).reject is None
+    assert len(reads) == 2  # other headers: read again
+    assert admit({"x-api-key": token}, (("key", token),)).reject is None
+    assert admit({"x-api-key": token}, (("key", token),)).reject is None
+    assert len(reads) == 4  # a query may carry a token: never taken from the kept ones
+    other = new_token()
+    for _ in range(2):
+        refused = admit({"x-api-key": other})
+        assert refused.reject is not None and refused.reject.status == 401
+    both = {"x-api-key": token, "authorization": f"Bearer {other}"}
+    for _ in range(2):
+        ambiguous = admit(both)
+        assert ambiguous.reject is not None and ambiguous.reject.status == 401
+    assert len(reads) == 8  # refusals are never kept
 
 
 # -- the cache of resolved plans -----------------------------------------------------------

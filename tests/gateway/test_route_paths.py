@@ -7,7 +7,11 @@ from __future__ import annotations
 import json
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from roller.gateway.paths import NAMESPACE, own_route
+from roller.wire.endpoints import path_segments
 from tests.gateway.conftest import GatewayFactory
 from tests.gateway.test_sessions_http import opencode
 from tests.support.rawhttp import send
@@ -29,3 +33,24 @@ def test_every_spelling_of_a_gateway_route_is_the_gateway_s(
     assert json.loads(missing.body)["error"]["type"] == "roller_not_found"
     # Neither reached the upstream nor the tape as model traffic.
     assert len(gw.tape().exchanges) == before
+
+
+def _own_route_in_full(target: str) -> tuple[str, ...] | None:
+    """`own_route` without its quick refusal: the path's segments, decoded, compared."""
+    segments = path_segments(target.split("?", 1)[0])
+    if not segments or segments[0].lower() != NAMESPACE:
+        return None
+    return segments[1:]
+
+
+@settings(max_examples=2000, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from(["/", "//", "roller", "ROLLER", "rOlLeR", "%72oller", "%2F", "%", "v1",
+                         "notes", "?", "?x=/roller", "messages", "r", "oller", "%52", "é"]),
+        max_size=6,
+    )
+)  # fmt: skip
+def test_the_quick_refusal_refuses_only_what_is_not_the_gateways(parts: list[str]) -> None:
+    target = "".join(parts)
+    assert own_route(target) == _own_route_in_full(target), target

@@ -9,15 +9,16 @@ from typing import Any
 
 from roller.gateway.recovery import RUN_MARKER
 from roller.gateway.server import Gateway
-from roller.gateway.store import CallFacts, SessionStore, StoreError, open_engine
+from roller.gateway.store import CallRow, SessionStore, StoreError, open_engine
 from roller.gateway.writer import StoreWriter
 from tests.gateway.conftest import ALICE_CC, GatewayFactory
 from tests.gateway.test_sessions_http import opencode
 from tests.gateway.test_store import T0, call_facts, plan
 
 
-def _facts(session_id: str | None, n: int) -> CallFacts:
-    return call_facts(session_id, f"tape-000001:{n}")
+def _row(store: SessionStore, session_id: str | None, n: int) -> CallRow:
+    (row,) = store.call_rows([call_facts(session_id, f"tape-000001:{n}")])
+    return row
 
 
 def test_concurrent_rows_share_transactions_and_each_lands_once(store: SessionStore) -> None:
@@ -25,9 +26,9 @@ def test_concurrent_rows_share_transactions_and_each_lands_once(store: SessionSt
     writer = StoreWriter(store, linger=0.05)
 
     async def main() -> None:
-        await asyncio.gather(*(writer.record(_facts(session, n)) for n in range(200)))
+        await asyncio.gather(*(writer.record(_row(store, session, n)) for n in range(200)))
         # A second write of an exchange is a no-op: one row per exchange.
-        await writer.record(_facts(session, 7))
+        await writer.record(_row(store, session, 7))
         writer.touch(session, T0 + timedelta(hours=1))
         await writer.close()
 
@@ -58,7 +59,7 @@ def test_a_row_the_store_refuses_costs_only_itself(store: SessionStore) -> None:
 
     async def main() -> list[BaseException | None]:
         results = await asyncio.gather(
-            *(writer.record(_facts(session, n)) for n in range(6)), return_exceptions=True
+            *(writer.record(_row(store, session, n)) for n in range(6)), return_exceptions=True
         )
         await writer.close()
         return list(results)
@@ -79,7 +80,7 @@ def test_submitted_rows_need_no_future_and_a_failure_reaches_on_failure(
 
     async def main() -> int:
         for n in range(6):
-            writer.submit(_facts(session, n))
+            writer.submit(_row(store, session, n))
         await writer.flush()  # returns once every submitted row is settled
         landed = len(store.calls(session))
         await writer.flush()  # nothing queued: at once

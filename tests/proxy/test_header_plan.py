@@ -83,6 +83,37 @@ def test_plans_agree_with_the_header_by_header_rules(redactor: Redactor) -> None
             assert response.relayed(pairs) == tuple(client_response_headers(pairs).items())
 
 
+CHANGES = [
+    ({"x-api-key": "real"}, ("x-api-key", "authorization")),  # a gateway's: set one removed
+    ({"Authorization": "Bearer real"}, ("x-api-key", "authorization", "x-goog-api-key")),
+    ({"x-api-key": "real"}, ("authorization",)),  # sets one that may be forwarded
+    ({"X-Extra": "1"}, ()),
+    ({}, ("content-type",)),
+    ({"x-api-key": "real"}, ("accept-encoding",)),
+    ({"Accept-Encoding": "identity"}, ()),
+]
+
+
+@pytest.mark.parametrize("redactor", [DEFAULT_REDACTOR, Redactor(["x-key"], ["k"])])
+def test_a_decisions_changes_picked_in_one_call_are_the_multidicts(redactor: Redactor) -> None:
+    plans = HeaderPlans(redactor)
+    for pairs, (set_headers, remove) in itertools.product(_header_lists(300), CHANGES):
+        for _ in range(2):  # built, then from the cache
+            plan = plans.request(pairs)
+            got = plans.upstream(plan, pairs, set_headers, remove)
+            reference = upstream_request_headers(
+                pairs, set_headers=set_headers.items(), remove_headers=remove
+            )
+            assert list(got.items() if not isinstance(got, list) else got) == list(
+                reference.items()
+            ), (pairs, set_headers, remove)
+    # the gateway's changes are picked, not built through a multidict
+    gateway = [("Host", "h"), ("x-api-key", "rlr_token"), ("Content-Type", "j")]
+    picked = plans.upstream(plans.request(gateway), gateway, {"x-api-key": "real"}, ("x-api-key",))
+    assert isinstance(picked, list)
+    assert [n for n, _ in picked] == ["Content-Type", "Accept-Encoding", "x-api-key"]
+
+
 def test_a_connection_value_gets_its_own_plan() -> None:
     plans = HeaderPlans()
     names = ("Connection", "X-Hop", "thread-id")

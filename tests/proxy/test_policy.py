@@ -5,8 +5,8 @@ exchange's outcome."""
 from __future__ import annotations
 
 import asyncio
+import inspect
 import json
-from dataclasses import fields, replace
 from pathlib import Path
 
 import aiohttp
@@ -358,7 +358,14 @@ def test_a_head_with_its_body_is_the_head_replaced() -> None:
         pairs=[("X-A", "1")],
         names=("X-A",),
     )
-    assert head.with_body(b"{}") == replace(head, body=b"{}")
+    bodied = head.with_body(b"{}")
+    assert bodied.body == b"{}" and head.body == b""  # a new head; this one unchanged
+    assert all(getattr(bodied, n) == getattr(head, n) for n in RequestHead.__slots__ if n != "body")
+    assert bodied == RequestHead(
+        head.method, head.path, head.query, head.headers, head.client, b"{}", "ex-1",
+        head.pairs, ("X-A",),
+    )  # fmt: skip
+    assert bodied != head
     # `with_body` names every field: a field added to the head must be added there too.
     named = ("method", "path", "query", "headers", "client", "body", "exchange_id", "pairs")
-    assert [f.name for f in fields(RequestHead)] == [*named, "names"]
+    assert list(inspect.signature(RequestHead).parameters) == [*named, "names"]

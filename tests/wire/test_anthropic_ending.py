@@ -158,3 +158,86 @@ def test_well_formed_fields_are_the_decoded_events_encoded() -> None:
         ]
     for bad in (b"data: x\r\n\r\n", b"\xef\xbb\xbfdata: x\n\n", b"data: \xff\n\n", b"data: x\n"):
         assert well_formed_fields(bad) is None
+
+
+JSON = [["content-type", "application/json"]]
+
+
+def _message(rng: random.Random) -> dict[str, Any]:
+    text = "".join(rng.choice('ab é\u2603\n"\\') for _ in range(rng.randint(0, 40)))
+    return {
+        "id": "msg_01",
+        "type": "message",
+        "role": "assistant",
+        "model": "claude-sonnet-4-5",
+        "content": [{"type": "text", "text": text}],
+        "stop_reason": rng.choice(["end_turn", "max_tokens", None]),
+        "usage": {"input_tokens": rng.randint(0, 2**70), "output_tokens": 3},
+    }
+
+
+def _whole_body(rng: random.Random) -> bytes:
+    """A non-streamed body as a recording may hold it: a message, an error body, or one
+    of the ways a body can differ from what orjson and the decoder read alike."""
+    what = rng.randrange(14)
+    message = _message(rng)
+    if what == 0:
+        message = {"type": "error", "error": {"type": "overloaded_error", "message": "x"}}
+    elif what == 1:
+        message = {"error": {"message": "x"}}  # an error object without content
+    elif what == 2:
+        message["error"] = None  # an error key beside content: still a message
+    elif what == 3:
+        message["type"] = rng.choice(["error", "message", 7, None])
+    body = json.dumps(message, ensure_ascii=rng.random() < 0.5).encode()
+    if what == 4:
+        return body[: rng.randrange(len(body))]  # cut
+    if what == 5:
+        return b" \n" + body
+    if what == 6:
+        return body.replace(b'"msg_01"', b"NaN")
+    if what == 7:
+        return body.replace(b'"msg_01"', b'"\\ud800"')  # a lone surrogate (decoder only)
+    if what == 8:
+        depth = rng.choice([10, 399, 400, 900, 990, 1023, 1100])
+        return b'{"type": "message", "content": ' + b"[" * depth + b"]" * depth + b"}"
+    if what == 9:
+        digits = rng.choice([19, 300, 308, 309, 4300, 4301, 5000])
+        return body.replace(b'"msg_01"', b"1" * digits)
+    if what == 10:
+        return b'{"type": "message", "content": [], "type": "error"}'  # a key twice
+    if what == 11:
+        return json.dumps([message]).encode()
+    if what == 12:
+        return b"\xef\xbb\xbf" + body
+    if what == 13:
+        return serialize(list(anthropic_stream(rng, may_cut=False).events), "\n", False, False)
+    return body
+
+
+@pytest.mark.timeout(TIMEOUT)
+@settings(max_examples=EXAMPLES, deadline=None)
+@given(st.randoms(use_true_random=True), st.sampled_from([200, 201, 400]))
+def test_a_whole_bodys_terminal_equals_the_full_reading(rng: random.Random, status: int) -> None:
+    body = _whole_body(rng)
+    reading = read_response(anthropic.CODEC, status, JSON, body)
+    decided = anthropic.whole_terminal(body) if status < 300 else None  # a 2xx body's reader
+    assert decided is None or decided == reading.terminal, body[:200]
+    ending = response_ending("anthropic-messages", status, JSON, body)
+    assert ending == (reading.streamed, reading.terminal)
+
+
+def test_the_quick_reading_decides_a_json_message_and_leaves_the_rest() -> None:
+    rng = random.Random(3)
+    body = json.dumps(_message(rng)).encode()
+    assert quick_ending("anthropic-messages", 200, JSON, body) == (False, True)
+    error = json.dumps({"type": "error", "error": {"type": "api_error"}}).encode()
+    assert quick_ending("anthropic-messages", 200, JSON, error) == (False, False)
+    assert quick_ending("anthropic-messages", 200, JSON, body[:-1]) is None  # not JSON
+    assert quick_ending("anthropic-messages", 200, JSON, b" " + body) is None
+    assert (
+        quick_ending("anthropic-messages", 200, [*JSON, ["content-encoding", "gzip"]], body) is None
+    )
+    assert quick_ending("openai-chat-completions", 200, JSON, body) is None  # no reader
+    deep = b'{"type": "message", "content": ' + b"[" * 500 + b"]" * 500 + b"}"
+    assert anthropic.whole_terminal(deep) is None  # the decoder could refuse its nesting

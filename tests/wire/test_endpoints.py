@@ -209,6 +209,17 @@ def test_the_query_never_changes_the_row() -> None:
         assert route_for(bare) == route_for(bare + "?beta=true&alt=sse&key=x")
 
 
+def test_an_endpoint_without_a_query_is_kept_and_equal_to_one_read_with_a_query() -> None:
+    for method, path, _ in EXAMPLES.values():
+        bare = path.split("?", 1)[0]
+        for verb in (method, method.lower(), "PATCH"):
+            kept = endpoint_for(verb, bare)
+            assert kept is endpoint_for(verb, bare)  # kept per method and path
+            # the same endpoint as the uncached reading (an empty query as an iterator)
+            read = endpoint_for(verb, bare, iter(()))
+            assert read == kept and read is not kept
+
+
 def test_record_kinds_are_the_capture_call_kinds() -> None:
     assert set(RECORD_KINDS) == set(get_args(EndpointKind))
     assert set(RECORD_KINDS.values()) == set(get_args(CallKind))

@@ -51,6 +51,7 @@ by finalize from the harness run and these per-call statuses.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -103,14 +104,29 @@ class ExchangeFacts:
     ) -> ExchangeFacts:
         """The facts from the `end` frame's fields (None outcome: no `end` frame) and the
         response reading (`roller.wire.response.ResponseReading.terminal`)."""
-        relayed = client_bytes is not None and client_bytes == response_bytes == body_bytes
         return ExchangeFacts(
             outcome=IN_FLIGHT if outcome is None else outcome,
             status=status,
             streamed=streamed,
-            relayed_all=relayed,
+            relayed_all=relayed_all(client_bytes, response_bytes, body_bytes),
             terminal=terminal,
         )
+
+
+def relayed_all(client_bytes: object, response_bytes: object, body_bytes: int) -> bool:
+    """Every byte the upstream sent reached the client (`ExchangeFacts.relayed_all`)."""
+    return client_bytes is not None and client_bytes == response_bytes == body_bytes
+
+
+@functools.lru_cache(maxsize=4096)
+def statuses_of(
+    outcome: str, status: int | None, streamed: bool, relayed_all: bool, terminal: bool | None
+) -> tuple[ExecutionStatus, ResponseCaptureStatus]:
+    """`execution_status` and `response_capture_status` of the `ExchangeFacts` of these
+    fields, remembered per distinct facts: a gateway judges every call it records, and
+    nearly all of them end alike."""
+    facts = ExchangeFacts(outcome, status, streamed, relayed_all, terminal)
+    return execution_status(facts), response_capture_status(facts)
 
 
 def response_was_whole(f: ExchangeFacts) -> bool:

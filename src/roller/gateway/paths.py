@@ -20,10 +20,12 @@ NAMESPACE: Final = "roller"
 def own_route(target: str) -> tuple[str, ...] | None:
     """The segments after the namespace when `target` (a path, with or without its query)
     is the gateway's own; None when it is model traffic."""
+    if "%" not in target and NAMESPACE not in target.lower():
+        return None  # the hot path (every request, twice): no split, no decoding
     path = target.split("?", 1)[0]
     first = path.lstrip("/").split("/", 1)[0]
     if "%" not in first and first.lower() != NAMESPACE:
-        return None  # the hot path: one split, no decoding
+        return None
     segments = path_segments(path)
     if not segments or segments[0].lower() != NAMESPACE:
         return None

@@ -5,10 +5,13 @@
 2. authenticate the roller token (`roller.gateway.tokens`); an unknown, missing,
    ambiguous or non-UTF-8 token gets a 401 at once, recorded on the tape by its head and
    outcome only (the body is never read: an unauthenticated request costs no body) and
-   as a `call` row that belongs to no one;
+   as a `call` row that belongs to no one; credential headers that authenticated once
+   (no query) are known by their values after (`MAX_PRESENTED`, refusals never kept);
 3. name the upstream for the request's protocol family.
 `GatewayPolicy.decide(head, admission)` runs once the body arrived, before forwarding:
-4. derive the session: `roller.harnesses.identify` under the credential's declared harness
+4. read the body as far as its readers go (`roller.gateway.request_body`: the members
+   the identity rules and the model start at), and derive the session:
+   `roller.harnesses.identify` under the credential's declared harness
    (roller's own headers only when the credential is configured to send them, gated
    native headers, body conversation id), over the headers an identity rule can read
    (`roller.gateway.headers`, decided once per name sequence), mapped onto rows by
@@ -26,9 +29,13 @@
    gateway does not own (every header the redaction rules or the configured names call
    secret, named once per name sequence by `roller.gateway.headers`; every secret query
    parameter): outgoing changes are never recorded;
-7. annotate the tape's request with who and which session (`annotations["gateway"]`);
-8. hand the call row's request side (`roller.gateway.rows.RequestFacts`, from the same
-   values as the annotation) to `roller.gateway.rows`, keyed by the tape exchange.
+7. annotate the tape's request with who and which session (`annotations["gateway"]`:
+   the request's `method`, `path` and `received_ns`, then the tail its session, model
+   and endpoint share, kept by `roller.gateway.session_parts`);
+8. hand the call row's session part (kept with that tail, bound for the store once) and
+   the request's `received_ns` to `roller.gateway.rows`, keyed by the tape exchange.
+The records handed to and from the proxy are plain slotted classes built positionally
+(`roller.proxy.policy`): a frozen dataclass pays an `object.__setattr__` per field.
 `on_exchange_end` (the proxy's end hook) is `roller.gateway.rows.CallRows`': the
 exchange's one `call` row, for every exchange the proxy recorded, refused ones included,
 with the status rulebook's statuses over the response body the decision kept
@@ -39,23 +46,21 @@ row handed on.
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Final
-
-import orjson
 
 from roller.gateway.config import Client, GatewayConfig
 from roller.gateway.derivation import SessionPlan
 from roller.gateway.headers import HeaderReading, Pair, Reading
 from roller.gateway.identities import Identities
 from roller.gateway.paths import own_route
+from roller.gateway.request_body import RequestBody
 from roller.gateway.resolutions import ResolutionCache
-from roller.gateway.rows import CallRows, RequestFacts, started_at
+from roller.gateway.rows import CallRows
+from roller.gateway.session_parts import SessionParts
 from roller.gateway.store import RequestRef, Resolution, SessionStore
 from roller.gateway.tokens import CREDENTIAL_QUERY, presented_in, presented_token, token_sha256
 from roller.gateway.writer import StoreWriter
@@ -70,6 +75,7 @@ from roller.proxy import (
 from roller.wire.endpoints import Endpoint, Family, endpoint_for
 
 MAX_MODEL_ANNOTATION: Final = 1000  # characters of a requested model kept on the tape
+MAX_PRESENTED: Final = 4096  # credential headers of admitted requests kept
 _FAMILY_BY_SOURCE: Final[Mapping[str, Family]] = {
     "x-api-key": "anthropic",
     "authorization": "openai",
@@ -91,28 +97,6 @@ def unauthorized(message: str) -> dict[str, Any]:
     return {"error": {"type": "roller_unauthorized", "message": message}}
 
 
-def parse_json_body(body: bytes) -> object:
-    """The parsed request body, or None when it is empty or not JSON Python can read
-    (nested too deeply, an integer past the digit limit): the identity rules then see no
-    body; the bytes stay on the tape either way.
-
-    orjson first (about half the CPU on a 32 KiB harness turn), the standard library for
-    whatever orjson refuses (NaN, Infinity, lone surrogates, deep nesting), so what is
-    accepted is what `json.loads` accepts. Where both parse, they differ only on an
-    integer past 64 bits (orjson gives a float): the identity rules and the model read
-    strings and objects only, so they give the same answer either way."""
-    if not body or body[:1] not in (b"{", b"["):
-        return None
-    try:
-        return orjson.loads(body)
-    except orjson.JSONDecodeError:
-        pass
-    try:
-        return json.loads(body)
-    except (UnicodeDecodeError, ValueError, RecursionError):
-        return None
-
-
 def requested_model(body: object, endpoint: Endpoint) -> str | None:
     """The model the request names: the body's `model`, else the one its path names
     (Gemini's `models/<m>:method`, a model-info request). Cut for the tape's annotation;
@@ -122,17 +106,28 @@ def requested_model(body: object, endpoint: Endpoint) -> str | None:
     return None if endpoint.model is None else endpoint.model[:MAX_MODEL_ANNOTATION] or None
 
 
-@dataclass(frozen=True, slots=True)
 class Admitted:
-    """What `admit` hands `decide` (the proxy's `Admission.context`)."""
+    """What `admit` hands `decide` (the proxy's `Admission.context`): a plain slotted
+    record, built once per request and never changed (a frozen dataclass costs a
+    `object.__setattr__` call per field)."""
 
-    client: Client
-    family: Family | None
-    endpoint: Endpoint
-    annotation: dict[str, Any]
-    received: datetime
-    reading: Reading  # the request's header reading (`roller.gateway.headers`)
-    pairs: Sequence[Pair]
+    __slots__ = ("client", "endpoint", "family", "pairs", "reading", "received_ns")
+
+    def __init__(
+        self,
+        client: Client,
+        family: Family | None,
+        endpoint: Endpoint,
+        received_ns: int,
+        reading: Reading,  # the request's header reading (`roller.gateway.headers`)
+        pairs: Sequence[Pair],
+    ) -> None:
+        self.client = client
+        self.family = family
+        self.endpoint = endpoint
+        self.received_ns = received_ns
+        self.reading = reading
+        self.pairs = pairs
 
 
 class GatewayPolicy:
@@ -157,13 +152,18 @@ class GatewayPolicy:
         self.clock = clock
         self.clients = {client.token_sha256: client for client in config.clients}
         self._known: dict[str, Client] = {}  # tokens already matched: no hash per request
+        # The credential headers of requests already admitted (no query): the client
+        # and the family their header names, without reading the token again.
+        self._presented: dict[tuple[Pair, ...], tuple[Client, Family | None]] = {}
         self.redactor = Redactor(config.redact_headers, config.redact_query)
         self.header_reading = HeaderReading(self.redactor)
         self.identities = Identities()
+        self.bodies = RequestBody()
         self.resolutions = ResolutionCache(inactivity_seconds=config.inactivity_seconds)
         self.writer = StoreWriter(store)
         self.writer.on_parents = self._learn_parents
-        self.rows = CallRows(self.writer, tape_dir=str(self.tape_dir), clock=clock)
+        self.rows = CallRows(self.writer, tape_dir=str(self.tape_dir))
+        self.parts = SessionParts(store.row_maker, str(self.tape_dir))
 
     async def close(self) -> None:
         """Write every queued call row and touch (after the proxy drained its hooks)."""
@@ -190,30 +190,34 @@ class GatewayPolicy:
         return client, "ok", presented.sources
 
     async def admit(self, head: RequestHead) -> Admission:
-        received = self.clock()
-        base: dict[str, Any] = {
-            "method": head.method,
-            "path": head.path,
-            "received_ns": time.time_ns(),
-        }
+        received_ns = time.time_ns()
         if own_route(head.path) is not None:
             # Gateway routes are served by the gateway itself, never forwarded.
             missing = {"error": {"type": "roller_not_found", "message": "no such gateway route"}}
-            return Admission(reject=Rejection(404, missing), annotations={"gateway": base})
+            base = {"method": head.method, "path": head.path, "received_ns": received_ns}
+            return Admission(Rejection(404, missing), {"gateway": base})
         reading, pairs = self.header_reading.of_head(head)
-        client, problem, sources = self.authenticate(head, reading, pairs)
-        if client is None:
-            annotation = {**base, "auth": "rejected", "reason": problem, "sources": list(sources)}
-            message = f"{problem}: use a token from roller gateway token add"
-            return Admission(
-                reject=Rejection(401, unauthorized(message)), annotations={"gateway": annotation}
+        sent = () if head.query else tuple(reading.token_headers(pairs))
+        known = self._presented.get(sent) if sent else None
+        if known is None:
+            client, problem, sources = self.authenticate(head, reading, pairs)
+            if client is None:
+                return _refused(head, received_ns, problem, sources)
+            known = (
+                client,
+                next((_FAMILY_BY_SOURCE[s] for s in sources if s in _FAMILY_BY_SOURCE), None),
             )
+            if sent:
+                if len(self._presented) >= MAX_PRESENTED:
+                    self._presented.clear()
+                self._presented[sent] = known
+        client, source_family = known
         endpoint = endpoint_for(head.method, head.path, head.query)
-        family = endpoint.family or next(
-            (_FAMILY_BY_SOURCE[s] for s in sources if s in _FAMILY_BY_SOURCE), None
-        )
+        family = endpoint.family or source_family
         annotation = {
-            **base,
+            "method": head.method,
+            "path": head.path,
+            "received_ns": received_ns,
             "auth": "ok",
             "principal": client.principal,
             "account": client.account,
@@ -221,70 +225,61 @@ class GatewayPolicy:
             "family": family,
         }
         return Admission(
-            annotations={"gateway": annotation},
-            upstream=None if family is None else self.upstreams.get(family),
-            context=Admitted(client, family, endpoint, annotation, received, reading, pairs),
+            None,
+            {"gateway": annotation},
+            None if family is None else self.upstreams.get(family),
+            Admitted(client, family, endpoint, received_ns, reading, pairs),
         )
 
     async def decide(self, head: RequestHead, admission: Admission) -> PolicyDecision:
         admitted = admission.context
         assert isinstance(admitted, Admitted)  # admit let the request through
         client, family, endpoint = admitted.client, admitted.family, admitted.endpoint
-        body = parse_json_body(head.body)
-        reading, pairs = admitted.reading, admitted.pairs
+        body = self.bodies.read(head.body, client.harness)  # what the rules and the model read
         # The same identity as over every header, kept per evidence.
-        identified = self.identities.of(client, reading.identity_headers(pairs), body)
-        plan = identified.plan
-        request = RequestRef(str(self.tape_dir), head.exchange_id)
-        resolution = await self._resolve(plan, admitted.received, request)
-        model = requested_model(body, endpoint)
-        summary = identified.summary
-        annotation = {
-            **admitted.annotation,
-            "model": model,
-            **_session_fields(resolution, plan),
-            "identity": summary,
-        }
-        # The row's request side, from the same values as the annotation (not re-read).
-        self.rows.expect(
-            head.exchange_id,
-            RequestFacts(
-                protocol=endpoint.output_protocol,
-                started_at=started_at(admitted.annotation["received_ns"], self.clock),
-                session_id=resolution.session_id,
-                account=client.account,
-                principal=client.principal,
-                family=family,
-                model=model,
-                participant_unknown=plan.participant_unknown,
-                identity=summary,
-            ),
+        identified = self.identities.of(
+            client, admitted.reading.identity_headers(admitted.pairs), body
         )
-        return PolicyDecision(
-            set_headers=_NO_HEADERS if family is None else self._set_headers.get(family, {}),
-            remove_headers=reading.credentials,
-            remove_query=(
+        resolution = await self._resolve(identified.plan, head.exchange_id)
+        protocol = endpoint.output_protocol
+        shared = self.parts.of(
+            client, family, protocol, identified, resolution, requested_model(body, endpoint)
+        )
+        received_ns = admitted.received_ns
+        # The row's request side, from the same values as the annotation (not re-read).
+        self.rows.expect(head.exchange_id, shared.row, protocol, received_ns)
+        annotation = {
+            "method": head.method,
+            "path": head.path,
+            "received_ns": received_ns,
+            **shared.annotation,
+        }
+        return PolicyDecision(  # positional: no keyword dict per request
+            None,
+            _NO_HEADERS if family is None else self._set_headers.get(family, _NO_HEADERS),
+            admitted.reading.credentials,
+            (
                 (*CREDENTIAL_QUERY, *(n for n, _ in head.query if self.redactor.secret_query(n)))
                 if head.query
                 else CREDENTIAL_QUERY
             ),
-            upstream=None if family is None else self.upstreams.get(family),
-            annotations={"gateway": annotation},
+            None if family is None else self.upstreams.get(family),
+            {"gateway": annotation},
             # A model call's row needs to know whether its response ended normally.
-            keep_response=endpoint.output_protocol is not None,
+            protocol is not None,
         )
 
-    async def _resolve(
-        self, plan: SessionPlan, received: datetime, request: RequestRef
-    ) -> Resolution:
+    async def _resolve(self, plan: SessionPlan, exchange_id: str) -> Resolution:
         """The plan's rows: from the cache when the store already answered it (touching
-        `last_seen_at` through the writer when due), else from the store."""
+        `last_seen_at` through the writer when due), else from the store (naming the
+        tape exchange in the lineage audit)."""
         hit = self.resolutions.get(plan)
         if hit is not None:
             if hit.touch_due:
-                self.writer.touch(hit.resolution.session_id, received)
+                self.writer.touch(hit.resolution.session_id, self.clock())
             return hit.resolution
-        resolution = await self.store.run(self.store.resolve, plan, received, request)
+        request = RequestRef(str(self.tape_dir), exchange_id)
+        resolution = await self.store.run(self.store.resolve, plan, self.clock(), request)
         self.resolutions.put(plan, resolution)
         return resolution
 
@@ -300,16 +295,20 @@ class GatewayPolicy:
         await self.rows.drain()
 
 
-def _session_fields(resolution: Resolution, plan: SessionPlan) -> dict[str, Any]:
-    return {
-        "session_id": resolution.session_id,
-        "parent_session_id": resolution.parent_session_id,
-        "source_type": resolution.source.source_type,
-        "source_id": resolution.source.source_id,
-        "rule": plan.rule,
-        "participant_unknown": plan.participant_unknown,
-        "parent_refused": resolution.parent_refused,
+def _refused(
+    head: RequestHead, received_ns: int, problem: str, sources: tuple[str, ...]
+) -> Admission:
+    """A request whose token did not authenticate: a 401, recorded by its head."""
+    annotation = {
+        "method": head.method,
+        "path": head.path,
+        "received_ns": received_ns,
+        "auth": "rejected",
+        "reason": problem,
+        "sources": list(sources),
     }
+    message = f"{problem}: use a token from roller gateway token add"
+    return Admission(Rejection(401, unauthorized(message)), {"gateway": annotation})
 
 
 def _key_headers(family: Family, key: str) -> dict[str, str]:

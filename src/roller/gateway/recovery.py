@@ -79,7 +79,7 @@ def recover(store: SessionStore, tape_dir: Path) -> Recovery:
         if exchange.exchange_id not in recorded
     ]
     for start in range(0, len(missing), RECOVERY_BATCH):
-        store.write_batch(missing[start : start + RECOVERY_BATCH], {})
+        store.write_calls(missing[start : start + RECOVERY_BATCH], {})
     return Recovery(crashed=True, rows_written=len(missing), tape_problems=tape.problems)
 
 

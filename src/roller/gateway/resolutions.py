@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Final, TypeVar
 
 from roller.gateway.config import Client
@@ -54,6 +54,13 @@ class _Entry:
     resolution: Resolution
     expires: float | None  # monotonic seconds; None: never (a lasting resolution)
     touched: float  # when `last_seen_at` was last written for it
+    # Its two answers, made once (`get` runs on every request).
+    quiet: Hit = field(init=False)
+    due: Hit = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.quiet = Hit(self.resolution, touch_due=False)
+        self.due = Hit(self.resolution, touch_due=True)
 
 
 def lasting(plan: SessionPlan, resolution: Resolution) -> bool:
@@ -92,16 +99,16 @@ class ResolutionCache:
         now = self.clock()
         if entry.expires is not None:
             if now < entry.expires:
-                return Hit(entry.resolution, touch_due=False)  # touched not long ago
+                return entry.quiet  # touched not long ago
             if plan.own is None:  # a source-keyed row: the store decides its generation
                 self._drop(plan)
                 return None
             entry.expires = now + self.ttl  # a named row: refreshed through the writer
-            return Hit(entry.resolution, touch_due=True)
+            return entry.due
         due = now - entry.touched >= self.touch_interval
         if due:
             entry.touched = now
-        return Hit(entry.resolution, touch_due=due)
+        return entry.due if due else entry.quiet
 
     def refreshed(self, session_id: str, parent_session_id: str | None) -> None:
         """The store says `session_id`'s parent is now `parent_session_id` (read back by

@@ -11,10 +11,11 @@
   caller's scope allows it (`roller.gateway.scope.tree_visible`), else 404.
 
 Rules kept:
-- One canonical route match (`roller.gateway.paths.own_route`), in a middleware that runs
-  before the proxy's catch-all: however a client spells `/roller/` (percent-encoded,
-  another case, doubled slashes) it reaches these routes or the gateway's 404, never the
-  upstream. `ROUTES` is the table; a path word matches case-insensitively.
+- One canonical route match (`roller.gateway.paths.own_route`), asked by the proxy's
+  handler before anything else (`GatewayRoutes` is its `roller.proxy.LocalRoutes`):
+  however a client spells `/roller/` (percent-encoded, another case, doubled slashes) it
+  reaches these routes or the gateway's 404, never the upstream. `ROUTES` is the table; a
+  path word matches case-insensitively.
 - These routes only look sessions up (`SessionStore.find_session`): a note or a tree
   never creates a session or sets a parent, whatever lineage its headers claim; a caller
   whose session does not exist yet is unknown (it may note no one, it sees no tree).
@@ -45,7 +46,6 @@ from roller.harnesses import identify
 from roller.proxy import RequestHead
 
 MAX_NOTE_BYTES: Final = 64 * 1024
-Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 RouteHandler = Callable[[web.Request, Client, tuple[str, ...]], Awaitable[web.StreamResponse]]
 ID: Final = None  # a path segment that is a session id
 
@@ -89,21 +89,15 @@ class GatewayRoutes:
         self.policy = policy
         self.store = policy.store
 
-    def add_to(self, app: web.Application) -> None:
-        @web.middleware
-        async def gateway_routes(request: web.Request, handler: Handler) -> web.StreamResponse:
-            # Model traffic is handed on from here, not from a coroutine below: every
-            # resumption of the proxy's handler (each relayed chunk) passes every level.
-            if own_route(request.raw_path) is None:
-                return await handler(request)
-            return await self.middleware(request, handler)
+    def serves(self, raw_path: str) -> bool:
+        """Whether a request target is the gateway's own (`LocalRoutes`)."""
+        return own_route(raw_path) is not None
 
-        app.middlewares.append(gateway_routes)
-
-    async def middleware(self, request: web.Request, handler: Handler) -> web.StreamResponse:
+    async def serve(self, request: web.Request) -> web.StreamResponse:
+        """Answer one of the gateway's own routes (`serves` said it is one)."""
         segments = own_route(request.raw_path)
-        if segments is None:
-            return await handler(request)
+        if segments is None:  # (the proxy asks `serves` first)
+            return _error(404, "roller_not_found", "no such gateway route")
         route, ids, other_method = match(request.method, segments)
         if route is None:
             if other_method:

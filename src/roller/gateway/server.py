@@ -16,9 +16,9 @@ Order of start, and why:
    and the tape directory is marked as in use by this run;
 4. each `mock:SCENARIO` upstream starts the built-in mock model on 127.0.0.1:0;
 5. the proxy core gets the gateway policy and end hook (and the body limit and redacted
-   names of the configuration), the `/roller/` routes are put in front of its catch-all
-   (`roller.gateway.routes`; the policy also refuses to forward any `/roller/` path),
-   and it starts listening;
+   names of the configuration) and the `/roller/` routes as its local routes, asked
+   before anything is forwarded (`roller.gateway.routes`; the policy also refuses to
+   forward any `/roller/` path), and it starts listening;
 6. a sweeper closes idle source-keyed sessions on a timer.
 A clean stop drains exchanges in flight, then the background writer's queue
 (`roller.gateway.writer`), closes the store and removes the run mark — unless some call
@@ -96,6 +96,7 @@ class Gateway:
             self.policy = GatewayPolicy(
                 self.config, self.store, upstreams=upstreams, keys=keys, tape_dir=self.tape_dir
             )
+            routes = GatewayRoutes(self.policy)
             self.proxy = ProxyServer(
                 ProxyConfig(
                     tape_dir=self.tape_dir,
@@ -107,10 +108,10 @@ class Gateway:
                     max_request_body=self.config.max_request_body,
                     redactor=self.policy.redactor,
                     server_ssl=self.server_ssl,
+                    local=routes,
                 )
             )
             self.policy.rows.on_row_error = self.proxy.note_hook_error
-            GatewayRoutes(self.policy).add_to(self.proxy.app())
             self.url = await self.proxy.start()
         except BaseException:
             await self.stop()

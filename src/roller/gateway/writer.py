@@ -1,12 +1,13 @@
 """The background writer: call rows and session touches, batched, off the request path.
 
-`StoreWriter(store)`; `writer.submit(facts)` queues a call row and returns at once (the
-gateway's end hook: no task, no future per row); `await writer.record(facts)` queues one
-and returns once the batch holding it committed (or raises the `StoreError` that cost
-it); `touch(session_id, when)` queues a `last_seen_at` write and returns at once (the
-batch reads the session's parent back and hands it to `on_parents`); `await flush()`
-waits until everything queued so far is written; `await close()` drains the queue and
-stops. Rules kept:
+`StoreWriter(store)`; `writer.submit(row)` queues a call row (a bound `CallRow`) and
+returns at once (the gateway's end hook: no task, no future per row); `await
+writer.record(row)` queues one and returns once the batch holding it committed (or
+raises the `StoreError` that cost it); `lost(exchange_id, error)` counts and reports a
+row that could not even be made; `touch(session_id, when)` queues a `last_seen_at` write
+and returns at once (the batch reads the session's parent back and hands it to
+`on_parents`); `await flush()` waits until everything queued so far is written; `await
+close()` drains the queue and stops. Rules kept:
 - One batch is one transaction (`SessionStore.write_batch`: one `executemany`), for
   SQLite and PostgreSQL alike: the first item waits `linger` seconds for others to join
   it (at most `max_batch` rows), so a busy gateway pays one transaction per batch, not
@@ -30,7 +31,7 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Final
 
-from roller.gateway.store import CallFacts, SessionStore, StoreError
+from roller.gateway.store import CallRow, SessionStore, StoreError
 
 log = logging.getLogger("roller.gateway")
 
@@ -42,7 +43,7 @@ MAX_BATCH: Final = 500
 
 # A queued row, and the future of its `record` (None: submitted, failures go to
 # `on_failure`).
-_Pending = tuple[CallFacts, "asyncio.Future[None] | None"]
+_Pending = tuple[CallRow, "asyncio.Future[None] | None"]
 OnFailure = Callable[[str, BaseException], None]
 
 
@@ -71,15 +72,21 @@ class StoreWriter:
         self._writing = 0  # rows taken from the queue, not settled yet
         self._flushed: list[asyncio.Future[None]] = []  # `flush` callers waiting
 
-    def submit(self, facts: CallFacts) -> None:
-        self._calls.append((facts, None))
+    def submit(self, row: CallRow) -> None:
+        self._calls.append((row, None))
         self._kick()
 
-    async def record(self, facts: CallFacts) -> None:
+    async def record(self, row: CallRow) -> None:
         done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._calls.append((facts, done))
+        self._calls.append((row, done))
         self._kick()
         await done
+
+    def lost(self, exchange_id: str, error: BaseException) -> None:
+        """A row that could not be made (so never queued): counted as not written, so
+        the run mark stays and the next start writes it from the tape, and reported."""
+        self.failed += 1
+        self.on_failure(exchange_id, error)
 
     async def flush(self) -> None:
         """Wait until every row and touch queued so far is written (or its failure
@@ -138,7 +145,7 @@ class StoreWriter:
                 return
 
     async def _write(self, calls: Sequence[_Pending], touches: Mapping[str, datetime]) -> None:
-        failure = await self._attempt([facts for facts, _ in calls], touches, ROW_ATTEMPTS)
+        failure = await self._attempt([row for row, _ in calls], touches, ROW_ATTEMPTS)
         if failure is None:
             self._settle(calls, None)
             return
@@ -151,7 +158,7 @@ class StoreWriter:
             self._settle([pending], await self._attempt([pending[0]], {}, 1))
 
     async def _attempt(
-        self, calls: list[CallFacts], touches: Mapping[str, datetime], attempts: int
+        self, calls: list[CallRow], touches: Mapping[str, datetime], attempts: int
     ) -> StoreError | None:
         failure: StoreError | None = None
         for attempt in range(attempts):
@@ -170,10 +177,10 @@ class StoreWriter:
     def _settle(self, calls: Sequence[_Pending], failure: StoreError | None) -> None:
         if failure is not None:
             self.failed += len(calls)
-        for facts, done in calls:
+        for row, done in calls:
             if done is None:
                 if failure is not None:
-                    self.on_failure(facts.exchange_id, failure)
+                    self.on_failure(row.exchange_id, failure)
             elif done.done():
                 continue  # its caller was cancelled
             elif failure is None:

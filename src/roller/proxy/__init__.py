@@ -7,11 +7,12 @@ aiohttp: the sockets), `recorder` (one exchange's frames and outcome: a pure sta
 machine), `upstream` (the HTTP client and its failure names), `routing` (which upstream,
 which URL, which targets are refused), `headers` (what crosses), `redaction` (what never
 reaches disk), `server_log` (what the server's loggers may print), `policy` (the
-gateway's hooks).
+gateway's hooks), `local` (an embedder's own routes, answered first).
 """
 
 from __future__ import annotations
 
+from roller.proxy.local import LocalRoutes
 from roller.proxy.policy import (
     Admission,
     ExchangeEnd,
@@ -31,6 +32,7 @@ __all__ = [
     "ExchangeEnd",
     "ExchangeEndHook",
     "ExchangeError",
+    "LocalRoutes",
     "PolicyDecision",
     "ProxyConfig",
     "ProxyServer",

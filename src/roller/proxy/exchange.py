@@ -34,6 +34,8 @@ drives a `Recorder` alone. Rules this glue keeps:
   the other: two levels below aiohttp's, where there were five.
 - Only what an exchange needs crosses into it, frozen (`services.ExchangeServices`);
   this module does not know the `Relay` that counts exchanges.
+- A target the embedder serves itself (`roller.proxy.local`) is handed to it before an
+  exchange exists: never forwarded, never recorded, not counted in flight.
 """
 
 from __future__ import annotations
@@ -133,6 +135,9 @@ class Exchange(Recorder):
         (one coroutine level fewer on every resumption than a handler that calls it)."""
         services = holder.services
         assert services is not None  # aiohttp serves only once the application started
+        local = services.local
+        if local is not None and local.serves(request.raw_path):
+            return await local.serve(request)  # the embedder's own: not an exchange
         exchange = Exchange(services, request)
         services.started()
         try:
@@ -180,15 +185,16 @@ class Exchange(Recorder):
         if policy is None:  # nothing to ask: the recorder judges the head alone
             refusal = self.admitted(None)
         else:
-            policy_head = RequestHead(
-                method=head.method,
-                path=head.path,
-                query=tuple(head.query),
-                headers=request.headers,
-                client=head.client,
-                exchange_id=self.exchange_id,
-                pairs=head.headers,
-                names=self.plan.names,
+            policy_head = RequestHead(  # positional: no keyword dict per request
+                head.method,
+                head.path,
+                tuple(head.query),
+                request.headers,
+                head.client,
+                b"",
+                self.exchange_id,
+                head.headers,
+                self.plan.names,
             )
             admission, refusal = await self._admit(policy, policy_head)
         if refusal is not None:
@@ -224,8 +230,8 @@ class Exchange(Recorder):
             return await self._send_reply(step)
         decision = decision or NO_DECISION
         url = upstream_url(step.upstream, without_query_params(head.target, decision.remove_query))
-        out_headers = self.plan.upstream(
-            head.headers, decision.set_headers.items(), decision.remove_headers
+        out_headers = self._plans.upstream(
+            self.plan, head.headers, decision.set_headers, decision.remove_headers
         )
         idle = self.idle = self.services.watches.watch()
         self.url = url

@@ -21,7 +21,7 @@ Rules this module keeps:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from operator import itemgetter
 from typing import Final, NamedTuple, TypeVar, cast
 
@@ -87,6 +87,11 @@ class RequestPlan(NamedTuple):
         value = pairs[self.content_length][1]
         return int(value) if value.isdigit() else None
 
+    def accept_encoding_pair(self, pairs: Pairs) -> Pair:
+        """The `accept-encoding` sent upstream: the client's, narrowed."""
+        coded = [pairs[i][1] for i in self.accept_encoding]
+        return ("Accept-Encoding", narrow_accept_encoding(", ".join(coded) if coded else None))
+
     def upstream(
         self,
         pairs: Pairs,
@@ -95,9 +100,7 @@ class RequestPlan(NamedTuple):
     ) -> list[Pair] | CIMultiDict[str]:
         """`upstream_request_headers(pairs, ...)`: a list when the policy changes nothing
         (the upstream client builds its own multidict from it)."""
-        coded = [pairs[i][1] for i in self.accept_encoding]
-        narrowed = narrow_accept_encoding(", ".join(coded) if coded else None)
-        out = [*self.forwarded(pairs), ("Accept-Encoding", narrowed)]
+        out = [*self.forwarded(pairs), self.accept_encoding_pair(pairs)]
         if not set_headers and not remove_headers:
             return out
         changed: CIMultiDict[str] = CIMultiDict(out)
@@ -117,6 +120,24 @@ class ResponsePlan(NamedTuple):
     connection: tuple[int, ...]  # the `connection` headers
 
 
+def _kept_after(plan: RequestPlan, setting: Sequence[str], removing: Sequence[str]) -> Pick | None:
+    """The forwarded pairs a decision keeps, when it only drops forwarded headers and adds
+    ones not forwarded (None: it replaces one in place, or touches `accept-encoding`: the
+    multidict's way then, `RequestPlan.upstream`)."""
+    if not plan.names:
+        return None  # (a plan of a name sequence with `connection` values: not keyed here)
+    removed = {lower_name(name) for name in removing}
+    added = {lower_name(name) for name in setting}
+    if "accept-encoding" in removed or "accept-encoding" in added:
+        return None
+    # The plan's own pick over (name, its index): which headers it forwards, in order.
+    forwarded = plan.forwarded([(name, str(i)) for i, name in enumerate(plan.names)])
+    kept = [int(i) for name, i in forwarded if lower_name(name) not in removed]
+    if any(lower_name(plan.names[i]) in added for i in kept):
+        return None
+    return _picker(kept)
+
+
 def _removed(names: Iterable[str], secret: Callable[[str], bool]) -> tuple[str, ...]:
     out: list[str] = []
     for name in names:
@@ -129,7 +150,14 @@ def _removed(names: Iterable[str], secret: Callable[[str], bool]) -> tuple[str, 
 class HeaderPlans:
     """The plans of one redactor's proxy, cached per name sequence (bounded)."""
 
-    __slots__ = ("_plain_requests", "_plain_responses", "_redactor", "_requests", "_responses")
+    __slots__ = (
+        "_changed",
+        "_plain_requests",
+        "_plain_responses",
+        "_redactor",
+        "_requests",
+        "_responses",
+    )
 
     def __init__(self, redactor: Redactor = DEFAULT_REDACTOR) -> None:
         self._redactor = redactor
@@ -139,6 +167,8 @@ class HeaderPlans:
         # common case, found by one lookup in place (no call, no field read).
         self._plain_requests: dict[tuple[str, ...], RequestPlan] = {}
         self._plain_responses: dict[tuple[str, ...], ResponsePlan] = {}
+        # (id(plan), set names, removed names) -> (the plan, the pairs kept, or None)
+        self._changed: dict[tuple[object, ...], tuple[RequestPlan, Pick | None]] = {}
 
     def request(self, pairs: Pairs) -> RequestPlan:
         names = tuple(map(_NAME, pairs))
@@ -157,6 +187,31 @@ class HeaderPlans:
             if not plan.connection and len(self._plain_responses) < MAX_PLANS:
                 self._plain_responses[names] = plan
         return plan
+
+    def upstream(
+        self,
+        plan: RequestPlan,
+        pairs: Pairs,
+        set_headers: Mapping[str, str],
+        remove_headers: tuple[str, ...],
+    ) -> list[Pair] | CIMultiDict[str]:
+        """`plan.upstream(pairs, set_headers.items(), remove_headers)`, picked in one C
+        call where the changes only drop forwarded headers and add headers not forwarded
+        (a gateway's: it removes every credential, the one it sets among them): the same
+        pairs in the same order, the set ones after `accept-encoding`."""
+        if not set_headers and not remove_headers:
+            return plan.upstream(pairs)
+        key = (id(plan), tuple(set_headers), remove_headers)
+        changed = self._changed.get(key)
+        if changed is None or changed[0] is not plan:
+            changed = (plan, _kept_after(plan, tuple(set_headers), remove_headers))
+            if len(self._changed) >= MAX_PLANS:
+                self._changed.clear()
+            self._changed[key] = changed
+        kept = changed[1]
+        if kept is None:
+            return plan.upstream(pairs, set_headers.items(), remove_headers)
+        return [*kept(pairs), plan.accept_encoding_pair(pairs), *set_headers.items()]
 
     def _plan(
         self,

@@ -307,21 +307,21 @@ class Recorder(RequestRecord):
         if self.state is not ENDED:
             raise self._illegal("end_event")
         assert self._end is not None
-        return ExchangeEnd(
-            exchange_id=self.exchange_id,
-            method=self.head.method,
-            path=self.head.path,
-            outcome=self._outcome,
-            client_status=self.client_status,
-            upstream_status=self.upstream_status,
-            error=self._end.error,
-            roller=self.roller,
-            annotations=dict(self.annotations),
-            response_headers=self._response_headers,
-            response_bytes=self.response_bytes,
-            client_bytes=self.client_bytes,
-            response_body=None if self._kept is None else b"".join(self._kept),
-            response_over_limit=self._kept_over,
+        return ExchangeEnd(  # every field, in order: no keyword dict per exchange
+            self.exchange_id,
+            self.head.method,
+            self.head.path,
+            self._outcome,
+            self.client_status,
+            self.upstream_status,
+            self._end.error,
+            self.roller,
+            dict(self.annotations),
+            self._response_headers,
+            self.response_bytes,
+            self.client_bytes,
+            None if self._kept is None else b"".join(self._kept),
+            self._kept_over,
         )
 
     # -- internals ------------------------------------------------------------------------

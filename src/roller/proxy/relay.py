@@ -27,6 +27,7 @@ from roller.capture.tape import TapeWriter
 from roller.proxy.exchange import Exchange
 from roller.proxy.header_plan import HeaderPlans
 from roller.proxy.idle_watch import IdleWatches
+from roller.proxy.local import LocalRoutes
 from roller.proxy.policy import ExchangeEnd, ExchangeEndHook, RequestPolicy
 from roller.proxy.redaction import Redactor
 from roller.proxy.routing import Upstreams
@@ -49,8 +50,10 @@ class Relay:
         max_kept_response: int,
         redactor: Redactor,
         stopping: Callable[[], bool],
+        local: LocalRoutes | None = None,
     ) -> None:
         self.on_exchange_end = on_exchange_end
+        self._local = local
         self._upstreams = upstreams
         self._policy = policy
         self._limits = (max_request_body, max_kept_response)
@@ -81,6 +84,7 @@ class Relay:
             stopping=self._stopping,
             started=self._started,
             finished=self._finished,
+            local=self._local,
         )
 
     def handler(self) -> Callable[[web.Request], Awaitable[web.StreamResponse]]:

@@ -33,6 +33,7 @@ from roller.capture.tape import DEFAULT_FSYNC_INTERVAL, DEFAULT_SEGMENT_MAX_BYTE
 from roller.errors import UsageError
 from roller.proxy import server_log
 from roller.proxy.expect import defer_continue
+from roller.proxy.local import LocalRoutes
 from roller.proxy.policy import ExchangeEndHook, RequestPolicy
 from roller.proxy.redaction import DEFAULT_REDACTOR, Redactor
 from roller.proxy.relay import Relay
@@ -67,6 +68,7 @@ class ProxyConfig:
     fsync_interval: float | None = DEFAULT_FSYNC_INTERVAL
     policy: RequestPolicy | None = None
     on_exchange_end: ExchangeEndHook | None = None
+    local: LocalRoutes | None = None  # an embedder's own routes (`roller.proxy.local`)
 
     def __post_init__(self) -> None:
         if not self.upstreams.configured() and self.policy is None:
@@ -107,6 +109,7 @@ class ProxyServer:
                 max_kept_response=config.max_kept_response,
                 redactor=config.redactor,
                 stopping=lambda: self._stopping,
+                local=config.local,
             )
             app.cleanup_ctx.append(self._lifecycle)
             app.on_shutdown.append(self._on_shutdown)

@@ -15,6 +15,7 @@ from typing import Protocol
 from roller.capture.tape import TapeWriter
 from roller.proxy.header_plan import HeaderPlans
 from roller.proxy.idle_watch import IdleWatches
+from roller.proxy.local import LocalRoutes
 from roller.proxy.policy import ExchangeEnd, RequestPolicy
 from roller.proxy.redaction import Redactor
 from roller.proxy.routing import Upstreams
@@ -25,7 +26,8 @@ from roller.proxy.upstream import UpstreamClient
 class ExchangeServices:
     """What every exchange shares: the tape, the upstream side, the policy, the limits,
     the end hook (`notify` calls it in place; None without a hook, so no `ExchangeEnd` is
-    built for nobody), whether the proxy is stopping, and the in-flight count's calls."""
+    built for nobody), whether the proxy is stopping, the in-flight count's calls, and
+    the embedder's own routes (`roller.proxy.local`)."""
 
     tape: TapeWriter
     client: UpstreamClient
@@ -40,6 +42,7 @@ class ExchangeServices:
     stopping: Callable[[], bool]
     started: Callable[[], None]  # an exchange is in flight (the relay counts them)
     finished: Callable[[], None]  # ... and no longer is, its end hook returned
+    local: LocalRoutes | None = None  # the embedder's own routes, answered first
 
 
 class ServicesHolder(Protocol):

@@ -17,12 +17,14 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Final
 
 from roller.wire import anthropic, codec_for
-from roller.wire.response import header, read_response
+from roller.wire.response import read_response
 from roller.wire.types import ProtocolName
 
-# Per protocol: a stream's `terminal` fact without its reassembly (None: not decided).
-_TERMINAL_READERS: Final[dict[ProtocolName, Callable[[bytes], bool | None]]] = {
-    "anthropic-messages": anthropic.stream_terminal,
+_Reader = Callable[[bytes], bool | None]
+# Per protocol: a 2xx body's `terminal` fact without its reassembly (None: not decided),
+# for a stream and for a whole body.
+_TERMINAL_READERS: Final[dict[ProtocolName, tuple[_Reader, _Reader]]] = {
+    "anthropic-messages": (anthropic.stream_terminal, anthropic.whole_terminal),
 }
 
 
@@ -51,12 +53,17 @@ def quick_ending(
 ) -> tuple[bool, bool] | None:
     """`response_ending` when a terminal-only reader decides it (a few µs a KiB), else
     None: only the full reading can."""
-    reader = None if protocol is None else _TERMINAL_READERS.get(protocol)
-    if reader is None or status is None or not 200 <= status < 300:
+    readers = None if protocol is None else _TERMINAL_READERS.get(protocol)
+    if readers is None or status is None or not 200 <= status < 300:
         return None
-    if "text/event-stream" not in (header(headers, "content-type") or "").lower():
-        return None
-    if header(headers, "content-encoding") is not None:
-        return None
-    terminal = reader(raw)
-    return None if terminal is None else (True, terminal)
+    content_type: str | None = None
+    for pair in headers:  # `header`'s reading of both, in one pass
+        if len(pair) == 2:
+            name = pair[0].lower()
+            if name == "content-encoding":
+                return None
+            if name == "content-type" and content_type is None:
+                content_type = pair[1]
+    streamed = "text/event-stream" in (content_type or "").lower()
+    terminal = readers[0 if streamed else 1](raw)
+    return None if terminal is None else (streamed, terminal)

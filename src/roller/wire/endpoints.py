@@ -285,7 +285,21 @@ def route_for(path: str) -> tuple[Route | None, str | None]:
 
 
 def endpoint_for(method: str, path: str, query: Iterable[tuple[str, str]] = ()) -> Endpoint:
-    """The endpoint of `method path` (path may carry `?query`; `query` adds pairs)."""
+    """The endpoint of `method path` (path may carry `?query`; `query` adds pairs).
+
+    Without a query, cached per method and path (an `Endpoint` is immutable): a gateway
+    asks once per request, and a proxy sees the same few paths again and again."""
+    if not query and "?" not in path:
+        return _endpoint_without_query(method, path)
+    return _endpoint(method, path, query)
+
+
+@lru_cache(maxsize=4096)
+def _endpoint_without_query(method: str, path: str) -> Endpoint:
+    return _endpoint(method, path, ())
+
+
+def _endpoint(method: str, path: str, query: Iterable[tuple[str, str]]) -> Endpoint:
     route, model = route_for(path)
     if route is None:
         return UNKNOWN

@@ -25,6 +25,7 @@ part is at most the body's.
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Sequence
 from typing import Any, Final
 
@@ -48,7 +49,23 @@ _LONG_DIGITS: Final = b"0" * 19
 MAX_FAST_BRACKETS: Final = 400
 
 
-def _orjson_agrees(raw: bytes) -> bool:
+def orjson_fails_alike(raw: bytes) -> bool:
+    """Whether orjson parses `raw` only if the decoder does (their values may still
+    differ, by an integer past 64 bits): nesting that could reach the decoder's recursion
+    limit and an integer past Python's digit limit are what orjson takes and the decoder
+    refuses. A whole document nests at most half its length deep, and holds no integer
+    longer than itself, so a short one needs no pass over its bytes."""
+    if len(raw) < 2 * MAX_FAST_BRACKETS:
+        return True
+    if raw.count(b"[") + raw.count(b"{") >= MAX_FAST_BRACKETS:
+        return False
+    limit = sys.get_int_max_str_digits()
+    return (
+        not limit or len(raw) <= limit or b"0" * (limit + 1) not in raw.translate(_DIGITS_TO_ZERO)
+    )
+
+
+def orjson_agrees(raw: bytes) -> bool:
     """Whether orjson's answer for `raw`, if it has one, is the decoder's."""
     return raw.count(b"[") + raw.count(
         b"{"
@@ -61,7 +78,7 @@ def parse_json(text: str | bytes) -> tuple[Any, str | None]:
         raw = text.encode() if isinstance(text, str) else text
     except UnicodeEncodeError:  # a lone surrogate: orjson refuses it
         raw = b""
-    if raw and _orjson_agrees(raw):
+    if raw and orjson_agrees(raw):
         try:
             return orjson.loads(raw), None
         except orjson.JSONDecodeError:
@@ -72,7 +89,7 @@ def parse_json(text: str | bytes) -> tuple[Any, str | None]:
 def json_values(parts: Sequence[bytes], within: bytes) -> list[Any]:
     """`parse_json(part)`'s value for each of `parts`, slices of `within` (None where it
     fails, as for a JSON null: for a caller that needs only the values' shapes)."""
-    if not _orjson_agrees(within):
+    if not orjson_agrees(within):
         return [parse_json(part)[0] for part in parts]
     values: list[Any] = []
     for part in parts:

@@ -1,23 +1,29 @@
 """The background writer's batch: call rows and session touches in one raw transaction.
 
 `BatchWriter.of(engine)` renders the batch's statements once for the engine's dialect;
-`writer.write(rows, touches)` writes one batch (the call insert's parameter tuples from
-`roller.gateway.store.calls`, and `last_seen_at` touches) in one transaction on the pool's
-raw DB-API connection, and returns each touched session's parent as it is now. Rules
+`writer.write(rows, touches)` writes one batch (the call rows of
+`roller.gateway.store.calls`, and `last_seen_at` touches) in one transaction on a raw
+DB-API connection the writer keeps from the pool for its batches alone, and returns each
+touched session's parent as it is now; `close()` hands that connection back. Rules
 kept:
 - The statements are SQLAlchemy's own for the same operations, rendered once (the call
   insert by `CallInsert`; the touch is `UPDATE … SET last_seen_at WHERE id AND
   last_seen_at < when`, its time through the column's own bind processor), so what is
   stored is what SQLAlchemy Core stores (`tests/gateway/test_call_insert.py`). What this
   saves is SQLAlchemy's per-transaction work (the `Connection`, its events, execution
-  contexts and result objects): the batch runs on the store thread, but CPU anywhere in
-  the process is CPU per request.
+  contexts and result objects) and, by keeping its connection, the pool's check-out and
+  check-in (its reset's rollback) per batch: the batch runs on the store thread, but CPU
+  anywhere in the process is CPU per request. Batches are written one at a time (the
+  background writer awaits each), so the kept connection is never used by two threads
+  at once.
 - SQLite begins the transaction `IMMEDIATE`, as every store transaction does
   (`roller.gateway.store.engine`); PostgreSQL's driver begins it with the first
   statement. Touches are written in session id order (one lock order for every writer).
 - On SQLite a batch commits with `synchronous=NORMAL` (no fsync of the WAL at its
-  commit: ~250 µs of CPU and ~3 ms of wall time a batch on the machine measured), and the
-  connection is handed back at `FULL`, the engine's level for every other transaction.
+  commit: ~250 µs of CPU and ~3 ms of wall time a batch on the machine measured): the
+  writer's kept connection is set to it once, and handed back to the pool at `FULL`,
+  the engine's level for every other transaction (a connection that cannot take it is
+  never reused).
   What this risks is a power loss (never a process crash: the WAL is in the kernel at
   commit) losing the last batches; what is lost is a suffix of the WAL's commits, so no
   earlier transaction (a session, a parent) is lost after a later one (a child), and a
@@ -26,8 +32,9 @@ kept:
   (`roller.gateway.recovery`) writes every exchange's missing row from it; touches are
   `last_seen_at` times the next request writes again. A clean stop closes the store
   (its last connection checkpoints the WAL, synced) before it removes the mark.
-- A failure rolls the transaction back (a dropped connection is invalidated, so the pool
-  never hands it out again); a transient one (a locked SQLite file, a deadlock or
+- A failure rolls the transaction back (a dropped connection, or one that cannot roll
+  back, is invalidated, so the pool never hands it out again, and the next batch takes
+  a fresh one); a transient one (a locked SQLite file, a deadlock or
   serialization failure, a dropped connection) is retried with the store's backoff, and
   any other, or the last, becomes a `StoreError` with the driver's first line only.
 """
@@ -36,11 +43,11 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Final
 
 from sqlalchemy import Engine
+from sqlalchemy.exc import SQLAlchemyError
 
 from roller.gateway.store.engine import SQLITE_SYNCHRONOUS, StoreError
 from roller.gateway.store.models import RuntimeSession
@@ -49,20 +56,36 @@ ATTEMPTS: Final = 4  # of a batch that fails transiently (as the store's transac
 TRANSIENT_SQLSTATES: Final = frozenset({"40001", "40P01", "55P03"})  # serialization, deadlock, lock
 
 
-@dataclass(frozen=True, slots=True)
 class BatchWriter:
-    """One dialect's batch statements, rendered once, and the engine to run them on."""
+    """One dialect's batch statements, rendered once, the engine to run them on and the
+    connection kept for them."""
 
-    engine: Engine
-    insert_sql: str
-    touch_sql: str
-    parents_sql: str  # `{marks}`: one placeholder per touched session
-    mark: str
-    when: Any  # the `last_seen_at` bind processor (None: the value as it is)
-    begin: str | None  # the statement that opens a transaction, where the driver does not
-    # Statements around the batch's transaction: its durability level, then the engine's.
-    before: tuple[str, ...] = ()
-    after: tuple[str, ...] = ()
+    def __init__(
+        self,
+        engine: Engine,
+        insert_sql: str,
+        touch_sql: str,
+        parents_sql: str,  # `{marks}`: one placeholder per touched session
+        mark: str,
+        when: Any,  # the `last_seen_at` bind processor (None: the value as it is)
+        begin: str | None,  # the statement that opens a transaction, where the driver does not
+        # The kept connection's durability level for batches, and the engine's, restored
+        # before it goes back to the pool.
+        before: tuple[str, ...] = (),
+        after: tuple[str, ...] = (),
+    ) -> None:
+        self.engine = engine
+        self.insert_sql = insert_sql
+        self.touch_sql = touch_sql
+        self.parents_sql = parents_sql
+        self.mark = mark
+        self.when = when
+        self.begin = begin
+        self.before = before
+        self.after = after
+        self._error: type[BaseException] = engine.dialect.loaded_dbapi.Error
+        self._raw: Any = None  # the pool's connection, kept for batches
+        self._cursor: Any = None
 
     @classmethod
     def of(cls, engine: Engine, insert_sql: str) -> BatchWriter:
@@ -72,6 +95,7 @@ class BatchWriter:
         name = dialect.identifier_preparer.format_table(table)
         mark = "?" if dialect.paramstyle == "qmark" else "%s"
         seen, ident, parent = quote("last_seen_at"), quote("id"), quote("parent_session_id")
+        sqlite = dialect.name == "sqlite"
         return cls(
             engine=engine,
             insert_sql=insert_sql,
@@ -82,9 +106,9 @@ class BatchWriter:
             parents_sql=f"SELECT {ident}, {parent} FROM {name} WHERE {ident} IN ({{marks}})",
             mark=mark,
             when=table.c["last_seen_at"].type.dialect_impl(dialect).bind_processor(dialect),
-            begin="BEGIN IMMEDIATE" if dialect.name == "sqlite" else None,
-            before=("PRAGMA synchronous=NORMAL",) if dialect.name == "sqlite" else (),
-            after=(f"PRAGMA synchronous={SQLITE_SYNCHRONOUS}",) if dialect.name == "sqlite" else (),
+            begin="BEGIN IMMEDIATE" if sqlite else None,
+            before=("PRAGMA synchronous=NORMAL",) if sqlite else (),
+            after=(f"PRAGMA synchronous={SQLITE_SYNCHRONOUS}",) if sqlite else (),
         )
 
     def write(
@@ -94,14 +118,50 @@ class BatchWriter:
         touched = sorted(touches)  # one lock order
         stamp = self.when or (lambda value: value)
         updates = [(stamp(touches[s]), s, stamp(touches[s])) for s in touched]
+        # The driver reads a row by index: an exact tuple's are read in C, a NamedTuple's
+        # through its `__getitem__` (~1.4k instructions a value in SQLite's module).
+        values = [row if row.__class__ is tuple else tuple(row) for row in rows]
         for attempt in range(ATTEMPTS):
             try:
-                return self._transaction(rows, updates, touched)
+                return self._transaction(values, updates, touched)
             except _Retry as retry:
                 if attempt + 1 == ATTEMPTS:
                     raise StoreError(f"session store: {retry.reason}") from None
                 time.sleep(0.005 * 4**attempt)
         raise AssertionError("unreachable")  # the loop returns or raises
+
+    def close(self) -> None:
+        """Hand the kept connection back to the pool, at the engine's own settings."""
+        raw, cursor = self._raw, self._cursor
+        self._raw = self._cursor = None
+        if raw is None:
+            return
+        try:
+            raw.rollback()  # (none is open between batches: a no-op)
+            for statement in self.after:
+                cursor.execute(statement)
+        except self._error as exc:
+            raw.invalidate(exc)  # one that cannot take them is never reused
+        raw.close()
+
+    def _connection(self) -> tuple[Any, Any]:
+        """The kept connection and its cursor (a fresh one, set for batches, if none);
+        none to be had (a server away, a file that would not open) is a transient failure."""
+        if self._raw is None:
+            try:
+                raw = self.engine.raw_connection()
+            except SQLAlchemyError as exc:
+                raise _Retry(_reason(exc)) from None
+            try:
+                cursor = raw.cursor()
+                for statement in self.before:
+                    cursor.execute(statement)
+            except self._error as exc:
+                raw.invalidate(exc)
+                raw.close()
+                raise _Retry(_reason(exc)) from None
+            self._raw, self._cursor = raw, cursor
+        return self._raw, self._cursor
 
     def _transaction(
         self,
@@ -110,13 +170,9 @@ class BatchWriter:
         touched: list[str],
     ) -> dict[str, str | None]:
         dialect = self.engine.dialect
-        error: type[BaseException] = dialect.loaded_dbapi.Error
-        raw = self.engine.raw_connection()
-        cursor = None
+        error = self._error
+        raw, cursor = self._connection()
         try:
-            cursor = raw.cursor()
-            for statement in self.before:
-                cursor.execute(statement)
             if self.begin is not None:
                 cursor.execute(self.begin)
             if rows:
@@ -134,38 +190,25 @@ class BatchWriter:
             return parents
         except error as exc:
             dropped = dialect.is_disconnect(exc, raw.dbapi_connection, cursor)  # type: ignore[arg-type]
-            _abandon(raw, dropped, exc, error)
+            if not _rolled_back(raw, dropped, error):
+                self._raw = self._cursor = None
+                raw.invalidate(exc)  # never reused: the next batch takes a fresh one
+                raw.close()
             if dropped or _transient(exc):
                 raise _Retry(_reason(exc)) from None
             raise StoreError(f"session store: {_reason(exc)}") from None
-        finally:
-            _restore(raw, cursor, self.after, error)
-            raw.close()  # back to the pool (rolled back there if still open)
 
 
-def _restore(raw: Any, cursor: Any, after: tuple[str, ...], error: type[BaseException]) -> None:
-    """The engine's own settings back on the connection before the pool has it again
-    (after a rollback too); one that cannot take them is never reused."""
-    if cursor is None or not after or not raw.is_valid:
-        return
+def _rolled_back(raw: Any, dropped: bool, error: type[BaseException]) -> bool:
+    """Whether a failed batch's connection rolled back and may serve the next one (a
+    connection that dropped never does)."""
+    if dropped:
+        return False
     try:
-        if raw.dbapi_connection.in_transaction:
-            raw.rollback()
-        for statement in after:
-            cursor.execute(statement)
-    except error as exc:
-        raw.invalidate(exc)
-
-
-def _abandon(raw: Any, dropped: bool, exc: BaseException, error: type[BaseException]) -> None:
-    """Roll back after a failure; a connection that dropped is never reused."""
-    if not dropped:
-        try:
-            raw.rollback()
-            return
-        except error:
-            pass
-    raw.invalidate(exc)
+        raw.rollback()
+    except error:
+        return False
+    return True
 
 
 class _Retry(Exception):

@@ -37,7 +37,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from operator import attrgetter
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 
 from sqlalchemy import Dialect, TypeDecorator
 from sqlalchemy.dialects.sqlite import DATETIME as SQLITE_DATETIME
@@ -76,13 +76,75 @@ class CallFacts:
 
 _MAX_KEPT_IDENTITIES: Final = 4096
 
-
-# The facts stored as given (made storable), in the insert's column order after `id`;
-# `flags` follows them, the facts' own flags and those `storable_values` adds.
+# The insert's columns: a request's own values first, then those its session's requests
+# share (`roller.gateway.store.row_parts` binds those once per session and model).
+REQUEST_COLUMNS: Final = (
+    "id",
+    "exchange_id",
+    "method",
+    "path",
+    "outcome",
+    "client_status",
+    "upstream_status",
+    "execution_status",
+    "response_capture_status",
+    "error_code",
+    "started_at",
+    "ended_at",
+    "flags",
+)
+SESSION_COLUMNS: Final = (
+    "tape_dir",
+    "session_id",
+    "account",
+    "principal",
+    "family",
+    "protocol",
+    "model",
+    "participant_unknown",
+    "identity",
+)
+COLUMNS: Final = (*REQUEST_COLUMNS, *SESSION_COLUMNS)
+# The facts made storable in their own order (`flags` follows them: the facts' own, then
+# those `storable_values` adds, in this order).
 FACT_COLUMNS: Final = tuple(name for name in CallFacts.__slots__ if name != "flags")
-COLUMNS: Final = ("id", *FACT_COLUMNS, "flags")
 _SHAPES: Final = column_shapes(Call.__table__, FACT_COLUMNS)  # type: ignore[arg-type]
 _FACTS: Final = attrgetter(*FACT_COLUMNS)  # the facts in that order, one C call
+# Where each of `COLUMNS` after `id` is among the stored facts (`flags` last).
+_FROM_FACTS: Final = tuple(
+    len(FACT_COLUMNS) if name == "flags" else FACT_COLUMNS.index(name) for name in COLUMNS[1:]
+)
+
+
+class CallRow(NamedTuple):
+    """One `call` row as the driver takes it: `COLUMNS`' values in order, each made
+    storable and bound by its column's processor (the writer queues these)."""
+
+    id: str
+    exchange_id: str
+    method: str
+    path: str
+    outcome: str
+    client_status: int | None
+    upstream_status: int | None
+    execution_status: str
+    response_capture_status: str
+    error_code: str | None
+    started_at: Any
+    ended_at: Any
+    flags: Any
+    tape_dir: str
+    session_id: str | None
+    account: str | None
+    principal: str | None
+    family: str | None
+    protocol: str | None
+    model: str | None
+    participant_unknown: Any
+    identity: Any
+
+
+assert CallRow._fields == COLUMNS  # the driver takes a row's values in the insert's order
 
 _Processor = Callable[[Any], Any] | None
 
@@ -114,8 +176,8 @@ class CallInsert:
         )
         return cls(sql, processors)
 
-    def rows(self, calls: Sequence[CallFacts]) -> list[tuple[Any, ...]]:
-        """The batch's parameters: one tuple per call, in `COLUMNS` order."""
+    def rows(self, calls: Sequence[CallFacts]) -> list[CallRow]:
+        """The batch's rows: one per call, in `COLUMNS` order."""
         # (index, processor, what it makes of a NULL), the identity's apart
         processed = [
             (i, p, p(None))
@@ -132,11 +194,12 @@ class CallInsert:
                 row[i] = null if value is None else process(value)
             if identity is not None:
                 value = row[_IDENTITY]
-                row[_IDENTITY] = identity_null if value is None else self._identity(value)
-            out.append(tuple(row))
+                row[_IDENTITY] = identity_null if value is None else self.identity(value)
+            out.append(CallRow._make(row))
         return out
 
-    def _identity(self, summary: Any) -> Any:
+    def identity(self, summary: Any) -> Any:
+        """A summary's bound form, kept per object (see the module docstring)."""
         kept = self.identities.get(id(summary))
         if kept is not None and kept[0] is summary:
             return kept[1]
@@ -155,14 +218,22 @@ _SQLITE_TIME_FORMAT: Final = (
 )
 
 
-def _sqlite_time(column_type: Any, dialect: Dialect) -> _Processor:
-    """A `TypeDecorator` over SQLite's `DATETIME` in its default storage format, bound
-    as SQLAlchemy binds it (module docstring); None for any other column or dialect."""
+def sqlite_time_text(column_type: Any, dialect: Dialect) -> bool:
+    """Whether `column_type` is a `TypeDecorator` over SQLite's `DATETIME` in its default
+    storage format on `dialect`: then its stored text is `isoformat(" ", "microseconds")`
+    of the naive UTC time the decorator binds."""
     if dialect.name != "sqlite" or not isinstance(column_type, TypeDecorator):
+        return False
+    impl = column_type.impl_instance.dialect_impl(dialect)
+    return isinstance(impl, SQLITE_DATETIME) and impl._storage_format == _SQLITE_TIME_FORMAT
+
+
+def _sqlite_time(column_type: Any, dialect: Dialect) -> _Processor:
+    """Such a column's processor, bound as SQLAlchemy binds it (module docstring); None
+    for any other column or dialect."""
+    if not sqlite_time_text(column_type, dialect):
         return None
     impl = column_type.impl_instance.dialect_impl(dialect)
-    if not isinstance(impl, SQLITE_DATETIME) or impl._storage_format != _SQLITE_TIME_FORMAT:
-        return None
     decorate = column_type.process_bind_param
 
     def process(value: Any) -> Any:
@@ -170,7 +241,7 @@ def _sqlite_time(column_type: Any, dialect: Dialect) -> _Processor:
         if bound is None:
             return None
         if bound.__class__ is not datetime:  # a date, a subclass: the dialect's own
-            return impl.bind_processor(dialect)(bound)  # type: ignore[misc]
+            return impl.bind_processor(dialect)(bound)
         return bound.isoformat(" ", "microseconds")
 
     return process
@@ -179,4 +250,5 @@ def _sqlite_time(column_type: Any, dialect: Dialect) -> _Processor:
 def call_values(facts: CallFacts) -> list[Any]:
     """One call's values in `COLUMNS` order, made storable (a fresh row id first)."""
     stored, flags = storable_values(_SHAPES, _FACTS(facts))
-    return [call_row_id(), *stored, [*facts.flags, *flags] or None]
+    stored.append([*facts.flags, *flags] or None)
+    return [call_row_id(), *map(stored.__getitem__, _FROM_FACTS)]

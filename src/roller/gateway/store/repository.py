@@ -16,9 +16,10 @@ Rules this module keeps:
 - A transient failure (a deadlock or serialization failure, a connection that dropped,
   a locked SQLite file) is retried with a short backoff before it becomes a `StoreError`.
 - Call rows are written in batches (`write_batch`: one transaction, one `executemany` of
-  `roller.gateway.store.calls`' insert, whose values are made storable first and which
-  is `ON CONFLICT DO NOTHING` on its exchange, so retrying a write that did land is a
-  no-op: one row per exchange).
+  `roller.gateway.store.calls`' insert, whose values are made storable and bound first,
+  by `row_maker` on the gateway's hot path or from `CallFacts` by `write_calls`, and
+  which is `ON CONFLICT DO NOTHING` on its exchange, so retrying a write that did land
+  is a no-op: one row per exchange).
 - On SQLite every operation runs on one store thread. SQLite has one writer at a time;
   concurrent write transactions from several threads only wait on each other's lock
   (its busy handler sleeps 1 ms, then 2, 5, 10 … ms and retries), which on the measured
@@ -45,7 +46,7 @@ from sqlalchemy.orm import Session
 from roller.gateway.derivation import SessionPlan, SourceKey
 from roller.gateway.store import session_rows
 from roller.gateway.store.batch import ATTEMPTS, TRANSIENT_SQLSTATES, BatchWriter
-from roller.gateway.store.calls import CallFacts, CallInsert
+from roller.gateway.store.calls import CallFacts, CallInsert, CallRow
 from roller.gateway.store.engine import StoreError
 from roller.gateway.store.ids import new_id
 from roller.gateway.store.lineage import (
@@ -56,6 +57,7 @@ from roller.gateway.store.lineage import (
     record_assignment,
 )
 from roller.gateway.store.models import Call, Note, ParentAssignment, RuntimeSession
+from roller.gateway.store.row_parts import RowMaker
 
 _P = ParamSpec("_P")
 _T = TypeVar("_T")
@@ -89,6 +91,7 @@ class SessionStore:
             else None  # the event loop's default pool
         )
         self._call_insert = CallInsert.of(engine.dialect)
+        self.row_maker = RowMaker(self._call_insert, engine.dialect)  # the end hook's rows
         self._batch = BatchWriter.of(engine, self._call_insert.sql)
 
     async def run(self, op: Callable[_P, _T], *args: _P.args, **kwargs: _P.kwargs) -> _T:
@@ -100,6 +103,7 @@ class SessionStore:
         """Finish queued operations, stop the store thread, close the connections."""
         if self._executor is not None:
             self._executor.shutdown(wait=True)
+        self._batch.close()  # the writer's connection, back at the engine's settings
         self.engine.dispose()
 
     # -- resolving a request -------------------------------------------------------------
@@ -246,19 +250,29 @@ class SessionStore:
     def record_call(self, facts: CallFacts) -> None:
         """The exchange's one `call` row (a second write for the same exchange is a
         no-op); its values made storable, and flagged where they had to be changed."""
-        self.write_batch([facts], {})
+        self.write_calls([facts], {})
 
-    def write_batch(
+    def write_calls(
         self, calls: Sequence[CallFacts], touches: Mapping[str, datetime]
     ) -> dict[str, str | None]:
-        """Call rows and `last_seen_at` touches (session id -> when), one transaction
-        (the background writer's batch, `roller.gateway.writer`). Returns each touched
-        session's parent as it is now (the resolution cache learns a parent another
-        process set from it). On the raw DB-API connection (`roller.gateway.store.batch`)."""
+        """`write_batch` of the rows `calls` make (crash recovery, tests)."""
+        return self.write_batch(self.call_rows(calls), touches)
+
+    def call_rows(self, calls: Sequence[CallFacts]) -> list[CallRow]:
+        """The rows `calls` make: made storable (and flagged), bound for the driver."""
         try:
-            rows = self._call_insert.rows(calls) if calls else []
+            return self._call_insert.rows(calls) if calls else []
         except (TypeError, ValueError) as exc:  # a value no bind processor takes
             raise StoreError(f"session store: call row not storable: {exc}") from None
+
+    def write_batch(
+        self, rows: Sequence[CallRow], touches: Mapping[str, datetime]
+    ) -> dict[str, str | None]:
+        """Call rows (bound: `roller.gateway.store.row_parts`, `CallInsert.rows`) and
+        `last_seen_at` touches (session id -> when), one transaction (the background
+        writer's batch, `roller.gateway.writer`). Returns each touched session's parent
+        as it is now (the resolution cache learns a parent another process set from it).
+        On the raw DB-API connection (`roller.gateway.store.batch`)."""
         return self._batch.write(rows, touches)
 
     def recorded_exchanges(self, tape_dir: str) -> set[str]:

@@ -7,7 +7,7 @@ One protocol, one package: `stream`, `codec`, `history`, `chat` (see `roller.wir
 from __future__ import annotations
 
 from roller.wire.anthropic.codec import CODEC, AnthropicCodec
-from roller.wire.anthropic.ending import stream_terminal
+from roller.wire.anthropic.ending import stream_terminal, whole_terminal
 from roller.wire.anthropic.stream import AnthropicAssembler
 
-__all__ = ["CODEC", "AnthropicAssembler", "AnthropicCodec", "stream_terminal"]
+__all__ = ["CODEC", "AnthropicAssembler", "AnthropicCodec", "stream_terminal", "whole_terminal"]

@@ -1,10 +1,18 @@
-"""How an Anthropic Messages stream ended, read without reassembling it.
+"""How an Anthropic Messages response ended, read without reassembling it.
 
 `stream_terminal(body)`: for a 2xx `text/event-stream` body that is not content-encoded,
 the `terminal` fact `roller.wire.response.read_response` gives (the reassembly reached
 `message_stop` with no error), or None when this reader does not decide it (the caller
 reassembles). A call row needs only that fact of its response; reassembly also merges
 every delta into the message, which costs about two thirds of the reading.
+`whole_terminal(body)`: the same fact for a 2xx body that is not a stream and not
+content-encoded (a JSON message), or None: a JSON object orjson parses, where orjson
+parses only what the standard library's decoder parses too (`roller.wire.jsonvalues.
+orjson_fails_alike`), is what `reassemble_body` reads as JSON, with the same keys and
+strings (values differ at most by an integer past 64 bits, which no fact here reads),
+and its `whole_body` is complete without an error exactly when the object is not an
+error body (`stream.is_error_body`); anything else (leading space, another JSON value, a
+body only the decoder reads, SSE in a JSON response) is left to the full reading.
 
 Facts it relies on (tests/wire/test_anthropic_ending.py compares the two readings on
 generated, cut and mutated streams):
@@ -26,10 +34,24 @@ generated, cut and mutated streams):
 
 from __future__ import annotations
 
-from roller.wire.jsonvalues import json_values
+import orjson
+
+from roller.wire.anthropic.stream import is_error_body
+from roller.wire.jsonvalues import json_values, orjson_fails_alike
 from roller.wire.sse import well_formed_fields
 
-__all__ = ["stream_terminal"]
+__all__ = ["stream_terminal", "whole_terminal"]
+
+
+def whole_terminal(body: bytes) -> bool | None:
+    """A whole JSON body's `terminal` fact, or None: not decided here (module docstring)."""
+    if body[:1] != b"{" or not orjson_fails_alike(body):
+        return None
+    try:
+        value = orjson.loads(body)
+    except orjson.JSONDecodeError:
+        return None
+    return not is_error_body(value)
 
 
 def stream_terminal(body: bytes) -> bool | None:

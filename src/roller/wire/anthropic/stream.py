@@ -259,11 +259,16 @@ def _merge_delta(block: _Block, delta: JSONObject) -> bool:
     return True
 
 
+def is_error_body(obj: JSONObject) -> bool:
+    """Whether a whole (non-streamed) 2xx body's object is an error, not a message."""
+    return obj.get("type") == "error" or ("error" in obj and "content" not in obj)
+
+
 def whole_body(value: Any) -> Reassembly:
     obj = as_object(value)
     if obj is None:
         return Reassembly(None, False, f"body is JSON but not an object ({type(value).__name__})")
-    if obj.get("type") == "error" or ("error" in obj and "content" not in obj):
+    if is_error_body(obj):
         error = error_object(obj)
         return Reassembly(None, False, f"error body: {describe_error(error)}", error=error)
     return Reassembly(obj, True)
