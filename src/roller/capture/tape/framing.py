@@ -7,7 +7,9 @@ framing problem, in tape order. The rules are `roller.capture.tape.reader`'s (it
 docstring): a torn or corrupt frame ends its segment, a frame that makes no sense is
 reported and skipped, the metas are typed here to report a known key of the wrong
 shape. A frame's time `t` is kept with its place, so reading an exchange back parses
-only the headers that carry a meta.
+only the headers that carry a meta. An exchange's places are packed once its `end`
+frame is in (`roller.capture.tape.places`: a few bytes a frame); while indexing, each
+exchange costs its id in a dict besides, for the frames that name it.
 
 A `body` or `chunk` header as `TapeWriter` writes it (`{"k":…,"x":…,"t":…,"n":…}`, an
 ASCII id with no quote or backslash, integers of at most 19 digits, no leading zero) is
@@ -19,8 +21,7 @@ compares the two paths' indexes and problems).
 from __future__ import annotations
 
 import re
-from array import array
-from dataclasses import dataclass
+from collections.abc import Sequence
 from typing import TypeVar
 
 from roller.capture import exact_json
@@ -34,29 +35,25 @@ from roller.capture.tape.format import (
     JSONObject,
 )
 from roller.capture.tape.meta import EndMeta, RequestMeta, ResponseMeta, SegmentHeader
+from roller.capture.tape.places import (
+    ANN,
+    BODY,
+    BREF,
+    CHUNK,
+    END,
+    FIELDS,
+    REQ,
+    RESP,
+    T_IN_HEADER,
+    ExchangeRef,
+    Places,
+)
+
+__all__ = ["FIELDS", "T_IN_HEADER", "ExchangeRef", "Framing"]
 
 _Meta = TypeVar("_Meta", RequestMeta, ResponseMeta, EndMeta)
 
 
-@dataclass(frozen=True, slots=True)
-class ExchangeRef:
-    """Where one exchange's frames lie: enough to load it, small enough to keep many.
-
-    `frames` is flat: per frame `kind code, segment, header start, header stop, payload
-    start, payload stop, time t` (codes below); the `req` frame comes first.
-    """
-
-    exchange_id: str
-    request_time_ns: int
-    frames: array[int]  # 8 bytes an entry, not a Python int each
-
-
-# An indexed frame: kind code, segment, header start/stop, payload start/stop, time t.
-FIELDS = 7
-# The time of a frame whose `t` does not fit the array's 64 bits (any integer is valid):
-# reading it back takes `t` from its header again.
-T_IN_HEADER = -(2**63)
-REQ, BODY, RESP, CHUNK, END, BREF, ANN = range(7)
 _KIND_CODES = {
     "req": REQ,
     "body": BODY,
@@ -66,18 +63,8 @@ _KIND_CODES = {
     "bref": BREF,
     "ann": ANN,
 }
-
-
-@dataclass
-class _Spans:
-    """An exchange being indexed: its frames' places and what the checks need."""
-
-    request_time_ns: int
-    frames: array[int]  # the `ExchangeRef`'s own: a list of ints would be 5x its size
-    has_response: bool = False
-    ended: bool = False
-    response_bytes: int | None = None
-    chunk_bytes: int = 0
+# per exchange, while indexing
+_RESPONDED, _ENDED = 1, 2
 
 
 _DATA_HEADER = re.compile(
@@ -111,24 +98,19 @@ class Framing:
     """The framing pass over a tape's segments, oldest first (module docstring)."""
 
     def __init__(self) -> None:
-        self.spans: dict[str, _Spans] = {}
-        self.order: list[str] = []
+        self.places = Places()  # each exchange's frames, packed once it ended
+        self._numbers: dict[str, int] = {}  # exchange id -> its number (req order)
+        self._flags = bytearray()  # per exchange: _RESPONDED | _ENDED
+        self._chunk_bytes: dict[int, int] = {}  # per exchange not ended yet
+        self._mismatched: list[tuple[int, str]] = []  # chunk bytes against the end frame
         self.problems: list[str] = []
         self.versions: dict[int, int] = {}  # segment -> the tape version of its frames
 
-    def result(self) -> tuple[tuple[ExchangeRef, ...], tuple[str, ...]]:
-        for x in self.order:
-            s = self.spans[x]
-            stated = s.response_bytes
-            if s.ended and stated is not None and s.chunk_bytes != stated:
-                self.problems.append(
-                    f"exchange {x}: chunk frames hold {s.chunk_bytes} bytes, "
-                    f"its end frame says {stated}"
-                )
-        refs = tuple(
-            ExchangeRef(x, self.spans[x].request_time_ns, self.spans[x].frames) for x in self.order
-        )
-        return refs, tuple(self.problems)
+    def result(self) -> tuple[Sequence[ExchangeRef], tuple[str, ...]]:
+        self.problems += [message for _, message in sorted(self._mismatched)]
+        self._mismatched.clear()
+        self._numbers.clear()  # the ids live on in the packed refs
+        return self.places.refs(), tuple(self.problems)
 
     def segment(self, number: int, name: str, data: bytes | bytearray) -> None:
         pos = 0
@@ -203,17 +185,17 @@ class Framing:
             )
             return -1
         kind, x = header[1].decode("ascii"), header[2].decode("ascii")
-        spans = self.spans.get(x)
-        if spans is None:
+        n = self._numbers.get(x)
+        if n is None:
             self.problems.append(f"{name} byte {pos}: {kind} frame for unknown exchange {x}")
-        elif spans.ended:
+        elif self._flags[n] & _ENDED:
             self.problems.append(f"{name} byte {pos}: {kind} frame after the end of exchange {x}")
         else:
             t = int(header[3])
             t = t if T_IN_HEADER < t < 2**63 else T_IN_HEADER
-            spans.frames.extend((_KIND_CODES[kind], number, pos, newline, start, stop, t))
+            self.places.add(n, (_KIND_CODES[kind], number, pos, newline, start, stop, t))
             if kind == "chunk":
-                spans.chunk_bytes += stop - start
+                self._chunk_bytes[n] += stop - start
         return stop + 1
 
     def _apply(self, where: str, header: JSONObject, place: tuple[int, int, int, int, int]) -> None:
@@ -233,35 +215,46 @@ class Framing:
                 return
             if place[4] > place[3]:
                 self.problems.append(f"{where}: {kind} frame of {x} carries payload bytes")
-        frame = [_KIND_CODES[kind], *place, t if T_IN_HEADER < t < 2**63 else T_IN_HEADER]
+        frame = (_KIND_CODES[kind], *place, t if T_IN_HEADER < t < 2**63 else T_IN_HEADER)
         if kind == "req":
-            if x in self.spans:
+            if x in self._numbers:
                 self.problems.append(f"{where}: second req frame for exchange {x}")
                 return
             assert isinstance(meta, dict)
             self._typed(where, x, RequestMeta.from_json(meta))
-            self.spans[x] = _Spans(t, array("q", frame))
-            self.order.append(x)
+            opened = self._numbers[x] = self.places.open(x, t, frame)
+            self._flags.append(0)
+            self._chunk_bytes[opened] = 0
             return
-        spans = self.spans.get(x)
-        if spans is None:
+        n = self._numbers.get(x)
+        if n is None:
             self.problems.append(f"{where}: {kind} frame for unknown exchange {x}")
-        elif spans.ended and kind not in AFTER_END_KINDS:
+        elif self._flags[n] & _ENDED and kind not in AFTER_END_KINDS:
             self.problems.append(f"{where}: {kind} frame after the end of exchange {x}")
-        elif kind == "resp" and spans.has_response:
+        elif kind == "resp" and self._flags[n] & _RESPONDED:
             self.problems.append(f"{where}: second resp frame for exchange {x}")
         else:
-            spans.frames.extend(frame)
+            self.places.add(n, frame)
             if kind == "chunk":
-                spans.chunk_bytes += place[4] - place[3]
+                self._chunk_bytes[n] += place[4] - place[3]
             elif kind == "resp":
                 assert isinstance(meta, dict)
                 self._typed(where, x, ResponseMeta.from_json(meta))
-                spans.has_response = True
+                self._flags[n] |= _RESPONDED
             elif kind == "end":
                 assert isinstance(meta, dict)
-                end = self._typed(where, x, EndMeta.from_json(meta))
-                spans.ended, spans.response_bytes = True, end.response_bytes
+                self._ended(n, x, self._typed(where, x, EndMeta.from_json(meta)))
+
+    def _ended(self, n: int, x: str, end: EndMeta) -> None:
+        """Exchange n's `end` frame is in: no chunk may follow, so its frames are packed
+        and its chunk bytes checked against what the end frame states."""
+        self._flags[n] |= _ENDED
+        chunk_bytes = self._chunk_bytes.pop(n)
+        stated = end.response_bytes
+        if stated is not None and chunk_bytes != stated:
+            message = f"chunk frames hold {chunk_bytes} bytes, its end frame says {stated}"
+            self._mismatched.append((n, f"exchange {x}: {message}"))
+        self.places.seal(n)
 
     def _typed(self, where: str, x: str, meta: _Meta) -> _Meta:
         """`meta`, after reporting the known keys it had to keep as read (wrong shape)."""

@@ -28,25 +28,25 @@ Rules this module keeps:
 from __future__ import annotations
 
 import os
-from array import array
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from roller.capture import exact_json
 from roller.capture.tape import compat
 from roller.capture.tape.format import BodyRef, JSONObject, Resolver, list_segments
-from roller.capture.tape.framing import (
+from roller.capture.tape.framing import Framing
+from roller.capture.tape.meta import EndMeta, RequestMeta, ResponseMeta
+from roller.capture.tape.places import (
     ANN,
     BODY,
     BREF,
     CHUNK,
-    FIELDS,
+    END,
     RESP,
     T_IN_HEADER,
     ExchangeRef,
-    Framing,
 )
-from roller.capture.tape.meta import EndMeta, RequestMeta, ResponseMeta
 
 __all__ = ["ExchangeRef", "TapeExchange", "TapeIndex", "TapeReadResult", "index_tape", "read_tape"]
 
@@ -111,15 +111,15 @@ class TapeIndex:
 
     `load(ref)` reads one exchange's frames back (the same `TapeExchange` `read_tape`
     gives), `request_body(ref)` only its request body. Memory is one segment while
-    indexing, then a few integers per frame. Use it as a context manager (it keeps the
-    segment files open).
+    indexing, then a few bytes per frame (`places`: each ref unpacked when asked). Use
+    it as a context manager (it keeps the segment files open).
     """
 
     def __init__(
         self,
         names: tuple[str, ...],
         sources: list[Path],
-        exchanges: tuple[ExchangeRef, ...],
+        exchanges: Sequence[ExchangeRef],
         problems: tuple[str, ...],
         data: dict[int, bytes] | None,
         resolve: Resolver | None = None,
@@ -160,27 +160,26 @@ class TapeIndex:
         return os.pread(fd, stop - start, start)
 
     def request_body(self, ref: ExchangeRef) -> bytes:
-        f = ref.frames
         return b"".join(
-            self._read(f[i + 1], f[i + 4], f[i + 5])
-            if f[i] == BODY
-            else self._referenced(ref.exchange_id, f, i)
-            for i in range(0, len(f), FIELDS)
-            if f[i] in (BODY, BREF)
+            self._read(seg, stop + 1, end) if kind == BODY else self._referenced(ref, j)
+            for j, (kind, seg, stop, end) in enumerate(
+                zip(ref.kinds, ref.segments, ref.header_stops, ref.payload_stops, strict=True)
+            )
+            if kind in (BODY, BREF)
         )
 
     def referenced(self, ref: ExchangeRef) -> bool:
         """Whether the exchange's request body is a `bref` frame (stored in the capture)."""
-        f = ref.frames
-        return any(f[i] == BREF for i in range(0, len(f), FIELDS))
+        return BREF in ref.kinds
 
-    def _referenced(self, exchange_id: str, f: array[int], i: int) -> bytes:
-        """The body a `bref` frame names, rebuilt from the capture and checked against its
-        sha256 and length; empty (and a problem, once) when it cannot be."""
-        meta = BodyRef.from_meta(self._header(f, i).get("meta") or {})
+    def _referenced(self, ref: ExchangeRef, j: int) -> bytes:
+        """The body frame j (a `bref` frame) names, rebuilt from the capture and checked
+        against its sha256 and length; empty (and a problem, once) when it cannot be."""
+        meta = BodyRef.from_meta(self._header(ref, j).get("meta") or {})
         body = self._resolve(meta) if self._resolve is not None and meta is not None else None
         if body is not None and meta is not None and meta.matches(body):
             return body
+        exchange_id = ref.exchange_id
         if exchange_id not in self._unresolved:
             self._unresolved.add(exchange_id)
             why = (
@@ -196,38 +195,39 @@ class TapeIndex:
         return b""
 
     def load(self, ref: ExchangeRef) -> TapeExchange:
-        f = ref.frames
-        request = RequestMeta.from_json(self._header(f, 0)["meta"])
+        request = RequestMeta.from_json(self._header(ref, 0)["meta"])
         b = _Builder(ref.exchange_id, request, ref.request_time_ns)
-        for i in range(FIELDS, len(f), FIELDS):
-            code, seg = f[i], f[i + 1]
+        places = zip(ref.kinds, ref.segments, ref.header_stops, ref.payload_stops, strict=True)
+        for j, (code, seg, stop, end) in enumerate(places):
             if code == BODY:
-                b.body.append(self._read(seg, f[i + 4], f[i + 5]))
-            elif code == BREF:
-                b.body.append(self._referenced(ref.exchange_id, f, i))
+                b.body.append(self._read(seg, stop + 1, end))
             elif code == CHUNK:
-                b.chunks.append((self._time(f, i), self._read(seg, f[i + 4], f[i + 5])))
+                b.chunks.append((self._time(ref, j), self._read(seg, stop + 1, end)))
+            elif code == BREF:
+                b.body.append(self._referenced(ref, j))
             elif code == ANN:
-                b.annotated = {**(b.annotated or {}), **self._header(f, i)["meta"]}
+                b.annotated = {**(b.annotated or {}), **self._header(ref, j)["meta"]}
             elif code == RESP:
-                b.response = ResponseMeta.from_json(self._header(f, i)["meta"])
-                b.response_time_ns = self._time(f, i)
-            else:
+                b.response = ResponseMeta.from_json(self._header(ref, j)["meta"])
+                b.response_time_ns = self._time(ref, j)
+            elif code == END:
                 b.end, b.end_time_ns = (
-                    EndMeta.from_json(self._header(f, i)["meta"]),
-                    self._time(f, i),
+                    EndMeta.from_json(self._header(ref, j)["meta"]),
+                    self._time(ref, j),
                 )
         return b.freeze()
 
-    def _time(self, f: array[int], i: int) -> int:
-        """Frame i's time `t`, as indexing kept it (from its header when it could not)."""
-        t = f[i + 6]
-        return t if t != T_IN_HEADER else int(self._header(f, i)["t"])
+    def _time(self, ref: ExchangeRef, j: int) -> int:
+        """Frame j's time `t`, as indexing kept it (from its header when it could not)."""
+        t = ref.times[j]
+        return t if t != T_IN_HEADER else int(self._header(ref, j)["t"])
 
-    def _header(self, f: array[int], i: int) -> JSONObject:
-        """Frame i's header, read again and converted as indexing converted it."""
-        seg = f[i + 1]
-        header: JSONObject = exact_json.loads(self._read(seg, f[i + 2], f[i + 3]))
+    def _header(self, ref: ExchangeRef, j: int) -> JSONObject:
+        """Frame j's header, read again and converted as indexing converted it."""
+        seg = ref.segments[j]
+        header: JSONObject = exact_json.loads(
+            self._read(seg, ref.header_starts[j], ref.header_stops[j])
+        )
         return compat.upgrade(header, self._versions.get(seg, 1))
 
 
