@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from array import array
 
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from roller.capture.tape.places import (
@@ -52,6 +52,7 @@ def frames(draw: st.DrawFn) -> array[int]:
     return array("q", values)
 
 
+@settings(max_examples=300)
 @given(
     exchange_id=st.text(),
     request_time=st.integers() | INT64,

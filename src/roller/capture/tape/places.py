@@ -143,7 +143,7 @@ def pack(exchange_id: str, request_time_ns: int, frames: array[int]) -> bytes:
     if (
         max(widths) > 3
         or segments.count(segments[0]) != n
-        or segments[0] >= _MARSHALLED
+        or not 0 <= segments[0] < _MARSHALLED
         or T_IN_HEADER in times
         or not -(2**63) <= t0 < 2**63
         or len(ident) > 0xFF
