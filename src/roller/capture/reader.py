@@ -20,6 +20,7 @@ from typing import TypeVar, overload
 
 from pydantic import BaseModel, ValidationError
 
+from roller.capture import manifest_json
 from roller.capture.blobs import BlobError, BlobStore
 from roller.capture.compat import Upgrade, upgrade
 from roller.capture.context import parse_context
@@ -126,12 +127,19 @@ def _upgraded(data: bytes) -> Upgrade | None:
 
 
 def read_json_model(path: Path, model: type[M]) -> M:
+    return _validated(path, _read_bytes(path), model, lambda data: validate_json(data, model))
+
+
+def _read_bytes(path: Path) -> bytes:
     try:
-        data = path.read_bytes()
+        return path.read_bytes()
     except OSError as exc:
         raise CaptureFormatError(f"cannot read {path}: {exc.strerror or exc}") from exc
+
+
+def _validated(path: Path, data: bytes, model: type[M], read: Callable[[bytes], M]) -> M:
     try:
-        return validate_json(data, model)
+        return read(data)
     except ValidationError as exc:
         raise CaptureFormatError(
             f"{path}: not a valid {model.__name__}: {_first_error(exc)}"
@@ -157,7 +165,13 @@ def iter_jsonl(path: Path, model: type[M]) -> Iterator[M]:
 
 
 def read_manifest(paths: AttemptPaths) -> Manifest:
-    return read_json_model(paths.manifest, Manifest)
+    """The manifest, its per-call lists held as numbers (`roller.capture.manifest_json`)."""
+    path = paths.manifest
+
+    def read(data: bytes) -> Manifest:
+        return manifest_json.load(data, lambda text: validate_json(text, Manifest))
+
+    return _validated(path, _read_bytes(path), Manifest, read)
 
 
 def iter_calls(paths: AttemptPaths) -> Iterator[CallRecord]:

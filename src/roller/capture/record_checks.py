@@ -13,6 +13,7 @@ Each violation is a typed `Problem`.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -103,7 +104,7 @@ def inside(root: Path, path: Path) -> bool:
 
 
 def check_evidence(
-    paths: AttemptPaths, where: str, evidence: list[Evidence], call_ids: set[str] | None
+    paths: AttemptPaths, where: str, evidence: Sequence[Evidence], call_ids: set[str] | None
 ) -> list[Problem]:
     problems: list[Problem] = []
     for ev in evidence:

@@ -15,6 +15,7 @@ byte. Rules kept:
 
 from __future__ import annotations
 
+from array import array
 from collections import defaultdict
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -37,6 +38,7 @@ from roller.capture.models import (
     ToolIdMapping,
     TurnRecord,
 )
+from roller.capture.models.numbered import call_evidence, selected_ids
 from roller.finalize import derived
 from roller.finalize.attribute import AttributionResult
 from roller.finalize.decode import CallFacts, DecodedCall
@@ -145,10 +147,12 @@ def manifest(parts: CaptureParts, relations: int, layout: StorageLayout = "compa
 
 
 def _participants(parts: CaptureParts) -> list[ParticipantRecord]:
+    """The participants, their per-call lists numbered (`roller.capture.models.numbered`:
+    8 bytes a call where a string or an `Evidence` costs ~0.1-0.5 KB)."""
     pids, call_ids, retained = parts.ids.participants, parts.ids.calls, parts.verdict.retained
-    own: dict[str | None, list[str]] = defaultdict(list)  # one pass, not one per participant
-    for cid, owner in zip(call_ids, parts.attributed.owners, strict=True):
-        own[owner].append(cid)
+    own: dict[str | None, array[int]] = defaultdict(lambda: array("q"))  # one pass
+    for i, owner in enumerate(parts.attributed.owners):
+        own[owner].append(i)
     return [
         ParticipantRecord(
             participant_id=pids[d.key],
@@ -158,19 +162,17 @@ def _participants(parts: CaptureParts) -> list[ParticipantRecord]:
             native_ids=d.native_ids,
             name=d.name,
             state=d.state,
-            call_ids=list(own.get(d.key, ())),
-            evidence=[
-                Evidence(source=f"native:{e.path}", ref=e.ref, retained=retained)
-                for e in d.evidence
-            ]
-            + [
-                Evidence(source=f"call:{call_ids[i]}", ref=None, retained=True)
-                for i in d.call_evidence
-            ]
-            + (
-                [Evidence(source="declared:single_agent", ref=None, retained=True)]
+            call_ids=selected_ids(call_ids, own.get(d.key, ())),
+            evidence=call_evidence(
+                call_ids,
+                d.call_evidence,
+                before=[
+                    Evidence(source=f"native:{e.path}", ref=e.ref, retained=retained)
+                    for e in d.evidence
+                ],
+                after=[Evidence(source="declared:single_agent", ref=None, retained=True)]
                 if d.declared
-                else []
+                else [],
             ),
             inherited_context=parts.inherited.get(d.key),
         )

@@ -1,0 +1,239 @@
+"""The manifest's per-call lists, kept as numbers: `NumberedIds` and `NumberedEvidence`.
+
+A participant lists every call it made (`call_ids`) and, for a participant known from
+its calls, one `call:<call_id>` evidence per call; a turn lists its calls. Held as
+Python strings and pydantic records these cost ~0.8 KB a call in every reader and in
+finalize (docs/benchmarks.md, "Finalize at scale, round 4"). Roller numbers its calls
+`call-<scope>-NNNNN`, so such a list is a prefix and numbers: an `array` of 8-byte
+integers, an item rebuilt as a string or an `Evidence` when asked. Anything else in a
+list (another form of id, native evidence) is kept as it is, at its position.
+
+Both are immutable `Sequence`s equal to any sequence of the same items (a list read by
+pydantic included), and the manifest's fields are typed `Sequence` (`IdList`,
+`EvidenceList`): pydantic validates JSON into lists and `roller.capture.manifest_json`
+puts these in their place; pydantic serializes them as the lists they stand for (the
+same JSON), and `manifest_json` writes them without making every item.
+
+Only a prefix of printable ASCII without `"` or `\\` is kept so, so that an item's JSON
+is the item between quotes (`json_items`); an id is numbered when it is exactly
+`f"{prefix}{number:05d}"` (the form `roller.finalize.ids.call_id` makes).
+"""
+
+from __future__ import annotations
+
+import re
+from array import array
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import Annotated, Generic, TypeVar, overload
+
+from pydantic import PlainSerializer, ValidatorFunctionWrapHandler, WrapValidator
+
+from roller.capture.models.call import Evidence
+
+T = TypeVar("T")
+# written in JSON as it is, between quotes; not ending in a digit (the number's start)
+_SAFE = re.compile(r"(?:[ !#-\[\]-~]*[ !#-/:-\[\]-~])?")
+_TAIL = re.compile(r"[0-9]{5,}\Z")
+_OTHER = -1  # a position holding an item that is not numbered (kept in `_others`)
+
+
+def number_of(item: str) -> tuple[str, int] | None:
+    """(prefix, number) of an id written `f"{prefix}{number:05d}"` with a safe prefix."""
+    tail = _TAIL.search(item)
+    if tail is None:
+        return None
+    prefix, digits = item[: tail.start()], tail.group()
+    if (len(digits) > 5 and digits[0] == "0") or not _SAFE.fullmatch(prefix):
+        return None
+    return prefix, int(digits)
+
+
+class _Numbered(Sequence[T]):
+    """Items as a prefix and numbers; the other items by position."""
+
+    __slots__ = ("_numbers", "_others", "_prefix")
+
+    def __init__(self, prefix: str, numbers: array[int], others: dict[int, T]) -> None:
+        self._prefix = prefix
+        self._numbers = numbers
+        self._others = others
+
+    def _item(self, number: int) -> T:
+        raise NotImplementedError
+
+    def _text(self, number: int) -> str:
+        return f"{self._prefix}{number:05d}"
+
+    def __len__(self) -> int:
+        return len(self._numbers)
+
+    @overload
+    def __getitem__(self, i: int) -> T: ...
+    @overload
+    def __getitem__(self, i: slice) -> Sequence[T]: ...
+    def __getitem__(self, i: int | slice) -> T | Sequence[T]:
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        n = self._numbers[i]
+        return self._others[i % len(self)] if n == _OTHER else self._item(n)
+
+    def __iter__(self) -> Iterator[T]:
+        for i, n in enumerate(self._numbers):
+            yield self._others[i] if n == _OTHER else self._item(n)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, type(self)) and (other._prefix, other._numbers, other._others) == (
+            self._prefix,
+            self._numbers,
+            self._others,
+        ):
+            return True  # else the same items may still be held another way
+        if isinstance(other, Sequence) and not isinstance(other, str | bytes):
+            if len(other) != len(self):
+                return False
+            return all(a == b for a, b in zip(self, other, strict=True))
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({list(self)!r})"
+
+    def json_items(self, write: Callable[[T], bytes], batch: int = 4096) -> Iterator[bytes]:
+        """The items' JSON, comma-separated, in pieces of up to `batch` items: a numbered
+        item written here, any other by `write`."""
+        numbers, others = self._numbers, self._others
+        for start in range(0, len(numbers), batch):
+            part = [
+                self._json(n) if n != _OTHER else write(others[start + k])
+                for k, n in enumerate(numbers[start : start + batch])
+            ]
+            yield (b"," if start else b"") + b",".join(part)
+
+    def _json(self, number: int) -> bytes:
+        raise NotImplementedError
+
+
+class NumberedIds(_Numbered[str]):
+    """A list of ids (`ParticipantRecord.call_ids`, `TurnRecord.call_ids`)."""
+
+    __slots__ = ()
+
+    def _item(self, number: int) -> str:
+        return self._text(number)
+
+    def _json(self, number: int) -> bytes:
+        return f'"{self._prefix}{number:05d}"'.encode()
+
+    def __contains__(self, item: object) -> bool:
+        found = number_of(item) if isinstance(item, str) else None
+        if found is not None and found[0] == self._prefix and found[1] in self._numbers:
+            return True
+        return item in self._others.values()
+
+
+class NumberedEvidence(_Numbered[Evidence]):
+    """A list of evidence whose `call:` items (ref null, retained) are numbered."""
+
+    __slots__ = ()
+
+    def _item(self, number: int) -> Evidence:
+        return Evidence.model_construct(source=self._text(number), ref=None, retained=True)
+
+    def _json(self, number: int) -> bytes:
+        return f'{{"source":"{self._prefix}{number:05d}","ref":null,"retained":true}}'.encode()
+
+
+class _Builder(Generic[T]):
+    """Items appended one at a time, numbered while they share the first prefix."""
+
+    def __init__(self) -> None:
+        self.prefix: str | None = None
+        self.numbers = array("q")
+        self.others: dict[int, T] = {}
+
+    def numbered(self, text: str) -> bool:
+        found = number_of(text)
+        if found is None or (self.prefix is not None and found[0] != self.prefix):
+            return False
+        self.prefix = found[0]
+        self.numbers.append(found[1])
+        return True
+
+    def other(self, item: T) -> None:
+        self.others[len(self.numbers)] = item
+        self.numbers.append(_OTHER)
+
+
+def numbered_ids(ids: Iterable[str]) -> Sequence[str]:
+    """`ids` as `NumberedIds`, or as a list when none is numbered."""
+    b = _Builder[str]()
+    for x in ids:
+        if not b.numbered(x):
+            b.other(x)
+    if b.prefix is None:
+        return list(b.others.values())
+    return NumberedIds(b.prefix, b.numbers, b.others)
+
+
+def numbered_evidence(items: Iterable[Evidence]) -> Sequence[Evidence]:
+    """`items` as `NumberedEvidence`, or as a list when none is a plain `call:` item."""
+    b = _Builder[Evidence]()
+    for e in items:
+        if not (e.ref is None and e.retained and b.numbered(e.source)):
+            b.other(e)
+    if b.prefix is None:
+        return list(b.others.values())
+    return NumberedEvidence(b.prefix, b.numbers, b.others)
+
+
+def call_ids_of(prefix: str, numbers: Iterable[int]) -> Sequence[str]:
+    """The ids `f"{prefix}{n:05d}"` of `numbers` (finalize's call ids)."""
+    if not _SAFE.fullmatch(prefix):
+        return [f"{prefix}{n:05d}" for n in numbers]
+    return NumberedIds(prefix, array("q", numbers), {})
+
+
+def selected_ids(ids: Sequence[str], indices: Iterable[int]) -> Sequence[str]:
+    """`[ids[i] for i in indices]`, numbered when `ids` is."""
+    if isinstance(ids, NumberedIds) and not ids._others:
+        numbers = ids._numbers
+        return NumberedIds(ids._prefix, array("q", (numbers[i] for i in indices)), {})
+    return [ids[i] for i in indices]
+
+
+def call_evidence(
+    ids: Sequence[str],
+    indices: Iterable[int],
+    before: Sequence[Evidence] = (),
+    after: Sequence[Evidence] = (),
+) -> Sequence[Evidence]:
+    """`before`, then `call:<ids[i]>` evidence (retained, no ref) for each of `indices`,
+    then `after`; numbered when `ids` is."""
+    if not (isinstance(ids, NumberedIds) and not ids._others):
+        calls = [Evidence(source=f"call:{ids[i]}", ref=None, retained=True) for i in indices]
+        return [*before, *calls, *after]
+    numbers = array("q", [_OTHER] * len(before))
+    numbers.extend(ids._numbers[i] for i in indices)
+    others = dict(enumerate(before))
+    others.update((len(numbers) + k, e) for k, e in enumerate(after))
+    numbers.extend([_OTHER] * len(after))
+    return NumberedEvidence(f"call:{ids._prefix}", numbers, others)
+
+
+def _kept(items: object, validate: ValidatorFunctionWrapHandler) -> object:
+    return items if isinstance(items, _Numbered) else validate(items)
+
+
+def _listed(items: Sequence[T]) -> list[T]:
+    return items if isinstance(items, list) else list(items)
+
+
+# Field types: validated as lists (a numbered sequence, made here, is taken as it is),
+# serialized as the lists they stand for. The JSON Schema is a list's.
+IdList = Annotated[
+    Sequence[str], WrapValidator(_kept), PlainSerializer(_listed, return_type=list[str])
+]
+EvidenceList = Annotated[
+    Sequence[Evidence], WrapValidator(_kept), PlainSerializer(_listed, return_type=list[Evidence])
+]
