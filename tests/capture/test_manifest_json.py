@@ -107,8 +107,8 @@ def _turn(n: int, ids: list[str]) -> dict[str, Any]:
     }
 
 
-def _validate(data: bytes) -> Manifest:
-    return Manifest.model_validate_json(data)
+def _validate(data: bytes, context: dict[str, Any] | None = None) -> Manifest:
+    return Manifest.model_validate_json(data, context=context)
 
 
 def _bytes(d: dict[str, Any]) -> bytes:

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from collections import Counter
+
 from hypothesis import given
 from hypothesis import strategies as st
 
 from roller.capture.models import Evidence
 from roller.capture.models.numbered import (
+    IdsBuilder,
     NumberedEvidence,
     NumberedIds,
     call_evidence,
@@ -25,7 +28,7 @@ ID = st.one_of(
 )
 
 
-@given(ids=st.lists(ID, max_size=30), probe=ID)
+@given(ids=st.lists(ID, max_size=30) | st.lists(ID, max_size=3).map(lambda x: x * 3), probe=ID)
 def test_numbered_ids_are_the_list(ids: list[str], probe: str) -> None:
     found = numbered_ids(ids)
     assert list(found) == ids and len(found) == len(ids)
@@ -36,6 +39,13 @@ def test_numbered_ids_are_the_list(ids: list[str], probe: str) -> None:
     assert (probe in found) == (probe in ids)
     assert all(x in found for x in ids)
     assert numbered_ids(ids) == found
+    built = IdsBuilder()
+    for x in ids:
+        built.append(x)
+    held = built.ids()
+    assert held == ids
+    assert (probe in held) == (probe in ids) and (probe in held) == (probe in ids)  # asked twice
+    assert held.duplicates() == sorted(k for k, n in Counter(ids).items() if n > 1)
 
 
 @given(numbers=st.lists(st.integers(min_value=0, max_value=10**6), max_size=30))

@@ -16,7 +16,7 @@ import json
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeVar, overload
+from typing import Any, TypeVar, overload
 
 from pydantic import BaseModel, ValidationError
 
@@ -106,17 +106,18 @@ def _first_error(exc: ValidationError) -> str:
     return f"{loc}: {err['msg']}" if loc else str(err["msg"])
 
 
-def validate_json(data: bytes, model: type[M]) -> M:
+def validate_json(data: bytes, model: type[M], context: dict[str, Any] | None = None) -> M:
     """`data` as `model`: as it is, or through the converter chain when it is an older
-    shape of the record; otherwise the original `ValidationError`."""
+    shape of the record; otherwise the original `ValidationError`. `context` is the
+    validation context (`roller.capture.manifest_json` passes its placeholders)."""
     try:
-        return model.model_validate_json(data)
+        return model.model_validate_json(data, context=context)
     except ValidationError:
         upgraded = _upgraded(data)
         if upgraded is None:
             raise
     # JSON mode again, so the converted record is held to exactly the same rules.
-    return model.model_validate_json(json.dumps(upgraded.record))
+    return model.model_validate_json(json.dumps(upgraded.record), context=context)
 
 
 def _upgraded(data: bytes) -> Upgrade | None:
@@ -169,7 +170,7 @@ def read_manifest(paths: AttemptPaths) -> Manifest:
     path = paths.manifest
 
     def read(data: bytes) -> Manifest:
-        return manifest_json.load(data, lambda text: validate_json(text, Manifest))
+        return manifest_json.load(data, lambda text, ctx: validate_json(text, Manifest, ctx))
 
     return _validated(path, _read_bytes(path), Manifest, read)
 

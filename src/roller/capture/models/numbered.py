@@ -22,11 +22,20 @@ is the item between quotes (`json_items`); an id is numbered when it is exactly
 from __future__ import annotations
 
 import re
+import secrets
 from array import array
+from bisect import bisect_left
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import Annotated, Generic, TypeVar, overload
+from itertools import pairwise
+from typing import Annotated, Any, Generic, TypeVar, overload
 
-from pydantic import PlainSerializer, ValidatorFunctionWrapHandler, WrapValidator
+from pydantic import (
+    PlainSerializer,
+    ValidationInfo,
+    ValidatorFunctionWrapHandler,
+    WrapValidator,
+)
 
 from roller.capture.models.call import Evidence
 
@@ -35,6 +44,7 @@ T = TypeVar("T")
 _SAFE = re.compile(r"(?:[ !#-\[\]-~]*[ !#-/:-\[\]-~])?")
 _TAIL = re.compile(r"[0-9]{5,}\Z")
 _OTHER = -1  # a position holding an item that is not numbered (kept in `_others`)
+_NONE: dict[int, Any] = {}
 
 
 def number_of(item: str) -> tuple[str, int] | None:
@@ -56,7 +66,7 @@ class _Numbered(Sequence[T]):
     def __init__(self, prefix: str, numbers: array[int], others: dict[int, T]) -> None:
         self._prefix = prefix
         self._numbers = numbers
-        self._others = others
+        self._others = others or _NONE  # never changed: one empty dict for all
 
     def _item(self, number: int) -> T:
         raise NotImplementedError
@@ -115,9 +125,17 @@ class _Numbered(Sequence[T]):
 
 
 class NumberedIds(_Numbered[str]):
-    """A list of ids (`ParticipantRecord.call_ids`, `TurnRecord.call_ids`)."""
+    """A list of ids (`ParticipantRecord.call_ids`, `TurnRecord.call_ids`, the ids
+    validate reads); `in` is a binary search (over a sorted copy of the numbers when
+    they are not in order, made once), its answers for the last few thousand items
+    asked kept (relations name the calls of one conversation again and again)."""
 
-    __slots__ = ()
+    __slots__ = ("_answers", "_sorted")
+
+    def __init__(self, prefix: str, numbers: array[int], others: dict[int, str]) -> None:
+        super().__init__(prefix, numbers, others)
+        self._sorted: array[int] | None = None
+        self._answers: dict[str, bool] | None = None  # made when first asked
 
     def _item(self, number: int) -> str:
         return self._text(number)
@@ -125,11 +143,50 @@ class NumberedIds(_Numbered[str]):
     def _json(self, number: int) -> bytes:
         return f'"{self._prefix}{number:05d}"'.encode()
 
+    def _ordered(self) -> array[int]:
+        if self._sorted is None:
+            numbers = self._numbers
+            ascending = all(a < b for a, b in pairwise(numbers))
+            self._sorted = numbers if ascending else array("q", sorted(numbers))
+        return self._sorted
+
     def __contains__(self, item: object) -> bool:
-        found = number_of(item) if isinstance(item, str) else None
-        if found is not None and found[0] == self._prefix and found[1] in self._numbers:
-            return True
+        if not isinstance(item, str):
+            return item in self._others.values()
+        answers = self._answers
+        if answers is None:
+            answers = self._answers = {}
+        found = answers.get(item)
+        if found is None:
+            if len(answers) >= 4096:
+                answers.clear()
+            found = answers[item] = self._holds(item)
+        return found
+
+    def _holds(self, item: object) -> bool:
+        number = self._number(item)
+        if number is not None:
+            ordered = self._ordered()
+            at = bisect_left(ordered, number)
+            return at < len(ordered) and ordered[at] == number
         return item in self._others.values()
+
+    def _number(self, item: object) -> int | None:
+        """The number of `item` when it is numbered with this prefix (`number_of`; the
+        prefix does not end in a digit, so the tail is all the item's last digits)."""
+        if not isinstance(item, str) or not item.startswith(self._prefix):
+            return None
+        tail = item[len(self._prefix) :]
+        if len(tail) < 5 or not (tail.isascii() and tail.isdigit()):
+            return None
+        return None if len(tail) > 5 and tail[0] == "0" else int(tail)
+
+    def duplicates(self) -> list[str]:
+        """The ids held more than once, sorted."""
+        ordered = self._ordered()
+        twice = {a for a, b in pairwise(ordered) if a == b != _OTHER}
+        counted = Counter(self._others.values())
+        return sorted([self._text(n) for n in twice] + [x for x, k in counted.items() if k > 1])
 
 
 class NumberedEvidence(_Numbered[Evidence]):
@@ -142,6 +199,21 @@ class NumberedEvidence(_Numbered[Evidence]):
 
     def _json(self, number: int) -> bytes:
         return f'{{"source":"{self._prefix}{number:05d}","ref":null,"retained":true}}'.encode()
+
+
+class IdsBuilder:
+    """Ids appended one at a time (`append`), numbered when they can be (`ids`)."""
+
+    def __init__(self) -> None:
+        self._b = _Builder[str]()
+
+    def append(self, item: str) -> None:
+        if not self._b.numbered(item):
+            self._b.other(item)
+
+    def ids(self) -> NumberedIds:
+        b = self._b
+        return NumberedIds(b.prefix or "", b.numbers, b.others)
 
 
 class _Builder(Generic[T]):
@@ -221,8 +293,50 @@ def call_evidence(
     return NumberedEvidence(f"call:{ids._prefix}", numbers, others)
 
 
-def _kept(items: object, validate: ValidatorFunctionWrapHandler) -> object:
-    return items if isinstance(items, _Numbered) else validate(items)
+class Placeholders:
+    """Numbered lists standing in a manifest's text as one-item placeholder arrays, taken
+    in their place by the validator of the fields (`roller.capture.manifest_json`): pass
+    it as the validation context's `PLACEHOLDERS`. Placeholders carry a random nonce, so
+    no text of a manifest is taken for one."""
+
+    def __init__(self) -> None:
+        self.nonce = f"roller-numbered-{secrets.token_hex(8)}-"
+        self._lists: dict[str, NumberedIds | NumberedEvidence] = {}
+        self.taken = 0
+
+    def add(self, items: NumberedIds | NumberedEvidence) -> str:
+        """A new placeholder's token for `items`."""
+        token = f"{self.nonce}{len(self._lists)}"
+        self._lists[token] = items
+        return token
+
+    def __len__(self) -> int:
+        return len(self._lists)
+
+    def take(self, value: object) -> _Numbered[Any] | None:
+        """The list a placeholder array (as JSON gives it) stands for, else None."""
+        if not isinstance(value, list) or len(value) != 1:
+            return None
+        item = value[0]
+        if isinstance(item, dict) and item == {"source": item.get("source"), "ref": None,
+                                               "retained": True}:  # fmt: skip
+            item = item["source"]
+        found = self._lists.get(item) if isinstance(item, str) else None
+        if found is not None:
+            self.taken += 1
+        return found
+
+
+PLACEHOLDERS = "roller.capture.numbered"  # the validation context's key for `Placeholders`
+
+
+def _kept(items: object, validate: ValidatorFunctionWrapHandler, info: ValidationInfo) -> object:
+    if isinstance(items, _Numbered):
+        return items
+    context = info.context
+    placeholders = context.get(PLACEHOLDERS) if isinstance(context, dict) else None
+    found = placeholders.take(items) if isinstance(placeholders, Placeholders) else None
+    return found if found is not None else validate(items)
 
 
 def _listed(items: Sequence[T]) -> list[T]:
