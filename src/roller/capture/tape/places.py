@@ -57,6 +57,7 @@ class ExchangeRef(NamedTuple):
     header_stops: Sequence[int]
     payload_stops: Sequence[int]
     times: Sequence[int]
+    number: int = -1  # its place among the tape index's exchanges (`Refs`)
 
     @property
     def frames(self) -> array[int]:
@@ -79,11 +80,13 @@ def _flat(*columns: Sequence[int]) -> array[int]:
     return out
 
 
-def of_frames(exchange_id: str, request_time_ns: int, frames: array[int]) -> ExchangeRef:
+def of_frames(
+    exchange_id: str, request_time_ns: int, frames: array[int], number: int = -1
+) -> ExchangeRef:
     """The ref of frames as indexing added them (`FIELDS` integers a frame)."""
     f = frames
     return ExchangeRef(
-        exchange_id, request_time_ns, f[0::7], f[1::7], f[2::7], f[3::7], f[5::7], f[6::7]
+        exchange_id, request_time_ns, f[0::7], f[1::7], f[2::7], f[3::7], f[5::7], f[6::7], number
     )
 
 
@@ -94,11 +97,9 @@ _LENGTH = struct.Struct("<I")
 _WIDTHS = "BHIQ"  # 1, 2, 4, 8 bytes by width code (the times' column signed: "bhiq")
 
 
-def _width(values: Sequence[int]) -> int:
-    """The narrowest unsigned width code (0..3) holding every value; 4 when none does."""
-    lo, hi = min(values), max(values)
-    if lo < 0 or hi >= 1 << 64:
-        return 4
+def _width(hi: int) -> int:
+    """The narrowest unsigned width code (0..3) holding values up to `hi` (a negative
+    value makes `struct` refuse the row: then it is marshalled)."""
     return 0 if hi < 1 << 8 else 1 if hi < 1 << 16 else 2 if hi < 1 << 32 else 3
 
 
@@ -129,6 +130,8 @@ _FORMATS: dict[int, struct.Struct] = {}
 def pack(exchange_id: str, request_time_ns: int, frames: array[int]) -> bytes:
     """An exchange's frames (as indexing added them) packed (module docstring)."""
     f, t0, n = frames, request_time_ns, len(frames) // FIELDS
+    if not n:
+        return _marshalled(exchange_id, t0, f)
     segments, starts, stops, times = f[1::FIELDS], f[2::FIELDS], f[3::FIELDS], f[6::FIELDS]
     ends = f[5::FIELDS]
     columns = (
@@ -139,30 +142,37 @@ def pack(exchange_id: str, request_time_ns: int, frames: array[int]) -> bytes:
         list(map(sub, times, [t0, *times[:-1]])),
     )
     ident = exchange_id.encode("utf-8", "surrogatepass")
-    widths = [*map(_width, columns[:4]), _signed_width(columns[4])] if n else [4]
+    widths = (*(_width(max(c)) for c in columns[:4]), _signed_width(columns[4]))
     if (
-        max(widths) > 3
+        widths[4] > 3
         or segments.count(segments[0]) != n
         or not 0 <= segments[0] < _MARSHALLED
         or T_IN_HEADER in times
         or not -(2**63) <= t0 < 2**63
         or len(ident) > 0xFF
     ):
-        data = marshal.dumps((exchange_id, t0, f.tolist()))
-        return _LENGTH.pack(_MARSHALLED) + _LENGTH.pack(len(data)) + data
-    code = sum(w << (2 * k) for k, w in enumerate(widths))
-    head = _HEAD.pack(segments[0], n, t0, len(ident), code) + ident
-    return head + _format(n, code).pack(*chain(*columns))
+        return _marshalled(exchange_id, t0, f)
+    code = widths[0] | widths[1] << 2 | widths[2] << 4 | widths[3] << 6 | widths[4] << 8
+    try:
+        body = _format(n, code).pack(*chain(*columns))
+    except struct.error:  # a value beyond 64 bits, or negative where none can be
+        return _marshalled(exchange_id, t0, f)
+    return _HEAD.pack(segments[0], n, t0, len(ident), code) + ident + body
 
 
-def unpack(data: bytes | bytearray, at: int = 0) -> ExchangeRef:
-    """The `ExchangeRef` packed at offset `at` of `data`."""
+def _marshalled(exchange_id: str, t0: int, frames: array[int]) -> bytes:
+    data = marshal.dumps((exchange_id, t0, frames.tolist()))
+    return _LENGTH.pack(_MARSHALLED) + _LENGTH.pack(len(data)) + data
+
+
+def unpack(data: bytes | bytearray, at: int = 0, number: int = -1) -> ExchangeRef:
+    """The `ExchangeRef` packed at offset `at` of `data` (exchange `number`)."""
     (seg,) = _LENGTH.unpack_from(data, at)
     if seg == _MARSHALLED:
         (size,) = _LENGTH.unpack_from(data, at + _LENGTH.size)
         start = at + 2 * _LENGTH.size
         x, t, frames = marshal.loads(data[start : start + size])
-        return of_frames(x, t, array("q", frames))
+        return of_frames(x, t, array("q", frames), number)
     seg, n, t0, idlen, code = _HEAD.unpack_from(data, at)
     pos = at + _HEAD.size
     x = data[pos : pos + idlen].decode("utf-8", "surrogatepass")
@@ -179,6 +189,7 @@ def unpack(data: bytes | bytearray, at: int = 0) -> ExchangeRef:
         list(map(add, starts, values[2 * n : 3 * n])),
         list(map(add, starts, spans)),
         list(accumulate(values[4 * n :], initial=t0))[1:],
+        number,
     )
 
 
@@ -243,9 +254,10 @@ class Refs(Sequence[ExchangeRef]):
     def __getitem__(self, i: int | slice) -> ExchangeRef | Sequence[ExchangeRef]:
         if isinstance(i, slice):
             return tuple(self[j] for j in range(*i.indices(len(self))))
-        return unpack(self._data, self._offsets[i])
+        number = range(len(self))[i]
+        return unpack(self._data, self._offsets[number], number)
 
     def __iter__(self) -> Iterator[ExchangeRef]:
         data = self._data
-        for offset in self._offsets:
-            yield unpack(data, offset)
+        for number, offset in enumerate(self._offsets):
+            yield unpack(data, offset, number)

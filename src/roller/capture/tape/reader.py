@@ -31,11 +31,12 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from roller.capture import exact_json
 from roller.capture.tape import compat
 from roller.capture.tape.format import BodyRef, JSONObject, Resolver, list_segments
-from roller.capture.tape.framing import Framing
+from roller.capture.tape.framing import Framing, Place
 from roller.capture.tape.meta import EndMeta, RequestMeta, ResponseMeta
 from roller.capture.tape.places import (
     ANN,
@@ -43,10 +44,20 @@ from roller.capture.tape.places import (
     BREF,
     CHUNK,
     END,
+    REQ,
     RESP,
     T_IN_HEADER,
     ExchangeRef,
 )
+from roller.capture.tape.problems import TapeProblems
+
+# the metas typed when an exchange is loaded, and where `_typed_metas` gives each
+_TYPED: dict[int, type[RequestMeta] | type[ResponseMeta] | type[EndMeta]] = {
+    REQ: RequestMeta,
+    RESP: ResponseMeta,
+    END: EndMeta,
+}
+_SLOT = {REQ: 0, RESP: 1, END: 2}
 
 __all__ = ["ExchangeRef", "TapeExchange", "TapeIndex", "TapeReadResult", "index_tape", "read_tape"]
 
@@ -120,7 +131,7 @@ class TapeIndex:
         names: tuple[str, ...],
         sources: list[Path],
         exchanges: Sequence[ExchangeRef],
-        problems: tuple[str, ...],
+        problems: TapeProblems,
         data: dict[int, bytes] | None,
         resolve: Resolver | None = None,
         versions: dict[int, int] | None = None,
@@ -128,7 +139,7 @@ class TapeIndex:
         self.segments = names
         self._versions = versions or {}
         self.exchanges = exchanges
-        self._problems = list(problems)
+        self._problems = problems
         self._paths = sources
         self._data = data
         self._fds: dict[int, int] = {}
@@ -137,8 +148,31 @@ class TapeIndex:
 
     @property
     def problems(self) -> tuple[str, ...]:
-        """The framing problems, and each body reference that did not resolve so far."""
-        return tuple(self._problems)
+        """The framing problems (the metas of exchanges not loaded yet are typed now),
+        and each body reference that did not resolve so far (`problems`)."""
+        for number in self._problems.unchecked():
+            self._typed_metas(self.exchanges[number])
+        return self._problems.all()
+
+    def _shapes(self, ref: ExchangeRef, j: int, keys: tuple[str, ...]) -> list[tuple[Place, str]]:
+        seg, pos = ref.segments[j], ref.header_starts[j]
+        where = f"{self.segments[seg]} byte {pos}: meta of {ref.exchange_id}"
+        return [((seg, pos, 1), f"{where}: {key!r} has an unexpected shape (kept)") for key in keys]
+
+    def _typed_metas(self, ref: ExchangeRef) -> tuple[Any, ...]:
+        """The exchange's `req`, `resp` and `end` metas typed (None where it has none);
+        the first time, a known key of the wrong shape is reported in its frame's place."""
+        metas: list[Any] = [None, None, None]
+        found: list[tuple[Place, str]] = []
+        for j, kind in enumerate(ref.kinds):
+            record = _TYPED.get(kind)
+            if record is not None:
+                meta = metas[_SLOT[kind]] = record.from_json(self._header(ref, j)["meta"])
+                if meta.invalid:
+                    found += self._shapes(ref, j, meta.invalid)
+        if not self._problems.checked(ref.number):
+            self._problems.shapes(ref.number, found)
+        return tuple(metas)
 
     def __enter__(self) -> TapeIndex:
         return self
@@ -188,33 +222,29 @@ class TapeIndex:
                 else "the published capture (calls.jsonl or contexts/) no longer holds it "
                 "as recorded (absent, or its sha256 or length differs)"
             )
-            self._problems.append(
+            self._problems.late(
                 f"exchange {exchange_id}: its request body was stored once, in the capture "
                 f"(a body reference on the tape), and cannot be rebuilt: {why}"
             )
         return b""
 
     def load(self, ref: ExchangeRef) -> TapeExchange:
-        request = RequestMeta.from_json(self._header(ref, 0)["meta"])
-        b = _Builder(ref.exchange_id, request, ref.request_time_ns)
+        request, response, end = self._typed_metas(ref)
+        b = _Builder(ref.exchange_id, request, ref.request_time_ns, response=response, end=end)
         places = zip(ref.kinds, ref.segments, ref.header_stops, ref.payload_stops, strict=True)
-        for j, (code, seg, stop, end) in enumerate(places):
+        for j, (code, seg, stop, last) in enumerate(places):
             if code == BODY:
-                b.body.append(self._read(seg, stop + 1, end))
+                b.body.append(self._read(seg, stop + 1, last))
             elif code == CHUNK:
-                b.chunks.append((self._time(ref, j), self._read(seg, stop + 1, end)))
+                b.chunks.append((self._time(ref, j), self._read(seg, stop + 1, last)))
             elif code == BREF:
                 b.body.append(self._referenced(ref, j))
             elif code == ANN:
                 b.annotated = {**(b.annotated or {}), **self._header(ref, j)["meta"]}
             elif code == RESP:
-                b.response = ResponseMeta.from_json(self._header(ref, j)["meta"])
                 b.response_time_ns = self._time(ref, j)
             elif code == END:
-                b.end, b.end_time_ns = (
-                    EndMeta.from_json(self._header(ref, j)["meta"]),
-                    self._time(ref, j),
-                )
+                b.end_time_ns = self._time(ref, j)
         return b.freeze()
 
     def _time(self, ref: ExchangeRef, j: int) -> int:
@@ -246,7 +276,8 @@ def index_tape(
     """
     root = Path(directory)
     if not root.is_dir():
-        return TapeIndex((), [], (), (f"{root}: not a tape directory",), None)
+        problems = TapeProblems([((0, -1, 0), f"{root}: not a tape directory")], [], 0)
+        return TapeIndex((), [], (), problems, None)
     reader = Framing()
     names: list[str] = []
     paths: list[Path] = []
@@ -260,12 +291,13 @@ def index_tape(
         try:
             data: bytes | bytearray = path.read_bytes() if keep_data else _read(path, buffer)
         except OSError as exc:
-            reader.problems.append(f"{path.name}: unreadable: {exc}")
+            reader.problems.append(((len(paths) - 1, -1, 0), f"{path.name}: unreadable: {exc}"))
             continue
         reader.segment(len(paths) - 1, path.name, data)
         if kept is not None:
             kept[len(paths) - 1] = bytes(data)
-    exchanges, problems = reader.result()
+    exchanges, framing, mismatched = reader.result()
+    problems = TapeProblems(framing, mismatched, len(exchanges))
     return TapeIndex(tuple(names), paths, exchanges, problems, kept, resolve, reader.versions)
 
 
