@@ -41,7 +41,8 @@ from roller.capture.models import (
 from roller.capture.models.numbered import call_evidence, selected_ids
 from roller.finalize import derived
 from roller.finalize.attribute import AttributionResult
-from roller.finalize.decode import CallFacts, DecodedCall
+from roller.finalize.call_facts import CallFacts
+from roller.finalize.decode import DecodedCall
 from roller.finalize.ids import CaptureIds
 from roller.finalize.relate import Related
 from roller.finalize.shell import call_shell
@@ -135,8 +136,9 @@ def relation_lines(parts: CaptureParts) -> Iterator[bytes]:
     of them; no native source to clear) written straight from their facts."""
     for relation in parts.related.bound:
         yield _as_published(parts, relation).model_dump_json(by_alias=True).encode() + b"\n"
+    lines = derived.Lines()
     for d, relation_id in parts.related.iter_derived():
-        yield derived.line(d, relation_id)
+        yield lines.line(d, relation_id)
 
 
 def manifest(parts: CaptureParts, relations: int, layout: StorageLayout = "compact/v2") -> Manifest:

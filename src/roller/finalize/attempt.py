@@ -134,7 +134,7 @@ def _call_lines(
             continue
         if contexts.gives_back(body, spill.context_is_body(i)):
             call_id = parts.ids.calls[i]
-            sha = spill.context_sha256[i]
+            sha = spill.context_sha256(i)
             kept.refs[ref.exchange_id] = BodyRef(call_id, i, sha, len(body))
         elif tape.referenced(ref):
             kept.inline[ref.exchange_id] = body

@@ -16,7 +16,7 @@ from itertools import count
 
 from roller.capture.models.numbered import call_ids_of
 from roller.finalize.attribute import ParticipantDraft
-from roller.finalize.decode import CallFacts
+from roller.finalize.call_facts import CallFacts
 
 
 @dataclass(frozen=True)

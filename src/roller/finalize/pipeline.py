@@ -33,9 +33,10 @@ from roller.finalize.attribute import (
     parent_disagreements,
     unattributed_calls,
 )
+from roller.finalize.call_facts import CallFacts
 from roller.finalize.capture_errors import CaptureErrors
 from roller.finalize.coverage import check_coverage, coverage_mismatch, lifecycle
-from roller.finalize.decode import NOT_UNICODE, CallFacts, DecodedCall, decode_exchange
+from roller.finalize.decode import NOT_UNICODE, DecodedCall, decode_exchange
 from roller.finalize.ids import CaptureIds, capture_ids
 from roller.finalize.inherited import Requests, inherited_record
 from roller.finalize.kept_facts import KeptFacts

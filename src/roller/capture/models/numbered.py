@@ -140,6 +140,17 @@ class NumberedIds(_Numbered[str]):
     def _item(self, number: int) -> str:
         return self._text(number)
 
+    @overload
+    def __getitem__(self, i: int) -> str: ...
+    @overload
+    def __getitem__(self, i: slice) -> Sequence[str]: ...
+    def __getitem__(self, i: int | slice) -> str | Sequence[str]:
+        if isinstance(i, int):  # the common case, made here (an item is asked for often)
+            n = self._numbers[i]
+            if n != _OTHER:
+                return f"{self._prefix}{n:05d}"
+        return super().__getitem__(i)
+
     def _json(self, number: int) -> bytes:
         return f'"{self._prefix}{number:05d}"'.encode()
 
