@@ -3,15 +3,19 @@
 A harness resends its whole transcript, so call k of a conversation carries the results
 of call k-1 and the ones added since: as a tuple per call that is the square of a
 conversation's length in memory (~0.25 KB a call at `finalize_scale.py`'s 40 turns,
-docs/benchmarks.md, round 4). `ResultLists` keeps one list per conversation and a call
-as the length of the list's prefix it carries (`ResultIds`, a view), found among the
-few lists used last (subagents' conversations interleave); ids that do not extend a
-recent list start a list of their own. A view equals the tuple it stands for, item by
-item; no list's prefix ever changes (a list is only appended to), so a view never does.
+docs/benchmarks.md, round 4). `ResultLists` keeps one list per conversation, its ids as
+UTF-8 in one buffer with their ends (~20 bytes an id, where a string in a list costs
+~70), and a call as the length of the list's prefix it carries (`ResultIds`, a view),
+found among the few lists extended last (subagents' conversations interleave; for
+each, the ids of the call that extended it last, to compare with); ids that do not
+extend a recent list start a list of their own. A view equals the tuple it stands for,
+item by item; a list is only appended to, so a view never changes.
 """
 
 from __future__ import annotations
 
+from array import array
+from bisect import bisect_left, bisect_right
 from collections import deque
 from collections.abc import Iterator, Sequence
 from typing import overload
@@ -19,12 +23,56 @@ from typing import overload
 KEEP = 8  # recent lists tried for a prefix
 
 
+def _utf8(text: str) -> bytes:
+    return text.encode("utf-8", "surrogatepass")  # a lone surrogate is kept as it is
+
+
+class _Ids:
+    """One conversation's ids, appended to only."""
+
+    __slots__ = ("ends", "text")
+
+    def __init__(self) -> None:
+        self.text = bytearray()
+        self.ends = array("q")  # per id: where it ends in `text`
+
+    def extend(self, ids: Sequence[str]) -> None:
+        for x in ids:
+            self.text += _utf8(x)
+            self.ends.append(len(self.text))
+
+    def item(self, k: int) -> str:
+        start = self.ends[k - 1] if k > 0 else 0
+        return self.text[start : self.ends[k]].decode("utf-8", "surrogatepass")
+
+    def holds(self, n: int, item: str) -> bool:
+        """Whether `item` is one of the first `n` ids."""
+        return 0 <= self.position(item, n) < n
+
+    def position(self, item: str, n: int | None = None) -> int:
+        """The place of `item` among the first `n` ids (all: None), or -1."""
+        count = len(self.ends) if n is None else min(n, len(self.ends))
+        if count <= 0:
+            return -1
+        wanted, ends, stop = _utf8(item), self.ends, self.ends[count - 1]
+        at = self.text.find(wanted, 0, stop)
+        while at >= 0:
+            # the ids that start at `at`: the first (at 0), and each after an id ending there
+            first = [0] if at == 0 else []
+            starting = first + [j + 1 for j in range(bisect_left(ends, at), bisect_right(ends, at))]
+            for k in starting:
+                if k < count and ends[k] == at + len(wanted):
+                    return k
+            at = self.text.find(wanted, at + 1, stop)
+        return -1
+
+
 class ResultIds(Sequence[str]):
     """The first `n` ids of a conversation's list."""
 
     __slots__ = ("_ids", "_n")
 
-    def __init__(self, ids: list[str], n: int) -> None:
+    def __init__(self, ids: _Ids, n: int) -> None:
         self._ids = ids
         self._n = n
 
@@ -37,67 +85,73 @@ class ResultIds(Sequence[str]):
     def __getitem__(self, i: slice) -> Sequence[str]: ...
     def __getitem__(self, i: int | slice) -> str | Sequence[str]:
         if isinstance(i, slice):
-            return tuple(self._ids[: self._n])[i]
+            return tuple(self)[i]
         if not -self._n <= i < self._n:
             raise IndexError(i)
-        return self._ids[i % self._n]
+        return self._ids.item(i % self._n)
 
     def __iter__(self) -> Iterator[str]:
-        ids = self._ids
-        return (ids[k] for k in range(self._n))
+        return (self._ids.item(k) for k in range(self._n))
 
     def __contains__(self, item: object) -> bool:
-        try:
-            self._ids.index(item, 0, self._n)  # type: ignore[arg-type]
-        except ValueError:
-            return False
-        return True
+        return isinstance(item, str) and self._ids.holds(self._n, item)
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, Sequence) and not isinstance(other, str | bytes):
-            return len(other) == self._n and list(other) == self._ids[: self._n]
+            return len(other) == self._n and list(other) == list(self)
         return NotImplemented
 
     def __hash__(self) -> int:
-        return hash(tuple(self._ids[: self._n]))
+        return hash(tuple(self))
 
     def __repr__(self) -> str:
-        return f"ResultIds({self._ids[: self._n]!r})"
+        return f"ResultIds({list(self)!r})"
 
 
 class ResultLists:
     """Every call's result ids, as (list number, prefix length) (`add`, `view`)."""
 
     def __init__(self) -> None:
-        self._lists: list[list[str]] = []
-        self._recent: deque[int] = deque(maxlen=KEEP)
+        self._lists: list[_Ids] = []
+        # recent lists, each with the ids of the call that extended it last
+        self._recent: deque[tuple[int, tuple[str, ...]]] = deque(maxlen=KEEP)
+        # where an id is in a list, as asked last (the derived-relation scan asks about
+        # one tool call's id for each later call of its conversation)
+        self._places: dict[tuple[int, str], int] = {}
 
-    def add(self, ids: Sequence[str]) -> tuple[int, int]:
+    def add(self, ids: tuple[str, ...]) -> tuple[int, int]:
         """Where `ids` are kept: a list that starts with them, or extended to them."""
+        self._places.clear()  # an id not found may be found now
         n = len(ids)
-        for number in self._recent:
-            kept = self._lists[number]
-            have = len(kept)
-            if have <= n and kept == list(ids[:have]):
-                kept += ids[have:]
-            elif have > n and kept[:n] == list(ids):
-                pass
+        for entry in self._recent:
+            number, last = entry
+            have = len(last)
+            if have <= n and ids[:have] == last:
+                self._lists[number].extend(ids[have:])
+            elif have > n and last[:n] == ids:
+                ids = last  # nothing to add; the list still ends as `last` does
             else:
                 continue
-            self._recent.remove(number)
-            self._recent.appendleft(number)
+            self._recent.remove(entry)
+            self._recent.appendleft((number, ids))
             return number, n
-        self._lists.append(list(ids))
-        self._recent.appendleft(len(self._lists) - 1)
+        kept = _Ids()
+        kept.extend(ids)
+        self._lists.append(kept)
+        self._recent.appendleft((len(self._lists) - 1, ids))
         return len(self._lists) - 1, n
 
     def view(self, number: int, n: int) -> ResultIds:
         return ResultIds(self._lists[number], n)
 
     def carries(self, number: int, n: int, item: str) -> bool:
-        """`item in self.view(number, n)`, without making the view."""
-        try:
-            self._lists[number].index(item, 0, n)
-        except ValueError:
-            return False
-        return True
+        """`item in self.view(number, n)`, without making the view. An id is in a list
+        once (a call's ids are each once, and a list is extended by new ones only), and
+        a list only grows, so where it is, once found, stays where it is."""
+        places = self._places
+        at = places.get((number, item))
+        if at is None:
+            if len(places) >= 4096:
+                places.clear()
+            at = places[number, item] = self._lists[number].position(item)
+        return 0 <= at < n
