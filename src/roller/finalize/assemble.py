@@ -242,8 +242,11 @@ def store_identity(
     """Call i's `native_identity` update, when the harness's store records facts of its
     output (`call_native_ids`, e.g. OpenClaw's run) and it is attributed by response id:
     the wire's evidence plus those; else nothing (most calls)."""
-    attr, response_id = parts.attributed.calls[i], parts.calls[i].response_id
-    if parts.native is None or attr.participant_key is None or not response_id:
+    attr = parts.attributed.calls[i]
+    if parts.native is None or attr.participant_key is None:
+        return {}  # the call's facts not even read (they are rebuilt from a row)
+    response_id = parts.calls[i].response_id
+    if not response_id:
         return {}
     facts = parts.native.call_native_ids.get(response_id)
     return {"native_identity": {**wire, **facts}} if facts else {}

@@ -21,7 +21,6 @@ from __future__ import annotations
 import marshal
 from array import array
 from collections.abc import Iterator, Sequence
-from dataclasses import replace
 from typing import Any, overload
 
 from roller.finalize.call_facts import CallFacts, SharedFacts
@@ -45,6 +44,7 @@ class KeptFacts(Sequence[CallFacts]):
         self._ends = array("q")  # per call: where its row ends in `_rows`
         self._lists = array("i")  # per call: its result ids' list in `_results`
         self._counts = array("i")  # ... and how many of that list's first ids it carries
+        self._shared_codes = array("i")  # per call: its `SharedFacts` (also in its row)
         self._shared: list[SharedFacts] = []
         self._recent: dict[str | None, list[int]] = {}  # per participant: shared facts
         self._last_identity: dict[str | None, WireIdentity] = {}
@@ -55,12 +55,15 @@ class KeptFacts(Sequence[CallFacts]):
         emitted = tuple((t.id, t.name, t.item_id, t.namespace, t.index) for t in call.emitted)
         ids = tuple(dict.fromkeys(r.id for r in call.results if r.id is not None))
         row = (call.sequence, call.request_time_ns, call.response_id, emitted)
-        self._rows += marshal.dumps((*row, self._shared_code(call)))
+        shared = self._shared_code(call)
+        self._shared_codes.append(shared)
+        self._rows += marshal.dumps((*row, shared))
         self._ends.append(len(self._rows))
         number, count = self._results.add(ids)
         self._lists.append(number)
         self._counts.append(count)
-        return self[len(self) - 1]
+        view = self._results.view(number, count)
+        return CallFacts(*row[:3], _emitted(emitted), view, self._shared[shared])
 
     def _shared_code(self, call: DecodedCall) -> int:
         """The code of `call`'s shared facts: a participant's equal ones (and equal
@@ -72,7 +75,18 @@ class KeptFacts(Sequence[CallFacts]):
             identity = last
         else:
             self._last_identity[key] = identity
-        shared = replace(call.shared_facts, identity=identity)
+        shared = SharedFacts(
+            call.kind,
+            call.model,
+            call.response_model,
+            identity,
+            call.context_ok,
+            call.output_complete,
+            call.tool_call_without_identity,
+            call.execution_status,
+            call.response_capture_status,
+            call.errors,
+        )
         recent = self._recent.setdefault(key, [])
         for code in recent:
             if self._shared[code] == shared:
@@ -94,6 +108,11 @@ class KeptFacts(Sequence[CallFacts]):
     def carries(self, i: int, result_id: str) -> bool:
         """`result_id in self[i].result_ids`, without the record or the view."""
         return self._results.carries(self._lists[i], self._counts[i], result_id)
+
+    def shared(self) -> Iterator[SharedFacts]:
+        """Every call's `SharedFacts`, in order, without the rest of its record."""
+        shared = self._shared
+        return (shared[code] for code in self._shared_codes)
 
     def emitted(self, i: int) -> Sequence[ToolCall]:
         """Call i's `emitted`, without the rest of its record."""
