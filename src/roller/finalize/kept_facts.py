@@ -18,14 +18,15 @@ field without the record, for the stages that read those per pair of calls.
 
 from __future__ import annotations
 
-import marshal
 from array import array
 from collections.abc import Iterator, Sequence
-from typing import Any, overload
+from typing import Any
 
+from roller.capture.lazy_sequence import LazySequence
 from roller.finalize.call_facts import CallFacts, SharedFacts
 from roller.finalize.decode import DecodedCall
 from roller.finalize.result_ids import ResultIds, ResultLists
+from roller.finalize.rows import Rows
 from roller.identity import WireIdentity
 from roller.wire.types import ToolCall
 
@@ -36,12 +37,11 @@ _Row = tuple[Any, ...]
 _KEEP_SHARED = 4  # per participant, the distinct shared facts compared with
 
 
-class KeptFacts(Sequence[CallFacts]):
+class KeptFacts(LazySequence[CallFacts]):
     """The facts of the calls decoded so far, in arrival order (`add`)."""
 
     def __init__(self) -> None:
-        self._rows = bytearray()
-        self._ends = array("q")  # per call: where its row ends in `_rows`
+        self._rows: Rows[_Row] = Rows()
         self._lists = array("i")  # per call: its result ids' list in `_results`
         self._counts = array("i")  # ... and how many of that list's first ids it carries
         self._shared_codes = array("i")  # per call: its `SharedFacts` (also in its row)
@@ -57,8 +57,7 @@ class KeptFacts(Sequence[CallFacts]):
         row = (call.sequence, call.request_time_ns, call.response_id, emitted)
         shared = self._shared_code(call)
         self._shared_codes.append(shared)
-        self._rows += marshal.dumps((*row, shared))
-        self._ends.append(len(self._rows))
+        self._rows.append((*row, shared))
         number, count = self._results.add(ids)
         self._lists.append(number)
         self._counts.append(count)
@@ -96,11 +95,6 @@ class KeptFacts(Sequence[CallFacts]):
         del recent[_KEEP_SHARED:]
         return len(self._shared) - 1
 
-    def _row(self, i: int) -> _Row:
-        start = self._ends[i - 1] if i > 0 else 0
-        row: _Row = marshal.loads(self._rows[start : self._ends[i]])
-        return row
-
     def result_ids(self, i: int) -> ResultIds:
         """Call i's `result_ids`, without the rest of its record."""
         return self._results.view(self._lists[i], self._counts[i])
@@ -116,10 +110,10 @@ class KeptFacts(Sequence[CallFacts]):
 
     def emitted(self, i: int) -> Sequence[ToolCall]:
         """Call i's `emitted`, without the rest of its record."""
-        return _emitted(self._row(i)[3])
+        return _emitted(self._rows.row(i)[3])
 
-    def _facts(self, i: int) -> CallFacts:
-        sequence, time, response_id, emitted, shared = self._row(i)
+    def _make(self, i: int) -> CallFacts:
+        sequence, time, response_id, emitted, shared = self._rows.row(i)
         return CallFacts(
             sequence,
             time,
@@ -129,28 +123,15 @@ class KeptFacts(Sequence[CallFacts]):
             self._shared[shared],
         )
 
-    @overload
-    def __getitem__(self, i: int) -> CallFacts: ...
-    @overload
-    def __getitem__(self, i: slice) -> Sequence[CallFacts]: ...
-    def __getitem__(self, i: int | slice) -> CallFacts | Sequence[CallFacts]:
-        if isinstance(i, slice):
-            return [self[j] for j in range(*i.indices(len(self)))]
-        return self._facts(range(len(self))[i])
-
     def __len__(self) -> int:
-        return len(self._ends)
-
-    def __iter__(self) -> Iterator[CallFacts]:
-        for i in range(len(self)):
-            yield self._facts(i)
+        return len(self._rows)
 
 
 def _emitted(fields: tuple[tuple[Any, ...], ...]) -> Sequence[ToolCall]:
     return _ToolCalls(fields) if fields else ()
 
 
-class _ToolCalls(Sequence[ToolCall]):
+class _ToolCalls(LazySequence[ToolCall]):
     """A call's emitted tool calls, each made when asked (most stages never read them):
     equal to the tuple of them."""
 
@@ -162,24 +143,6 @@ class _ToolCalls(Sequence[ToolCall]):
     def __len__(self) -> int:
         return len(self._fields)
 
-    @overload
-    def __getitem__(self, i: int) -> ToolCall: ...
-    @overload
-    def __getitem__(self, i: slice) -> Sequence[ToolCall]: ...
-    def __getitem__(self, i: int | slice) -> ToolCall | Sequence[ToolCall]:
-        if isinstance(i, slice):
-            return tuple(self)[i]
+    def _make(self, i: int) -> ToolCall:
         x, name, item, ns, k = self._fields[i]
         return ToolCall(id=x, name=name, item_id=item, namespace=ns, index=k)
-
-    def __iter__(self) -> Iterator[ToolCall]:
-        for x, name, item, ns, k in self._fields:
-            yield ToolCall(id=x, name=name, item_id=item, namespace=ns, index=k)
-
-    def __eq__(self, other: object) -> bool:
-        if isinstance(other, Sequence) and not isinstance(other, str | bytes):
-            return tuple(self) == tuple(other)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash(tuple(self))

@@ -17,8 +17,9 @@ from __future__ import annotations
 from array import array
 from bisect import bisect_left, bisect_right
 from collections import deque
-from collections.abc import Iterator, Sequence
-from typing import overload
+from collections.abc import Sequence
+
+from roller.capture.lazy_sequence import LazySequence
 
 KEEP = 8  # recent lists tried for a prefix
 
@@ -67,7 +68,7 @@ class _Ids:
         return -1
 
 
-class ResultIds(Sequence[str]):
+class ResultIds(LazySequence[str]):
     """The first `n` ids of a conversation's list."""
 
     __slots__ = ("_ids", "_n")
@@ -79,33 +80,11 @@ class ResultIds(Sequence[str]):
     def __len__(self) -> int:
         return self._n
 
-    @overload
-    def __getitem__(self, i: int) -> str: ...
-    @overload
-    def __getitem__(self, i: slice) -> Sequence[str]: ...
-    def __getitem__(self, i: int | slice) -> str | Sequence[str]:
-        if isinstance(i, slice):
-            return tuple(self)[i]
-        if not -self._n <= i < self._n:
-            raise IndexError(i)
-        return self._ids.item(i % self._n)
-
-    def __iter__(self) -> Iterator[str]:
-        return (self._ids.item(k) for k in range(self._n))
+    def _make(self, i: int) -> str:
+        return self._ids.item(i)
 
     def __contains__(self, item: object) -> bool:
         return isinstance(item, str) and self._ids.holds(self._n, item)
-
-    def __eq__(self, other: object) -> bool:
-        if isinstance(other, Sequence) and not isinstance(other, str | bytes):
-            return len(other) == self._n and list(other) == list(self)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash(tuple(self))
-
-    def __repr__(self) -> str:
-        return f"ResultIds({list(self)!r})"
 
 
 class ResultLists:

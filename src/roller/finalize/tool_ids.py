@@ -13,53 +13,18 @@ the output's own id, and the manifest lists each such mapping (`tool_id_map`).
 
 from __future__ import annotations
 
-import marshal
-from array import array
 from collections.abc import Sequence
-from typing import overload
 
 from roller.finalize.call_facts import CallFacts
+from roller.finalize.rows import Rows
 from roller.harnesses.base import NativeCapture
 
 # per emitted tool call of one call: the id its results carry (None: no id known)
 ToolIds = tuple[str | None, ...]
 
 
-class ToolIdRows(Sequence[ToolIds]):
-    """Every call's `ToolIds`, held as `marshal` rows in one buffer (a tuple and its
-    strings per call cost ~0.1 KB; a row ~20 bytes), each rebuilt when asked."""
-
-    def __init__(self) -> None:
-        self._rows = bytearray()
-        self._ends = array("q")
-
-    def append(self, ids: ToolIds) -> None:
-        self._rows += marshal.dumps(ids)
-        self._ends.append(len(self._rows))
-
-    def __len__(self) -> int:
-        return len(self._ends)
-
-    @overload
-    def __getitem__(self, i: int) -> ToolIds: ...
-    @overload
-    def __getitem__(self, i: slice) -> Sequence[ToolIds]: ...
-    def __getitem__(self, i: int | slice) -> ToolIds | Sequence[ToolIds]:
-        if isinstance(i, slice):
-            return [self[j] for j in range(*i.indices(len(self)))]
-        i = range(len(self))[i]
-        start = self._ends[i - 1] if i > 0 else 0
-        ids: ToolIds = marshal.loads(self._rows[start : self._ends[i]])
-        return ids
-
-    def __eq__(self, other: object) -> bool:  # equal to the list of the same tuples
-        if isinstance(other, Sequence) and not isinstance(other, str | bytes):
-            if len(other) != len(self):
-                return False
-            return all(a == b for a, b in zip(self, other, strict=True))
-        return NotImplemented
-
-    __hash__ = None  # type: ignore[assignment]
+# Every call's `ToolIds` (a tuple and its strings per call cost ~0.1 KB; a row ~20 bytes)
+ToolIdRows = Rows[ToolIds]
 
 
 def tool_refs_of(
@@ -69,7 +34,7 @@ def tool_refs_of(
     (one message per native list that does not fit its output)."""
     assigned = native.assigned_tool_ids if native is not None else {}
     replayed = native.replayed_tool_ids if native is not None else {}
-    out = ToolIdRows()
+    out: ToolIdRows = Rows()
     problems: list[str] = []
     for call in calls:
         own: ToolIds = tuple(

@@ -37,6 +37,7 @@ from pydantic import (
     WrapValidator,
 )
 
+from roller.capture.lazy_sequence import LazySequence
 from roller.capture.models.call import Evidence
 
 T = TypeVar("T")
@@ -58,7 +59,7 @@ def number_of(item: str) -> tuple[str, int] | None:
     return prefix, int(digits)
 
 
-class _Numbered(Sequence[T]):
+class _Numbered(LazySequence[T]):
     """Items as a prefix and numbers; the other items by position."""
 
     __slots__ = ("_numbers", "_others", "_prefix")
@@ -77,15 +78,9 @@ class _Numbered(Sequence[T]):
     def __len__(self) -> int:
         return len(self._numbers)
 
-    @overload
-    def __getitem__(self, i: int) -> T: ...
-    @overload
-    def __getitem__(self, i: slice) -> Sequence[T]: ...
-    def __getitem__(self, i: int | slice) -> T | Sequence[T]:
-        if isinstance(i, slice):
-            return [self[j] for j in range(*i.indices(len(self)))]
+    def _make(self, i: int) -> T:
         n = self._numbers[i]
-        return self._others[i % len(self)] if n == _OTHER else self._item(n)
+        return self._others[i] if n == _OTHER else self._item(n)
 
     def __iter__(self) -> Iterator[T]:
         for i, n in enumerate(self._numbers):
@@ -98,16 +93,9 @@ class _Numbered(Sequence[T]):
             self._others,
         ):
             return True  # else the same items may still be held another way
-        if isinstance(other, Sequence) and not isinstance(other, str | bytes):
-            if len(other) != len(self):
-                return False
-            return all(a == b for a, b in zip(self, other, strict=True))
-        return NotImplemented
+        return super().__eq__(other)
 
-    __hash__ = None  # type: ignore[assignment]
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}({list(self)!r})"
+    __hash__ = None
 
     def json_items(self, write: Callable[[T], bytes], batch: int = 4096) -> Iterator[bytes]:
         """The items' JSON, comma-separated, in pieces of up to `batch` items: a numbered

@@ -33,7 +33,9 @@ from array import array
 from collections.abc import Iterator, Sequence
 from itertools import accumulate, chain
 from operator import add, sub
-from typing import NamedTuple, overload
+from typing import NamedTuple
+
+from roller.capture.lazy_sequence import LazySequence
 
 # As indexing adds a frame: kind code, segment, header start/stop, payload start/stop, t.
 FIELDS = 7
@@ -237,8 +239,10 @@ class Places:
         return Refs(self._buffer, self._offsets)
 
 
-class Refs(Sequence[ExchangeRef]):
+class Refs(LazySequence[ExchangeRef]):
     """The exchanges' refs, unpacked when asked (one at a time: a few µs each)."""
+
+    __slots__ = ("_data", "_offsets")
 
     def __init__(self, data: bytearray, offsets: array[int]) -> None:
         self._data = data
@@ -247,14 +251,7 @@ class Refs(Sequence[ExchangeRef]):
     def __len__(self) -> int:
         return len(self._offsets)
 
-    @overload
-    def __getitem__(self, i: int) -> ExchangeRef: ...
-    @overload
-    def __getitem__(self, i: slice) -> Sequence[ExchangeRef]: ...
-    def __getitem__(self, i: int | slice) -> ExchangeRef | Sequence[ExchangeRef]:
-        if isinstance(i, slice):
-            return tuple(self[j] for j in range(*i.indices(len(self))))
-        number = range(len(self))[i]
+    def _make(self, number: int) -> ExchangeRef:
         return unpack(self._data, self._offsets[number], number)
 
     def __iter__(self) -> Iterator[ExchangeRef]:
