@@ -23,21 +23,23 @@ twice) the whole text is validated again, so an error is the one it gives. A
 closing quote is never followed by a letter), and what is not valid JSON stays
 invalid with an array replaced.
 
-Writing (`chunks`): the manifest is serialized with each numbered sequence replaced by a
-placeholder, and the sequence's items are written in its place, a batch at a time: the
-bytes `model_dump_json` gives for the whole manifest (tests/capture/test_manifest_json.py).
-Placeholders carry a random nonce, so no text of the manifest can be taken for one.
+Writing (`chunks`): the manifest is serialized without its participants, then each
+participant with its numbered lists replaced by placeholders, one at a time, and each
+list's items are written in its placeholder's place, a batch at a time: the bytes
+`model_dump_json` gives for the whole manifest (tests/capture/test_manifest_json.py),
+without a copy of every participant or a string per call. Placeholders carry a random
+nonce, so no text of the manifest can be taken for one.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from pydantic import TypeAdapter
 
-from roller.capture.models import Evidence, Manifest
+from roller.capture.models import Evidence, Manifest, ParticipantRecord
 from roller.capture.models.numbered import (
     PLACEHOLDERS,
     NumberedEvidence,
@@ -140,53 +142,72 @@ def load(data: bytes, validate: Callable[[bytes, dict[str, Any]], Manifest]) -> 
 
 
 def chunks(manifest: Manifest) -> Iterator[bytes]:
-    """`manifest.model_dump_json(by_alias=True)` and a newline, in pieces: a numbered
-    list's items written a batch at a time (module docstring)."""
-    placeholders = Placeholders()
-    lists: list[tuple[str, NumberedIds | NumberedEvidence]] = []
+    """`manifest.model_dump_json(by_alias=True)` and a newline, in pieces: the manifest
+    without its participants, each participant spliced in where their list stands (as
+    pydantic writes a list: the items' JSON between `[`, `,` and `]`), and each numbered
+    list's items a batch at a time (module docstring). The participants are not copied
+    all at once: each is copied with its placeholders, written and let go."""
+    splice = _Splice()
+    turns = manifest.turns and [
+        t.model_copy(update={"call_ids": splice.placed(t.call_ids, False)}) for t in manifest.turns
+    ]
+    head = manifest.model_copy(update={"participants": [], "turns": turns})
+    text = head.model_dump_json(by_alias=True).encode()
+    at = text.index(_PARTICIPANTS) + len(_PARTICIPANTS) - 1  # the only such key
+    yield from splice.spliced(text[:at])
+    for k, p in enumerate(manifest.participants):
+        yield b"," if k else b""
+        yield from splice.spliced(splice.participant(p).model_dump_json(by_alias=True).encode())
+    yield from splice.spliced(text[at:] + b"\n")
 
-    def placed(items: Sequence[Any], evidence: bool) -> Sequence[Any]:
+
+_PARTICIPANTS = b'"participants":[]'  # in the text of a manifest without participants
+
+
+class _Splice:
+    """Numbered lists put in a record as placeholders (`placed`), and the record's text
+    with each placeholder replaced by its list's items (`spliced`)."""
+
+    def __init__(self) -> None:
+        self._placeholders = Placeholders()
+        self._lists: dict[str, NumberedIds | NumberedEvidence] = {}
+        self._token = re.compile(re.escape(self._placeholders.nonce.encode()) + rb"[0-9]+")
+
+    def placed(self, items: Sequence[Any], evidence: bool) -> Sequence[Any]:
+        """A numbered list as a one-item placeholder list; any other list as it is."""
         if not isinstance(items, NumberedIds | NumberedEvidence):
             return items
-        token = placeholders.add(items)
-        lists.append((token, items))
-        if evidence:
-            return [Evidence(source=token, ref=None, retained=True)]
-        return [token]
+        token = self._placeholders.add(items)
+        self._lists[token] = items
+        return [Evidence(source=token, ref=None, retained=True)] if evidence else [token]
 
-    text = _placeholdered(manifest, placed).model_dump_json(by_alias=True).encode()
-    done = 0
-    for token, items in lists:
-        marker = _placeholder(token, isinstance(items, NumberedEvidence))
-        at = text.index(marker, done)
-        yield text[done:at] + b"["
-        yield from items.json_items(_writer(items))
-        yield b"]"
-        done = at + len(marker)
-    yield text[done:] + b"\n"
+    def participant(self, p: ParticipantRecord) -> ParticipantRecord:
+        update: dict[str, Any] = {
+            "call_ids": self.placed(p.call_ids, False),
+            "evidence": self.placed(p.evidence, True),
+        }
+        if p.inherited_context is not None:
+            ctx = p.inherited_context
+            update["inherited_context"] = ctx.model_copy(
+                update={"evidence": self.placed(ctx.evidence, True)}
+            )
+        return p.model_copy(update=update)
+
+    def spliced(self, text: bytes) -> Iterator[bytes]:
+        done = 0
+        for found in self._token.finditer(text):
+            token = found.group().decode()
+            items = self._lists.pop(token)
+            marker = _placeholder(token, isinstance(items, NumberedEvidence))
+            at = text.index(marker, done)
+            yield text[done:at] + b"["
+            yield from items.json_items(_writer(items))
+            yield b"]"
+            done = at + len(marker)
+        yield text[done:]
 
 
 def _writer(items: NumberedIds | NumberedEvidence) -> Callable[[Any], bytes]:
     if isinstance(items, NumberedIds):
         return _STR.dump_json
     return lambda e: e.model_dump_json(by_alias=True).encode()
-
-
-def _placeholdered(
-    manifest: Manifest, placed: Callable[[Sequence[Any], bool], Sequence[Any]]
-) -> Manifest:
-    participants = []
-    for p in manifest.participants:
-        update: Mapping[str, Any] = {
-            "call_ids": placed(p.call_ids, False),
-            "evidence": placed(p.evidence, True),
-        }
-        if p.inherited_context is not None:
-            ctx = p.inherited_context
-            ctx = ctx.model_copy(update={"evidence": placed(ctx.evidence, True)})
-            update = {**update, "inherited_context": ctx}
-        participants.append(p.model_copy(update=update))
-    turns = manifest.turns and [
-        t.model_copy(update={"call_ids": placed(t.call_ids, False)}) for t in manifest.turns
-    ]
-    return manifest.model_copy(update={"participants": participants, "turns": turns})
