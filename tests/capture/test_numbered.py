@@ -36,6 +36,8 @@ def test_numbered_ids_are_the_list(ids: list[str], probe: str) -> None:
     assert found != [*ids, "x"]
     assert [found[i] for i in range(-len(ids), len(ids))] == ids + ids
     assert found[1:-1:2] == ids[1:-1:2]
+    assert found + ["x"] == [*ids, "x"] and ["x"] + found == ["x", *ids]  # noqa: RUF005
+    assert found + found == ids + ids
     assert (probe in found) == (probe in ids)
     assert all(x in found for x in ids)
     assert numbered_ids(ids) == found

@@ -6,9 +6,9 @@ facts and tool ids, the manifest's numbered lists, a conversation's result ids) 
 held as bytes or numbers, not as an object per item (docs/benchmarks.md, "Finalize at
 scale, round 5"). Each such store is one of these: it says how many items it holds
 and how to make item i (`_make`), and is indexed (negative indices, slices as lists),
-iterated and compared like the list of its items — equal to any sequence (not a string)
-of equal items, so a store and the list it stands for compare equal either way round,
-and unhashable, as a list is.
+iterated, concatenated (`+`, giving a list) and compared like the list of its items —
+equal to any sequence (not a string) of equal items, so a store and the list it stands
+for compare equal either way round, and unhashable, as a list is.
 A store whose items are asked for in a loop may iterate faster on its own.
 """
 
@@ -50,6 +50,17 @@ class LazySequence(Sequence[T]):
         return NotImplemented
 
     __hash__ = None  # type: ignore[assignment]  # like a list's (a store may still grow)
+
+    def __add__(self, other: object) -> list[T]:
+        """Concatenated as the list it stands for is (with a list, or another store)."""
+        if isinstance(other, list | LazySequence):
+            return [*self, *other]
+        return NotImplemented
+
+    def __radd__(self, other: object) -> list[T]:
+        if isinstance(other, list):
+            return [*other, *self]
+        return NotImplemented
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({list(self)!r})"
