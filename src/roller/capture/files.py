@@ -16,9 +16,10 @@ from typing import BinaryIO
 from roller.capture.models import FileEntry
 
 
-def atomic_write(path: Path, data: bytes) -> None:
-    """Write `data` to `path` so that a crash leaves either the old file or the new one."""
-    atomic_write_lines(path, (data,))
+def atomic_write(path: Path, data: bytes | Iterable[bytes]) -> None:
+    """Write `data` (bytes, or pieces of them) to `path` so that a crash leaves either the
+    old file or the new one."""
+    atomic_write_lines(path, (data,) if isinstance(data, bytes) else data)
 
 
 def atomic_write_lines(path: Path, chunks: Iterable[bytes]) -> FileEntry:

@@ -21,13 +21,15 @@ once, runs those on each record and holds the checks across records.
 
 from __future__ import annotations
 
-from collections import Counter
-from collections.abc import Iterable
+from array import array
+from collections.abc import Sequence
 from dataclasses import dataclass
 
+from roller.capture.call_views import CallViews
 from roller.capture.files import describe_file
 from roller.capture.layout import LAYOUT_FILES, AttemptPaths
-from roller.capture.models import CallRecord, Manifest, RelationRecord
+from roller.capture.models import Manifest, RelationRecord
+from roller.capture.models.numbered import IdsBuilder, NumberedIds
 from roller.capture.reader import iter_calls, iter_jsonl, read_manifest
 from roller.capture.record_checks import Problem, check_call, check_evidence, check_relation
 from roller.capture.seen_ids import SeenIds
@@ -47,9 +49,9 @@ class ValidationReport:
 
 def validate_attempt(paths: AttemptPaths) -> ValidationReport:
     """Every check, reading calls.jsonl and relations.jsonl once each, a record at a time:
-    what is kept across records is a few fields per call (`_CallView`) and the relation
-    ids out of their numbered order (`SeenIds`), so memory grows by a small index per
-    call and not per relation."""
+    what is kept across records is a few bytes a call (`CallViews`: numbered ids and a
+    byte per status) and the relation ids out of their numbered order (`SeenIds`), so
+    memory grows by a small index per call and not per relation."""
     try:
         manifest = read_manifest(paths)
     except CaptureFormatError as exc:
@@ -60,57 +62,33 @@ def validate_attempt(paths: AttemptPaths) -> ValidationReport:
     problems += _check_files(paths, manifest)
     scanned = _scan_calls(paths, manifest, problems)
     calls = scanned[0] if scanned is not None else None
-    relations = _scan_relations(paths, manifest, calls or [], problems)
+    call_ids = calls.call_ids() if calls is not None else NumberedIds("", array("q"), {})
+    relations = _scan_relations(paths, manifest, call_ids, problems)
     if scanned is not None:
-        problems += _check_calls(paths, manifest, *scanned)
+        problems += _check_calls(paths, manifest, call_ids, *scanned)
     if relations is not None:
         problems += relations[1]
     if calls is not None and relations is not None:
         problems += _check_manifest_summary(paths, manifest, calls, relations[0])
     if calls is not None:
-        problems += _check_turns(manifest, calls)
+        problems += _check_turns(manifest, call_ids)
     return ValidationReport(paths, problems, False)
-
-
-@dataclass(frozen=True, slots=True)
-class _CallView:
-    """What the checks across calls need of one call record."""
-
-    call_id: str
-    participant_id: str | None
-    kind: str
-    identity_status: str
-    capture_status: str
-    export_status: str
-    parent_disagrees: bool
-
-    @classmethod
-    def of(cls, call: CallRecord) -> _CallView:
-        return cls(
-            call.call_id,
-            call.participant_id,
-            call.kind,
-            call.identity_status,
-            call.capture_status,
-            call.export_status,
-            call.attribution.parent_cross_check == "disagree",
-        )
 
 
 def _scan_calls(
     paths: AttemptPaths, manifest: Manifest, problems: list[Problem]
-) -> tuple[list[_CallView], list[Problem]] | None:
+) -> tuple[CallViews, list[Problem]] | None:
     """Each call checked on its own as it is read; None (and `record_invalid`) when a
     record does not parse, as then nothing about the calls can be trusted."""
     if not paths.calls.exists():
         return None
     participants = {p.participant_id for p in manifest.participants}
-    views: list[_CallView] = []
+    views = CallViews()
     own: list[Problem] = []
     try:
         for call in iter_calls(paths):
             own += check_call(paths, participants, call)
-            views.append(_CallView.of(call))
+            views.add(call)
     except CaptureFormatError as exc:
         problems.append(Problem("record_invalid", paths.calls.name, str(exc)))
         return None
@@ -118,14 +96,13 @@ def _scan_calls(
 
 
 def _scan_relations(
-    paths: AttemptPaths, manifest: Manifest, calls: list[_CallView], problems: list[Problem]
+    paths: AttemptPaths, manifest: Manifest, call_ids: Sequence[str], problems: list[Problem]
 ) -> tuple[int, list[Problem]] | None:
     """Each relation checked as it is read: (how many, their problems); None (and
     `record_invalid`) when a record does not parse."""
     if not paths.relations.exists():
         return None
     participants = {p.participant_id for p in manifest.participants}
-    call_ids = {c.call_id for c in calls}
     ids = SeenIds(f"rel-{manifest.capture_scope}-")
     count = 0
     own: list[Problem] = []
@@ -184,23 +161,20 @@ def _check_files(paths: AttemptPaths, manifest: Manifest) -> list[Problem]:
     return problems
 
 
-def _duplicates(ids: Iterable[str]) -> list[str]:
-    return sorted(k for k, n in Counter(ids).items() if n > 1)
-
-
 def _check_calls(
-    paths: AttemptPaths, manifest: Manifest, calls: list[_CallView], own: list[Problem]
+    paths: AttemptPaths,
+    manifest: Manifest,
+    call_ids: NumberedIds,
+    calls: CallViews,
+    own: list[Problem],
 ) -> list[Problem]:
     """Duplicate ids, then each call's own problems, then the participants' call lists."""
     problems: list[Problem] = []
     participants = {p.participant_id: p for p in manifest.participants}
-    for dup in _duplicates(c.call_id for c in calls):
+    for dup in call_ids.duplicates():
         problems.append(Problem("duplicate_id", f"call {dup}", "call_id appears more than once"))
     problems += own
-    by_participant: dict[str, list[str]] = {}
-    for call in calls:
-        if call.participant_id is not None:
-            by_participant.setdefault(call.participant_id, []).append(call.call_id)
+    by_participant = calls.by_participant()
     for pid, p in participants.items():
         if p.call_ids != by_participant.get(pid, []):
             problems.append(
@@ -227,7 +201,7 @@ def _check_calls(
 
 
 def _check_manifest_summary(
-    paths: AttemptPaths, manifest: Manifest, calls: list[_CallView], relations: int
+    paths: AttemptPaths, manifest: Manifest, calls: CallViews, relations: int
 ) -> list[Problem]:
     """The manifest's counts, retention, lifecycle and capture status against the records."""
     problems = _check_counts(manifest, calls, relations)
@@ -259,15 +233,15 @@ def _check_manifest_summary(
     return problems
 
 
-def _check_counts(manifest: Manifest, calls: list[_CallView], relations: int) -> list[Problem]:
+def _check_counts(manifest: Manifest, calls: CallViews, relations: int) -> list[Problem]:
     c = manifest.counts
     actual = {
         "calls": len(calls),
-        "generation_calls": sum(1 for x in calls if x.kind == "generation"),
-        "attributed_calls": sum(1 for x in calls if x.identity_status == "attributed"),
-        "unattributed_calls": sum(1 for x in calls if x.identity_status == "unattributed"),
-        "ambiguous_calls": sum(1 for x in calls if x.identity_status == "ambiguous"),
-        "exportable_calls": sum(1 for x in calls if x.export_status == "exportable"),
+        "generation_calls": calls.count("kind", "generation"),
+        "attributed_calls": calls.count("identity_status", "attributed"),
+        "unattributed_calls": calls.count("identity_status", "unattributed"),
+        "ambiguous_calls": calls.count("identity_status", "ambiguous"),
+        "exportable_calls": calls.count("export_status", "exportable"),
         "relations": relations,
         "participants": len(manifest.participants),
     }
@@ -282,11 +256,11 @@ def _check_counts(manifest: Manifest, calls: list[_CallView], relations: int) ->
     ]
 
 
-def _incomplete_reasons(manifest: Manifest, calls: list[_CallView]) -> list[str]:
+def _incomplete_reasons(manifest: Manifest, calls: CallViews) -> list[str]:
     """Why the capture cannot be `complete`, from the records (empty: nothing against it)."""
     lc = manifest.lifecycle
     reasons = []
-    if any(x.capture_status != "complete" for x in calls):
+    if not calls.all("capture_status", "complete"):
         reasons.append("a call is partial")
     if manifest.coverage.checked and not manifest.coverage.ok:
         reasons.append("the coverage check failed")
@@ -294,21 +268,23 @@ def _incomplete_reasons(manifest: Manifest, calls: list[_CallView]) -> list[str]
         reasons.append(f"lifecycle is {lc.status}")
     if manifest.capture_errors:
         reasons.append("there are capture errors")
-    if any(x.parent_disagrees for x in calls):
+    if calls.any_disagrees():
         reasons.append("a call's wire parent contradicts the native parent")
     return reasons
 
 
-def _check_turns(manifest: Manifest, calls: list[_CallView]) -> list[Problem]:
+def _check_turns(manifest: Manifest, known: NumberedIds) -> list[Problem]:
     if manifest.turns is None:
         return []
     problems: list[Problem] = []
     numbers = [t.turn for t in manifest.turns]
     if numbers != list(range(1, len(numbers) + 1)):
         problems.append(Problem("turns_inconsistent", "manifest turns", f"numbered {numbers}"))
-    known = {c.call_id for c in calls}
-    listed = [cid for t in manifest.turns for cid in t.call_ids]
-    for dup in _duplicates(listed):
+    listed = IdsBuilder()
+    for t in manifest.turns:
+        for cid in t.call_ids:
+            listed.append(cid)
+    for dup in listed.ids().duplicates():
         problems.append(Problem("duplicate_id", f"call {dup}", "listed in two turns"))
     for t in manifest.turns:
         where = f"manifest turn {t.turn}"

@@ -16,10 +16,11 @@ import json
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeVar, overload
+from typing import Any, TypeVar, overload
 
 from pydantic import BaseModel, ValidationError
 
+from roller.capture import manifest_json
 from roller.capture.blobs import BlobError, BlobStore
 from roller.capture.compat import Upgrade, upgrade
 from roller.capture.context import parse_context
@@ -105,17 +106,18 @@ def _first_error(exc: ValidationError) -> str:
     return f"{loc}: {err['msg']}" if loc else str(err["msg"])
 
 
-def validate_json(data: bytes, model: type[M]) -> M:
+def validate_json(data: bytes, model: type[M], context: dict[str, Any] | None = None) -> M:
     """`data` as `model`: as it is, or through the converter chain when it is an older
-    shape of the record; otherwise the original `ValidationError`."""
+    shape of the record; otherwise the original `ValidationError`. `context` is the
+    validation context (`roller.capture.manifest_json` passes its placeholders)."""
     try:
-        return model.model_validate_json(data)
+        return model.model_validate_json(data, context=context)
     except ValidationError:
         upgraded = _upgraded(data)
         if upgraded is None:
             raise
     # JSON mode again, so the converted record is held to exactly the same rules.
-    return model.model_validate_json(json.dumps(upgraded.record))
+    return model.model_validate_json(json.dumps(upgraded.record), context=context)
 
 
 def _upgraded(data: bytes) -> Upgrade | None:
@@ -126,12 +128,19 @@ def _upgraded(data: bytes) -> Upgrade | None:
 
 
 def read_json_model(path: Path, model: type[M]) -> M:
+    return _validated(path, _read_bytes(path), model, lambda data: validate_json(data, model))
+
+
+def _read_bytes(path: Path) -> bytes:
     try:
-        data = path.read_bytes()
+        return path.read_bytes()
     except OSError as exc:
         raise CaptureFormatError(f"cannot read {path}: {exc.strerror or exc}") from exc
+
+
+def _validated(path: Path, data: bytes, model: type[M], read: Callable[[bytes], M]) -> M:
     try:
-        return validate_json(data, model)
+        return read(data)
     except ValidationError as exc:
         raise CaptureFormatError(
             f"{path}: not a valid {model.__name__}: {_first_error(exc)}"
@@ -157,7 +166,13 @@ def iter_jsonl(path: Path, model: type[M]) -> Iterator[M]:
 
 
 def read_manifest(paths: AttemptPaths) -> Manifest:
-    return read_json_model(paths.manifest, Manifest)
+    """The manifest, its per-call lists held as numbers (`roller.capture.manifest_json`)."""
+    path = paths.manifest
+
+    def read(data: bytes) -> Manifest:
+        return manifest_json.load(data, lambda text, ctx: validate_json(text, Manifest, ctx))
+
+    return _validated(path, _read_bytes(path), Manifest, read)
 
 
 def iter_calls(paths: AttemptPaths) -> Iterator[CallRecord]:

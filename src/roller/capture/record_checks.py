@@ -13,6 +13,7 @@ Each violation is a typed `Problem`.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -103,7 +104,10 @@ def inside(root: Path, path: Path) -> bool:
 
 
 def check_evidence(
-    paths: AttemptPaths, where: str, evidence: list[Evidence], call_ids: set[str] | None
+    paths: AttemptPaths,
+    where: str,
+    evidence: Sequence[Evidence],
+    call_ids: Collection[str] | None,
 ) -> list[Problem]:
     problems: list[Problem] = []
     for ev in evidence:
@@ -122,7 +126,7 @@ def check_evidence(
 
 
 def check_relation(
-    paths: AttemptPaths, participants: set[str], call_ids: set[str], rel: RelationRecord
+    paths: AttemptPaths, participants: set[str], call_ids: Collection[str], rel: RelationRecord
 ) -> list[Problem]:
     problems: list[Problem] = []
     where = f"relation {rel.relation_id}"

@@ -24,6 +24,7 @@ from pathlib import Path
 
 import orjson
 
+from roller.capture import manifest_json
 from roller.capture.files import (
     atomic_write,
     atomic_write_lines,
@@ -99,7 +100,7 @@ def publish_lines(
         os.replace(paths.raw, paths.raw_discarded)
         fsync_dir(paths.root)
     final = manifest.model_copy(update={"files": dict(files)})
-    atomic_write(paths.manifest, (serialize(final) + "\n").encode("utf-8"))
+    atomic_write(paths.manifest, manifest_json.chunks(final))
     if discard:
         shutil.rmtree(paths.raw_discarded)
     return final

@@ -15,6 +15,7 @@ byte. Rules kept:
 
 from __future__ import annotations
 
+from array import array
 from collections import defaultdict
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -37,9 +38,11 @@ from roller.capture.models import (
     ToolIdMapping,
     TurnRecord,
 )
+from roller.capture.models.numbered import call_evidence, selected_ids
 from roller.finalize import derived
 from roller.finalize.attribute import AttributionResult
-from roller.finalize.decode import CallFacts, DecodedCall
+from roller.finalize.call_facts import CallFacts
+from roller.finalize.decode import DecodedCall
 from roller.finalize.ids import CaptureIds
 from roller.finalize.relate import Related
 from roller.finalize.shell import call_shell
@@ -133,8 +136,9 @@ def relation_lines(parts: CaptureParts) -> Iterator[bytes]:
     of them; no native source to clear) written straight from their facts."""
     for relation in parts.related.bound:
         yield _as_published(parts, relation).model_dump_json(by_alias=True).encode() + b"\n"
+    lines = derived.Lines()
     for d, relation_id in parts.related.iter_derived():
-        yield derived.line(d, relation_id)
+        yield lines.line(d, relation_id)
 
 
 def manifest(parts: CaptureParts, relations: int, layout: StorageLayout = "compact/v2") -> Manifest:
@@ -145,10 +149,12 @@ def manifest(parts: CaptureParts, relations: int, layout: StorageLayout = "compa
 
 
 def _participants(parts: CaptureParts) -> list[ParticipantRecord]:
+    """The participants, their per-call lists numbered (`roller.capture.models.numbered`:
+    8 bytes a call where a string or an `Evidence` costs ~0.1-0.5 KB)."""
     pids, call_ids, retained = parts.ids.participants, parts.ids.calls, parts.verdict.retained
-    own: dict[str | None, list[str]] = defaultdict(list)  # one pass, not one per participant
-    for cid, owner in zip(call_ids, parts.attributed.owners, strict=True):
-        own[owner].append(cid)
+    own: dict[str | None, array[int]] = defaultdict(lambda: array("q"))  # one pass
+    for i, owner in enumerate(parts.attributed.owners):
+        own[owner].append(i)
     return [
         ParticipantRecord(
             participant_id=pids[d.key],
@@ -158,19 +164,17 @@ def _participants(parts: CaptureParts) -> list[ParticipantRecord]:
             native_ids=d.native_ids,
             name=d.name,
             state=d.state,
-            call_ids=list(own.get(d.key, ())),
-            evidence=[
-                Evidence(source=f"native:{e.path}", ref=e.ref, retained=retained)
-                for e in d.evidence
-            ]
-            + [
-                Evidence(source=f"call:{call_ids[i]}", ref=None, retained=True)
-                for i in d.call_evidence
-            ]
-            + (
-                [Evidence(source="declared:single_agent", ref=None, retained=True)]
+            call_ids=selected_ids(call_ids, own.get(d.key, ())),
+            evidence=call_evidence(
+                call_ids,
+                d.call_evidence,
+                before=[
+                    Evidence(source=f"native:{e.path}", ref=e.ref, retained=retained)
+                    for e in d.evidence
+                ],
+                after=[Evidence(source="declared:single_agent", ref=None, retained=True)]
                 if d.declared
-                else []
+                else [],
             ),
             inherited_context=parts.inherited.get(d.key),
         )
@@ -238,8 +242,11 @@ def store_identity(
     """Call i's `native_identity` update, when the harness's store records facts of its
     output (`call_native_ids`, e.g. OpenClaw's run) and it is attributed by response id:
     the wire's evidence plus those; else nothing (most calls)."""
-    attr, response_id = parts.attributed.calls[i], parts.calls[i].response_id
-    if parts.native is None or attr.participant_key is None or not response_id:
+    attr = parts.attributed.calls[i]
+    if parts.native is None or attr.participant_key is None:
+        return {}  # the call's facts not even read (they are rebuilt from a row)
+    response_id = parts.calls[i].response_id
+    if not response_id:
         return {}
     facts = parts.native.call_native_ids.get(response_id)
     return {"native_identity": {**wire, **facts}} if facts else {}

@@ -6,9 +6,13 @@ raw response bodies under `raw/responses/` when raw/ is retained, and publishes 
 formal files and the manifest. Running it again on the same raw/ gives byte-identical
 formal files: that is what `roller finalize ATTEMPT_DIR` does.
 
-It streams, so memory does not grow with the length of a capture beyond each call's
-tape index entry and `CallFacts` (`KeptFacts`): ~1 KB and ~0.9 KB a call, measured at
-30k calls (docs/benchmarks.md, round 4). The tape is indexed, not read (`index_tape`); the
+It streams, so memory grows with the length of a capture by a small index only: each
+call's packed tape places (~0.23 KB), its facts as a marshalled row and what pass one
+keeps beside them (the spill's offsets and digest, the result ids: ~0.29 KB), a few
+8-byte columns in the stages, and ~5 KB a participant (its pydantic records, identity
+and attribution) — at `finalize_scale.py`'s 100k calls, a participant per 17.5 calls,
+~0.8 KB a call in all, peak RSS 137 MB where main's was 332 MB (docs/benchmarks.md,
+"Finalize at scale, round 5"). The tape is indexed, not read (`index_tape`); the
 first pass decodes one exchange at a time and keeps its facts, the rest going to a
 `Spill` on disk; the stages between decode and assemble (`capture_parts`, the same as
 `build_capture` runs) read only the facts; the second pass assembles one record at a
@@ -134,7 +138,7 @@ def _call_lines(
             continue
         if contexts.gives_back(body, spill.context_is_body(i)):
             call_id = parts.ids.calls[i]
-            sha = spill.context_sha256[i]
+            sha = spill.context_sha256(i)
             kept.refs[ref.exchange_id] = BodyRef(call_id, i, sha, len(body))
         elif tape.referenced(ref):
             kept.inline[ref.exchange_id] = body

@@ -32,13 +32,14 @@ participants as drafts (ids are assigned by `roller.finalize.ids`). Its capture 
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Literal
 
 from roller.capture.models import Attribution, IdentityStatus, ParentCrossCheck
-from roller.finalize.decode import CallFacts
+from roller.finalize.call_facts import CallFacts
 from roller.harnesses.base import (
     InheritedContext,
     NativeCapture,
@@ -77,7 +78,7 @@ class ParticipantDraft:
     name: str | None
     state: ParticipantState
     evidence: tuple[NativeEvidence, ...] = ()
-    call_evidence: tuple[int, ...] = field(default=())
+    call_evidence: Sequence[int] = field(default=())  # an `array` where made per call
     inherited: InheritedContext | None = None
     declared: bool = False  # known from the user's single-agent declaration
 
@@ -132,7 +133,7 @@ def _attribute_declared(calls: Sequence[CallFacts]) -> AttributionResult:
         native_ids={},
         name=None,
         state="unknown",
-        call_evidence=tuple(call.sequence for call in calls),
+        call_evidence=array("q", (call.sequence for call in calls)),
         declared=True,
     )
     return AttributionResult([owned for _ in calls], [root] if calls else [], "applied")
@@ -310,7 +311,7 @@ class _WireParticipant:
     is_child: bool | None
     parent: str | None
     ids: dict[str, str]
-    calls: list[int]
+    calls: array[int]  # its calls' sequence numbers (8 bytes each, no int object)
 
 
 def _attribute_by_wire(calls: Sequence[CallFacts]) -> AttributionResult:
@@ -341,7 +342,7 @@ def _attribute_by_wire(calls: Sequence[CallFacts]) -> AttributionResult:
                 ),
             )
         result.append(same)
-        entry = seen.setdefault(key, _WireParticipant(ident.is_child, None, {}, []))
+        entry = seen.setdefault(key, _WireParticipant(ident.is_child, None, {}, array("q")))
         entry.calls.append(call.sequence)
         entry.ids.update(ident.evidence)
         if entry.is_child is None:
@@ -357,7 +358,7 @@ def _attribute_by_wire(calls: Sequence[CallFacts]) -> AttributionResult:
                 parent_is_child = ident.session_key_is_root
             elif ident.session_key_is_root:
                 parent_is_child = False
-            seen[ident.parent_key] = _WireParticipant(parent_is_child, None, {}, [])
+            seen[ident.parent_key] = _WireParticipant(parent_is_child, None, {}, array("q"))
     participants = [
         ParticipantDraft(
             key=key,
@@ -367,7 +368,7 @@ def _attribute_by_wire(calls: Sequence[CallFacts]) -> AttributionResult:
             native_ids=dict(entry.ids),
             name=None,
             state="unknown",
-            call_evidence=tuple(entry.calls),
+            call_evidence=entry.calls,
         )
         for key, entry in seen.items()
     ]

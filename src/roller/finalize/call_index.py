@@ -8,12 +8,14 @@ by the native binding there and by the derived-relation scan
 
 from __future__ import annotations
 
+from array import array
 from bisect import bisect_right
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 
-from roller.finalize.decode import CallFacts
+from roller.finalize.call_facts import CallFacts
+from roller.finalize.kept_facts import KeptFacts
 from roller.finalize.tool_ids import ToolIds
 from roller.wire.types import ToolCall
 
@@ -39,10 +41,14 @@ class CallIndex:
     texts: Texts = field(default=no_texts)
 
     @cached_property
-    def _by_owner(self) -> dict[str | None, list[int]]:
-        out: dict[str | None, list[int]] = {}
+    def _by_owner(self) -> dict[str | None, array[int]]:
+        """Each owner's calls: an `array`, 8 bytes a call (a list held an int per call)."""
+        out: dict[str | None, array[int]] = {}
         for i, owner in enumerate(self.owners):
-            out.setdefault(owner, []).append(i)
+            found = out.get(owner)
+            if found is None:
+                found = out[owner] = array("q")
+            found.append(i)
         return out
 
     @cached_property
@@ -54,9 +60,19 @@ class CallIndex:
 
     def emitted(self, i: int) -> list[tuple[ToolCall, str | None]]:
         """Call i's emitted tool calls, each with the id its results carry."""
-        calls = self.calls[i].emitted
-        ids = self.tool_ids[i] if self.tool_ids else tuple(t.id for t in calls)
-        return list(zip(calls, ids, strict=True))
+        calls = self.calls
+        emitted = calls.emitted(i) if isinstance(calls, KeptFacts) else calls[i].emitted
+        ids = self.tool_ids[i] if self.tool_ids else tuple(t.id for t in emitted)
+        return list(zip(emitted, ids, strict=True))
+
+    @cached_property
+    def carries(self) -> Callable[[int, str], bool]:
+        """`carries(i, result_id)`: whether call i's context carries that result (asked
+        per pair of calls: where finalize keeps the facts, without making a record)."""
+        calls = self.calls
+        if isinstance(calls, KeptFacts):
+            return calls.carries
+        return lambda i, result_id: result_id in calls[i].result_ids
 
     def emits(self, i: int, tool_call_id: str) -> bool:
         return any(tool_call_id in (t.ref, t.id, tid) for t, tid in self.emitted(i))
@@ -67,9 +83,9 @@ class CallIndex:
     def by_response_id(self, response_id: str) -> list[int]:
         return list(self._by_response.get(response_id, ()))
 
-    def later_of_participant(self, key: str, i: int) -> list[int]:
+    def later_of_participant(self, key: str, i: int) -> Sequence[int]:
         """The calls of participant `key` after call i, in order."""
-        own = self._by_owner.get(key, [])
+        own = self._by_owner.get(key, array("q"))
         return own[bisect_right(own, i) :]
 
     def by_run_id(self, run_id: str) -> list[int]:

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from roller.capture.models import Coverage, Lifecycle
-from roller.finalize.decode import CallFacts
+from roller.finalize.call_facts import CallFacts
 from roller.harnesses.base import NativeCapture
 
 _PER_ID = frozenset({"per_message_id", "per_response_id"})

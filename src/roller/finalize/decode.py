@@ -13,8 +13,9 @@ Pure: a `TapeExchange` in, a `DecodedCall` out. Rules kept:
   the exchange ended at the proxy and whether the response reached its terminal event.
 
 `DecodedCall.facts` is the part of a call the later stages (attribute, relate, status)
-read: a few hundred bytes, no body, no context, so a capture of any length keeps every
-call's facts in memory while the bodies stay on the tape (`roller.finalize.attempt`).
+read (`roller.finalize.call_facts`): no body, no context, so a capture of any length
+keeps every call's facts in memory while the bodies stay on the tape
+(`roller.finalize.attempt`, `roller.finalize.kept_facts`).
 """
 
 from __future__ import annotations
@@ -41,57 +42,13 @@ from roller.capture.statuses import (
 )
 from roller.capture.tape import RequestMeta, TapeExchange
 from roller.capture.unicode_text import held, held_exchange
+from roller.finalize.call_facts import CallFacts, SharedFacts
 from roller.harnesses import identify
 from roller.identity import WireIdentity
 from roller.wire import codec_for, endpoint_for
 from roller.wire.endpoints import Endpoint
 from roller.wire.response import ResponseReading, read_response
 from roller.wire.types import Codec, ProtocolName, Reassembly, ToolCall, ToolResult, Usage
-
-
-@dataclass(frozen=True, slots=True)
-class CallFacts:
-    """What attribute, relate and status need of a decoded call (no body, no context).
-
-    Every call's facts stay in memory for the whole of finalize, so they are kept small
-    (slots, no argument values): `emitted` are the output's tool calls without their
-    `arguments` (no later stage reads them; the shell took them from the `DecodedCall`);
-    `result_ids` the ids of the tool results the context carries (None dropped, each
-    once, interned), for `result_in_context` — a tuple, a fifth of a set's size at a
-    transcript's few dozen ids; the full `ToolResult`s stay with the `DecodedCall`.
-    """
-
-    sequence: int
-    kind: CallKind
-    request_time_ns: int
-    response_id: str | None
-    model: str | None
-    response_model: str | None
-    emitted: tuple[ToolCall, ...]
-    result_ids: tuple[str, ...]
-    identity: WireIdentity
-    context_ok: bool
-    output_complete: bool
-    tool_call_without_identity: bool
-    execution_status: ExecutionStatus
-    response_capture_status: ResponseCaptureStatus
-    errors: tuple[tuple[str, str], ...]
-
-    def status_inputs(self, identity_status: IdentityStatus, error_count: int) -> StatusInputs:
-        """What the capture and export rules (`roller.capture.statuses`) need of this call,
-        once its identity is decided; finalize and the gateway's export both ask here."""
-        return StatusInputs(
-            kind=self.kind,
-            execution_status=self.execution_status,
-            response_capture_status=self.response_capture_status,
-            context_parsed=self.context_ok,
-            output_complete=self.output_complete,
-            tool_call_without_identity=self.tool_call_without_identity,
-            identity_status=identity_status,
-            model=self.model,
-            response_model=self.response_model,
-            error_count=error_count,
-        )
 
 
 @dataclass(frozen=True)
@@ -153,16 +110,12 @@ class DecodedCall:
         return bool(self.reassembly and self.reassembly.complete)
 
     @property
-    def facts(self) -> CallFacts:
-        return CallFacts(
-            sequence=self.sequence,
+    def shared_facts(self) -> SharedFacts:
+        """The facts of this call that many calls share (`CallFacts.shared`)."""
+        return SharedFacts(
             kind=self.kind,
-            request_time_ns=self.request_time_ns,
-            response_id=self.response_id,
             model=self.model,
             response_model=self.response_model,
-            emitted=tuple(replace(t, arguments=None) for t in self.emitted),
-            result_ids=self.result_ids,
             identity=self.identity,
             context_ok=self.context_ok,
             output_complete=self.output_complete,
@@ -170,6 +123,17 @@ class DecodedCall:
             execution_status=self.execution_status,
             response_capture_status=self.response_capture_status,
             errors=self.errors,
+        )
+
+    @property
+    def facts(self) -> CallFacts:
+        return CallFacts(
+            sequence=self.sequence,
+            request_time_ns=self.request_time_ns,
+            response_id=self.response_id,
+            emitted=tuple(replace(t, arguments=None) for t in self.emitted),
+            result_ids=self.result_ids,
+            shared=self.shared_facts,
         )
 
     def status_inputs(self, identity_status: IdentityStatus, error_count: int) -> StatusInputs:

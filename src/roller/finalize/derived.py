@@ -9,11 +9,12 @@ asked for (`record`) and straight into its line of relations.jsonl where finaliz
 streams them (`line`): the same bytes `serialize(record(d, id))` gives, without building
 and validating three pydantic models per relation (roller built every value itself).
 
-Facts relied on: orjson and pydantic's serializer write a dict of strings, None and
-booleans to the same bytes (compact, keys in insertion order, only `"`, `\\` and control
-characters escaped, other text as UTF-8); both refuse a lone surrogate, which `line`
-then leaves to the record path, so an error is the record path's too. `_KEYS` is the
-record's field order (tests/finalize/test_derived.py checks it against the model).
+Facts relied on: orjson and pydantic's serializer write strings, None and booleans to
+the same bytes (compact, only `"`, `\\` and control characters escaped, other text as
+UTF-8), so a line is the record's text put together from orjson's strings in the
+record's field order (`_KEYS`, checked against the model by
+tests/finalize/test_derived.py); both refuse a lone surrogate, which `line` then leaves
+to the record path, so an error is the record path's too.
 """
 
 from __future__ import annotations
@@ -79,27 +80,55 @@ def record(d: Derived, relation_id: str) -> RelationRecord:
 
 def line(d: Derived, relation_id: str) -> bytes:
     """`serialize(record(d, relation_id))` as a line (LF-terminated), written directly."""
-    values = (
-        SCHEMA,
-        relation_id,
-        d.type,
-        "established",
-        d.parent_participant_id,
-        d.child_participant_id,
-        d.source_call_id,
-        d.target_call_id,
-        d.source_ref,
-        None,
-        [
-            {"source": f"call:{d.source_call_id}", "ref": d.source_ref, "retained": True},
-            {"source": f"call:{d.target_call_id}", "ref": d.target_ref, "retained": True},
-        ],
-        None,
-    )
-    try:
-        return orjson.dumps(dict(zip(_KEYS, values, strict=True)), option=orjson.OPT_APPEND_NEWLINE)
-    except TypeError:  # a lone surrogate: the record path says what it says of it
-        return record(d, relation_id).model_dump_json(by_alias=True).encode() + b"\n"
+    return Lines().line(d, relation_id)
+
+
+def _json(value: str | None) -> bytes:
+    return b"null" if value is None else orjson.dumps(value)
+
+
+class Lines:
+    """Derived relations' lines (`line`), in the record's field order (`_KEYS`): a run
+    of relations from one tool call shares all but their id and target, so that part is
+    encoded once per run. A string orjson refuses (a lone surrogate) takes the record
+    path, so an error is the record path's too."""
+
+    def __init__(self) -> None:
+        self._key: tuple[str | None, ...] = ()
+        self._shared = (b"", b"")
+
+    def line(self, d: Derived, relation_id: str) -> bytes:
+        source, ref = d.source_call_id, d.source_ref
+        key = (d.type, d.parent_participant_id, d.child_participant_id, source, ref)
+        try:
+            if key != self._key:
+                self._shared = (
+                    b',"type":%b,"status":"established","parent_participant_id":%b,'
+                    b'"child_participant_id":%b,"source_call_id":%b,"target_call_id":'
+                    % (_json(d.type), _json(key[1]), _json(key[2]), _json(source)),
+                    b',"tool_call_id":%b,"model_tool_ref":null,"evidence":[{"source":%b,'
+                    b'"ref":%b,"retained":true},{"source":'
+                    % (_json(ref), _json("call:" + source), _json(ref)),
+                )
+                self._key = key
+            head, middle = self._shared
+            target = d.target_call_id
+            return b"".join(
+                (
+                    b'{"schema":"roller.relation/v1","relation_id":',
+                    orjson.dumps(relation_id),
+                    head,
+                    orjson.dumps(target),
+                    middle,
+                    orjson.dumps("call:" + target),
+                    b',"ref":',
+                    orjson.dumps(d.target_ref),
+                    b',"retained":true}],"note":null}\n',
+                )
+            )
+        except TypeError:  # a lone surrogate: the record path says what it says of it
+            self._key = ()
+            return record(d, relation_id).model_dump_json(by_alias=True).encode() + b"\n"
 
 
 def _tool_call_facts(
@@ -141,13 +170,15 @@ def derive_in_context(
     """
     spawned, background = _tool_call_facts(native)
     done = {(r.type, r.tool_call_id, r.target_call_id) for r in bound}
-    pid = index.participant_ids
-    for i, call in enumerate(index.calls):
-        owner = index.owners[i]
-        if owner is None or not call.emitted:
+    pid, call_ids, carries = index.participant_ids, index.call_ids, index.carries
+    for i, owner in enumerate(index.owners):
+        emitted = index.emitted(i) if owner is not None else ()
+        if not emitted:
             continue
+        assert owner is not None
         later = index.later_of_participant(owner, i)
-        for tool, tool_id in index.emitted(i):
+        source = call_ids[i]
+        for tool, tool_id in emitted:
             if tool_id is None:
                 continue
             ref = tool.ref or tool_id
@@ -158,16 +189,17 @@ def derive_in_context(
                 else "result_in_context"
             )
             for j, child_key in ((j, c) for j in later for c in children):
-                if tool_id not in index.calls[j].result_ids:
+                if not carries(j, tool_id):
                     continue
-                if (kind, ref, index.call_ids[j]) in done:
+                target = call_ids[j]
+                if (kind, ref, target) in done:
                     continue
                 yield Derived(
                     type=kind,
                     parent_participant_id=pid.get(owner),
                     child_participant_id=pid.get(child_key) if child_key else None,
-                    source_call_id=index.call_ids[i],
-                    target_call_id=index.call_ids[j],
+                    source_call_id=source,
+                    target_call_id=target,
                     source_ref=ref,
                     target_ref=tool_id,
                 )

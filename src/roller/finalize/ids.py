@@ -14,14 +14,15 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import count
 
+from roller.capture.models.numbered import call_ids_of
 from roller.finalize.attribute import ParticipantDraft
-from roller.finalize.decode import CallFacts
+from roller.finalize.call_facts import CallFacts
 
 
 @dataclass(frozen=True)
 class CaptureIds:
     scope: str
-    calls: tuple[str, ...]  # per decoded call, in sequence order
+    calls: Sequence[str]  # per decoded call, in sequence order (numbered: 8 bytes a call)
     participants: Mapping[str, str]  # participant key -> participant id
 
     def relation_ids(self, start: int = 1) -> Callable[[], str]:
@@ -39,6 +40,6 @@ def capture_ids(
 ) -> CaptureIds:
     return CaptureIds(
         scope=scope,
-        calls=tuple(call_id(scope, c.sequence) for c in calls),
+        calls=call_ids_of(call_id(scope, 0)[:-5], (c.sequence for c in calls)),
         participants={d.key: f"agent-{scope}-{n:02d}" for n, d in enumerate(participants, 1)},
     )

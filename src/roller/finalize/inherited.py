@@ -18,7 +18,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 
 from roller.capture.models import Evidence, InheritedContextRecord
-from roller.finalize.decode import CallFacts, RequestContext
+from roller.finalize.call_facts import CallFacts
+from roller.finalize.decode import RequestContext
 from roller.harnesses.base import InheritedContext
 from roller.wire import PROTOCOL_NAMES, codec_for
 from roller.wire.types import Key

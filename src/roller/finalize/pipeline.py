@@ -22,7 +22,7 @@ run the same stages over the same facts.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from roller.capture.models import AttemptInputs, Coverage, TurnRecord
 from roller.capture.tape import TapeReadResult
@@ -33,9 +33,10 @@ from roller.finalize.attribute import (
     parent_disagreements,
     unattributed_calls,
 )
+from roller.finalize.call_facts import SharedFacts
 from roller.finalize.capture_errors import CaptureErrors
 from roller.finalize.coverage import check_coverage, coverage_mismatch, lifecycle
-from roller.finalize.decode import NOT_UNICODE, CallFacts, DecodedCall, decode_exchange
+from roller.finalize.decode import NOT_UNICODE, DecodedCall, decode_exchange
 from roller.finalize.ids import CaptureIds, capture_ids
 from roller.finalize.inherited import Requests, inherited_record
 from roller.finalize.kept_facts import KeptFacts
@@ -70,7 +71,7 @@ def parts_in_memory(
 
 def capture_parts(
     inputs: AttemptInputs,
-    calls: Sequence[CallFacts],
+    calls: KeptFacts,
     tape_problems: Sequence[str],
     native: NativeCapture | None,
     requests: Requests,
@@ -88,7 +89,7 @@ def capture_parts(
     statuses = call_statuses(calls, attributed.calls)
     coverage = check_coverage(calls, attributed.owners, native)
     cycle = lifecycle(native, ids.participants)
-    arrivals = [c.request_time_ns for c in calls]
+    arrivals = [c.request_time_ns for c in calls] if inputs.turns is not None else []
     turns = turn_records(inputs, arrivals, ids.calls, rfc3339)
     execution = attempt_execution(inputs)
     errors = _capture_errors(
@@ -98,7 +99,7 @@ def capture_parts(
         retention=inputs.debug_retention,
         execution=execution,
         call_captures=[s.capture for s in statuses],
-        call_executions=[c.execution_status for c in calls],
+        call_executions=[s.execution_status for s in calls.shared()],
         participant_states=[d.state for d in attributed.participants],
         lifecycle=cycle.status,
         coverage=coverage,
@@ -138,7 +139,7 @@ def _capture_errors(
     inputs: AttemptInputs,
     tape_problems: Sequence[str],
     native: NativeCapture | None,
-    calls: Sequence[CallFacts],
+    calls: KeptFacts,
     attributed: AttributionResult,
     ids: CaptureIds,
     related: Related,
@@ -163,14 +164,14 @@ def _capture_errors(
     errors.extend("relations_unknown", related.unknown_messages())
     # a record shows such text with U+FFFD: the capture is not the exact one, so raw/
     # (the tape, with the exact bytes) is kept
-    errors.extend("text_not_unicode", _not_unicode(calls))
+    errors.extend("text_not_unicode", _not_unicode(calls.shared()))
     for problem in native_problems:
         if problem.code == "text_not_unicode":  # `held_native`: raw/native/ has the bytes
             errors.add("text_not_unicode", problem.message, problem.where)
     return errors
 
 
-def _not_unicode(calls: Sequence[CallFacts]) -> list[str]:
+def _not_unicode(calls: Iterable[SharedFacts]) -> list[str]:
     held = sum(any(code == "text_not_unicode" for code, _ in c.errors) for c in calls)
     if not held:
         return []

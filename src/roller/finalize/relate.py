@@ -32,8 +32,8 @@ from dataclasses import dataclass
 
 from roller.capture.models import Evidence, ModelToolRef, RelationRecord
 from roller.finalize import derived
+from roller.finalize.call_facts import CallFacts
 from roller.finalize.call_index import CallIndex, Texts, no_texts
-from roller.finalize.decode import CallFacts
 from roller.finalize.derived import Derived, derive_in_context
 from roller.finalize.ids import CaptureIds
 from roller.finalize.tool_ids import ToolIds, tool_refs_of
@@ -245,7 +245,7 @@ class Related:
     `iter_relations()` gives the bound ones, then the derived ones, numbered in that
     order; `relations` is the same as a list."""
 
-    tool_ids: list[ToolIds]
+    tool_ids: Sequence[ToolIds]
     bound: list[RelationRecord]
     tool_id_problems: list[str]
     index: CallIndex

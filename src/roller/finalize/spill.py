@@ -31,7 +31,7 @@ class Spill:
         self._offsets = array("q", [0])  # per call: shell start, context start; then the end
         self._context = bytearray()
         self._raw_body = bytearray()  # per call: whether its response has a body
-        self.context_sha256: list[str] = []  # per call: its shell's `context_sha256`
+        self._digests = bytearray()  # per call: its shell's `context_sha256`, 32 bytes
 
     def __enter__(self) -> Spill:
         return self
@@ -45,7 +45,7 @@ class Spill:
         """Set call `len(self)`'s shell JSON (`context: null`) aside, with its
         `context_sha256` and whether its response has a body (its `raw_sha256` is set);
         `body` is its request body, `ctx` its context's record JSON (None without one)."""
-        self.context_sha256.append(context_sha256)
+        self._digests += bytes.fromhex(context_sha256)
         self._raw_body.append(raw_body)
         self._file.seek(self._offsets[-1])
         self._file.write(shell)
@@ -58,6 +58,10 @@ class Spill:
             self._context.append(_SPILLED)
             self._file.write(ctx)
         self._offsets.append(self._file.tell())
+
+    def context_sha256(self, i: int) -> str:
+        """Call i's `context_sha256` (hex), as its shell has it."""
+        return self._digests[32 * i : 32 * i + 32].hex()
 
     def context_is_body(self, i: int) -> bool:
         """Whether call i's context JSON is its request body, byte for byte."""

@@ -33,7 +33,7 @@ from roller.capture.models import (
 )
 from roller.capture.statuses import capture_status, export_status
 from roller.finalize.attribute import CallAttribution
-from roller.finalize.decode import CallFacts
+from roller.finalize.call_facts import CallFacts
 from roller.harnesses.base import ParticipantState
 
 

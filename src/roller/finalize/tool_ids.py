@@ -15,21 +15,26 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from roller.finalize.decode import CallFacts
+from roller.finalize.call_facts import CallFacts
+from roller.finalize.rows import Rows
 from roller.harnesses.base import NativeCapture
 
 # per emitted tool call of one call: the id its results carry (None: no id known)
 ToolIds = tuple[str | None, ...]
 
 
+# Every call's `ToolIds` (a tuple and its strings per call cost ~0.1 KB; a row ~20 bytes)
+ToolIdRows = Rows[ToolIds]
+
+
 def tool_refs_of(
     calls: Sequence[CallFacts], native: NativeCapture | None
-) -> tuple[list[ToolIds], list[str]]:
+) -> tuple[ToolIdRows, list[str]]:
     """Per call, per emitted tool call, the id its results carry; and the problems found
     (one message per native list that does not fit its output)."""
     assigned = native.assigned_tool_ids if native is not None else {}
     replayed = native.replayed_tool_ids if native is not None else {}
-    out: list[ToolIds] = []
+    out: ToolIdRows = Rows()
     problems: list[str] = []
     for call in calls:
         own: ToolIds = tuple(

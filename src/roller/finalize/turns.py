@@ -22,6 +22,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from roller.capture.models import AttemptInputs, ExecutionStatus, TurnInputs, TurnRecord
+from roller.capture.models.numbered import selected_ids
 
 Clock = Callable[[int | None], str | None]  # ns -> RFC 3339, finalize's one rendering
 
@@ -45,7 +46,7 @@ def attempt_execution(inputs: AttemptInputs) -> ExecutionStatus:
     return status
 
 
-def _record(turn: TurnInputs, call_ids: list[str], rfc3339: Clock) -> TurnRecord:
+def _record(turn: TurnInputs, call_ids: Sequence[str], rfc3339: Clock) -> TurnRecord:
     if turn.not_run is not None or turn.started_ns is None:
         return TurnRecord(
             turn=turn.turn,
@@ -93,13 +94,15 @@ def turn_records(
         for t in inputs.turns
         if t.not_run is None and t.started_ns is not None
     )
-    owned: dict[int, list[str]] = {}
-    for arrival, cid in zip(arrivals, call_ids, strict=True):
+    owned: dict[int, list[int]] = {}
+    for i, (arrival, _) in enumerate(zip(arrivals, call_ids, strict=True)):
         # The last turn launched at or before the request arrived; none before turn 1.
         turn = next((n for start, n in reversed(starts) if start <= arrival), None)
         if turn is not None:
-            owned.setdefault(turn, []).append(cid)
-    return [_record(t, owned.get(t.turn, []), rfc3339) for t in inputs.turns]
+            owned.setdefault(turn, []).append(i)
+    return [
+        _record(t, selected_ids(call_ids, owned.get(t.turn, [])), rfc3339) for t in inputs.turns
+    ]
 
 
 def turns_not_run(records: Sequence[TurnRecord] | None) -> list[str]:

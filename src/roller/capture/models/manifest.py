@@ -1,6 +1,8 @@
 """The manifest (`roller.capture/v1`, manifest.json) and what it holds: participants and
 their copied context, capabilities, coverage, lifecycle, files, counts, turns, the tool-id
-mapping."""
+mapping. The per-call lists (call ids, evidence) are typed `Sequence`: read from JSON
+they are lists, and `roller.capture.manifest_json` keeps long ones as numbers
+(`numbered`)."""
 
 from __future__ import annotations
 
@@ -8,10 +10,8 @@ from typing import Literal
 
 from pydantic import Field
 
-from roller.capture.models.call import (
-    CaptureErrorRecord,
-    Evidence,
-)
+from roller.capture.models.call import CaptureErrorRecord
+from roller.capture.models.numbered import EvidenceList, IdList
 from roller.capture.models.vocabulary import (
     CaptureStatus,
     ExecutionStatus,
@@ -45,7 +45,7 @@ class InheritedContextRecord(Record):
         "one of the source participant's requests (same messages, compared as the "
         "protocol's history items)."
     )
-    evidence: list[Evidence] = Field(description="Where the copy is known from.")
+    evidence: EvidenceList = Field(description="Where the copy is known from.")
     note: str | None = Field(description="Why the check failed, when it did.")
 
 
@@ -63,8 +63,8 @@ class ParticipantRecord(Record):
     state: Literal["completed", "failed", "running", "unknown"] = Field(
         description="Native execution state at collection time."
     )
-    call_ids: list[str] = Field(description="Calls attributed to this participant, in order.")
-    evidence: list[Evidence] = Field(description="Where the participant is known from.")
+    call_ids: IdList = Field(description="Calls attributed to this participant, in order.")
+    evidence: EvidenceList = Field(description="Where the participant is known from.")
     inherited_context: InheritedContextRecord | None = Field(
         default=None,
         exclude_if=absent,
@@ -163,7 +163,7 @@ class TurnRecord(Record):
         "session id, OpenCode session id, Codex thread id), confirmed from the native logs "
         "after the previous turn; null for the first turn and for a turn not run."
     )
-    call_ids: list[str] = Field(
+    call_ids: IdList = Field(
         description="Calls whose request reached the proxy after this turn was launched "
         "and before the next one was (turns run one at a time, each drained first)."
     )

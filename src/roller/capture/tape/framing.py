@@ -5,9 +5,15 @@ payload bytes, `\\n`) and records, per exchange, each frame's place as `FIELDS`
 integers (`Framing.result()` gives them as `ExchangeRef`s, in `req` order) and every
 framing problem, in tape order. The rules are `roller.capture.tape.reader`'s (its
 docstring): a torn or corrupt frame ends its segment, a frame that makes no sense is
-reported and skipped, the metas are typed here to report a known key of the wrong
-shape. A frame's time `t` is kept with its place, so reading an exchange back parses
-only the headers that carry a meta.
+reported and skipped. Each problem is kept with its frame's place (`Place`), so that
+the one problem found later — a known meta key of the wrong shape, found when the
+reader types the meta it loads (`TapeIndex`), not typed here a first time — goes where
+it would have been reported. An `end` frame's `response_bytes` is read here (the chunk
+bytes are checked against it). A frame's time `t` is kept with its place, so reading an
+exchange back parses only the headers that carry a meta. An exchange's places are
+packed once its `end` frame is in (`roller.capture.tape.places`: a few bytes a frame);
+while indexing, each exchange costs its id in a dict besides, for the frames that name
+it.
 
 A `body` or `chunk` header as `TapeWriter` writes it (`{"k":…,"x":…,"t":…,"n":…}`, an
 ASCII id with no quote or backslash, integers of at most 19 digits, no leading zero) is
@@ -19,9 +25,7 @@ compares the two paths' indexes and problems).
 from __future__ import annotations
 
 import re
-from array import array
-from dataclasses import dataclass
-from typing import TypeVar
+from collections.abc import Sequence
 
 from roller.capture import exact_json
 from roller.capture.tape import compat
@@ -33,30 +37,24 @@ from roller.capture.tape.format import (
     TAPE_VERSION,
     JSONObject,
 )
-from roller.capture.tape.meta import EndMeta, RequestMeta, ResponseMeta, SegmentHeader
+from roller.capture.tape.meta import EndMeta, SegmentHeader
+from roller.capture.tape.places import (
+    ANN,
+    BODY,
+    BREF,
+    CHUNK,
+    END,
+    FIELDS,
+    REQ,
+    RESP,
+    T_IN_HEADER,
+    ExchangeRef,
+    Places,
+)
 
-_Meta = TypeVar("_Meta", RequestMeta, ResponseMeta, EndMeta)
+__all__ = ["FIELDS", "T_IN_HEADER", "ExchangeRef", "Framing", "Place"]
 
 
-@dataclass(frozen=True, slots=True)
-class ExchangeRef:
-    """Where one exchange's frames lie: enough to load it, small enough to keep many.
-
-    `frames` is flat: per frame `kind code, segment, header start, header stop, payload
-    start, payload stop, time t` (codes below); the `req` frame comes first.
-    """
-
-    exchange_id: str
-    request_time_ns: int
-    frames: array[int]  # 8 bytes an entry, not a Python int each
-
-
-# An indexed frame: kind code, segment, header start/stop, payload start/stop, time t.
-FIELDS = 7
-# The time of a frame whose `t` does not fit the array's 64 bits (any integer is valid):
-# reading it back takes `t` from its header again.
-T_IN_HEADER = -(2**63)
-REQ, BODY, RESP, CHUNK, END, BREF, ANN = range(7)
 _KIND_CODES = {
     "req": REQ,
     "body": BODY,
@@ -66,18 +64,9 @@ _KIND_CODES = {
     "bref": BREF,
     "ann": ANN,
 }
-
-
-@dataclass
-class _Spans:
-    """An exchange being indexed: its frames' places and what the checks need."""
-
-    request_time_ns: int
-    frames: array[int]  # the `ExchangeRef`'s own: a list of ints would be 5x its size
-    has_response: bool = False
-    ended: bool = False
-    response_bytes: int | None = None
-    chunk_bytes: int = 0
+# per exchange, while indexing
+_RESPONDED, _ENDED = 1, 2
+Place = tuple[int, int, int]  # segment, byte, then 0 (framing) or 1 (a meta's shape)
 
 
 _DATA_HEADER = re.compile(
@@ -111,33 +100,37 @@ class Framing:
     """The framing pass over a tape's segments, oldest first (module docstring)."""
 
     def __init__(self) -> None:
-        self.spans: dict[str, _Spans] = {}
-        self.order: list[str] = []
-        self.problems: list[str] = []
+        self.places = Places()  # each exchange's frames, packed once it ended
+        self._numbers: dict[str, int] = {}  # exchange id -> its number (req order)
+        self._flags = bytearray()  # per exchange: _RESPONDED | _ENDED
+        self._chunk_bytes: dict[int, int] = {}  # per exchange not ended yet
+        self._mismatched: list[tuple[int, str]] = []  # chunk bytes against the end frame
+        # the problems in tape order, each with its frame's place (segment, byte, 0): a
+        # meta's shape is checked when the exchange is loaded, its problems put in place
+        self.problems: list[tuple[Place, str]] = []
+        self._at = (0, -1)  # the frame being read
         self.versions: dict[int, int] = {}  # segment -> the tape version of its frames
 
-    def result(self) -> tuple[tuple[ExchangeRef, ...], tuple[str, ...]]:
-        for x in self.order:
-            s = self.spans[x]
-            stated = s.response_bytes
-            if s.ended and stated is not None and s.chunk_bytes != stated:
-                self.problems.append(
-                    f"exchange {x}: chunk frames hold {s.chunk_bytes} bytes, "
-                    f"its end frame says {stated}"
-                )
-        refs = tuple(
-            ExchangeRef(x, self.spans[x].request_time_ns, self.spans[x].frames) for x in self.order
-        )
-        return refs, tuple(self.problems)
+    def _report(self, message: str) -> None:
+        self.problems.append(((*self._at, 0), message))
+
+    def result(self) -> tuple[Sequence[ExchangeRef], list[tuple[Place, str]], list[str]]:
+        """The refs, the framing problems (with their places), then the chunk byte counts
+        that do not match their end frames (in exchange order)."""
+        mismatched = [message for _, message in sorted(self._mismatched)]
+        self._mismatched.clear()
+        self._numbers.clear()  # the ids live on in the packed refs
+        return self.places.refs(), self.problems, mismatched
 
     def segment(self, number: int, name: str, data: bytes | bytearray) -> None:
         pos = 0
         size = len(data)
         version: int | None = None  # of this segment's frames, from its `seg` frame
         while pos < size:
+            self._at = (number, pos)
             newline = data.find(b"\n", pos)
             if newline < 0:
-                self.problems.append(f"{name}: torn frame at byte {pos} (header line incomplete)")
+                self._report(f"{name}: torn frame at byte {pos} (header line incomplete)")
                 return
             fast = _DATA_HEADER.fullmatch(data, pos, newline) if version == TAPE_VERSION else None
             if fast is not None:
@@ -148,29 +141,27 @@ class Framing:
             try:
                 header = _parse_header(bytes(data[pos:newline]))
             except _FrameError as exc:
-                self.problems.append(f"{name}: corrupt frame at byte {pos}: {exc}")
+                self._report(f"{name}: corrupt frame at byte {pos}: {exc}")
                 return
             start = newline + 1
             stop = start + int(header["n"])
             if stop + 1 > size:
-                self.problems.append(f"{name}: torn frame at byte {pos} (payload incomplete)")
+                self._report(f"{name}: torn frame at byte {pos} (payload incomplete)")
                 return
             if data[stop : stop + 1] != b"\n":
-                self.problems.append(
-                    f"{name}: corrupt frame at byte {pos} (no terminator after payload)"
-                )
+                self._report(f"{name}: corrupt frame at byte {pos} (no terminator after payload)")
                 return
             if version is None:
                 if header["k"] != "seg":
-                    self.problems.append(f"{name}: does not start with a segment header")
+                    self._report(f"{name}: does not start with a segment header")
                     return
                 version = SegmentHeader.from_json(header).version
                 if version is None or not compat.readable(version):
-                    self.problems.append(f"{name}: unsupported tape version {header.get('v')!r}")
+                    self._report(f"{name}: unsupported tape version {header.get('v')!r}")
                     return
                 self.versions[number] = version
             elif version < FIRST_VERSION.get(header["k"], version):
-                self.problems.append(
+                self._report(
                     f"{name} byte {pos}: {header['k']} frame in a version {version} segment"
                 )
             else:
@@ -178,9 +169,7 @@ class Framing:
                 try:
                     header = compat.upgrade(header, version)
                 except (LookupError, TypeError, ValueError) as exc:  # compat's converter contract
-                    self.problems.append(
-                        f"{where}: cannot convert from tape version {version}: {exc}"
-                    )
+                    self._report(f"{where}: cannot convert from tape version {version}: {exc}")
                 else:
                     self._apply(where, header, (number, pos, newline, start, stop))
             pos = stop + 1
@@ -195,25 +184,23 @@ class Framing:
         start = newline + 1
         stop = start + int(header[4])
         if stop + 1 > len(data):
-            self.problems.append(f"{name}: torn frame at byte {pos} (payload incomplete)")
+            self._report(f"{name}: torn frame at byte {pos} (payload incomplete)")
             return -1
         if data[stop : stop + 1] != b"\n":
-            self.problems.append(
-                f"{name}: corrupt frame at byte {pos} (no terminator after payload)"
-            )
+            self._report(f"{name}: corrupt frame at byte {pos} (no terminator after payload)")
             return -1
         kind, x = header[1].decode("ascii"), header[2].decode("ascii")
-        spans = self.spans.get(x)
-        if spans is None:
-            self.problems.append(f"{name} byte {pos}: {kind} frame for unknown exchange {x}")
-        elif spans.ended:
-            self.problems.append(f"{name} byte {pos}: {kind} frame after the end of exchange {x}")
+        n = self._numbers.get(x)
+        if n is None:
+            self._report(f"{name} byte {pos}: {kind} frame for unknown exchange {x}")
+        elif self._flags[n] & _ENDED:
+            self._report(f"{name} byte {pos}: {kind} frame after the end of exchange {x}")
         else:
             t = int(header[3])
             t = t if T_IN_HEADER < t < 2**63 else T_IN_HEADER
-            spans.frames.extend((_KIND_CODES[kind], number, pos, newline, start, stop, t))
+            self.places.add(n, (_KIND_CODES[kind], number, pos, newline, start, stop, t))
             if kind == "chunk":
-                spans.chunk_bytes += stop - start
+                self._chunk_bytes[n] += stop - start
         return stop + 1
 
     def _apply(self, where: str, header: JSONObject, place: tuple[int, int, int, int, int]) -> None:
@@ -222,49 +209,49 @@ class Framing:
         t: int = header["t"]
         meta = header.get("meta")
         if kind not in FRAME_KINDS or kind == "seg":
-            self.problems.append(f"{where}: unexpected frame kind {kind!r}")
+            self._report(f"{where}: unexpected frame kind {kind!r}")
             return
         if not isinstance(x, str):
-            self.problems.append(f"{where}: {kind} frame without an exchange id")
+            self._report(f"{where}: {kind} frame without an exchange id")
             return
         if kind in META_KINDS:
             if not isinstance(meta, dict):
-                self.problems.append(f"{where}: {kind} frame of {x} has no meta object")
+                self._report(f"{where}: {kind} frame of {x} has no meta object")
                 return
             if place[4] > place[3]:
-                self.problems.append(f"{where}: {kind} frame of {x} carries payload bytes")
-        frame = [_KIND_CODES[kind], *place, t if T_IN_HEADER < t < 2**63 else T_IN_HEADER]
+                self._report(f"{where}: {kind} frame of {x} carries payload bytes")
+        frame = (_KIND_CODES[kind], *place, t if T_IN_HEADER < t < 2**63 else T_IN_HEADER)
         if kind == "req":
-            if x in self.spans:
-                self.problems.append(f"{where}: second req frame for exchange {x}")
+            if x in self._numbers:
+                self._report(f"{where}: second req frame for exchange {x}")
                 return
-            assert isinstance(meta, dict)
-            self._typed(where, x, RequestMeta.from_json(meta))
-            self.spans[x] = _Spans(t, array("q", frame))
-            self.order.append(x)
+            opened = self._numbers[x] = self.places.open(x, t, frame)
+            self._flags.append(0)
+            self._chunk_bytes[opened] = 0
             return
-        spans = self.spans.get(x)
-        if spans is None:
-            self.problems.append(f"{where}: {kind} frame for unknown exchange {x}")
-        elif spans.ended and kind not in AFTER_END_KINDS:
-            self.problems.append(f"{where}: {kind} frame after the end of exchange {x}")
-        elif kind == "resp" and spans.has_response:
-            self.problems.append(f"{where}: second resp frame for exchange {x}")
+        n = self._numbers.get(x)
+        if n is None:
+            self._report(f"{where}: {kind} frame for unknown exchange {x}")
+        elif self._flags[n] & _ENDED and kind not in AFTER_END_KINDS:
+            self._report(f"{where}: {kind} frame after the end of exchange {x}")
+        elif kind == "resp" and self._flags[n] & _RESPONDED:
+            self._report(f"{where}: second resp frame for exchange {x}")
         else:
-            spans.frames.extend(frame)
+            self.places.add(n, frame)
             if kind == "chunk":
-                spans.chunk_bytes += place[4] - place[3]
+                self._chunk_bytes[n] += place[4] - place[3]
             elif kind == "resp":
-                assert isinstance(meta, dict)
-                self._typed(where, x, ResponseMeta.from_json(meta))
-                spans.has_response = True
+                self._flags[n] |= _RESPONDED
             elif kind == "end":
                 assert isinstance(meta, dict)
-                end = self._typed(where, x, EndMeta.from_json(meta))
-                spans.ended, spans.response_bytes = True, end.response_bytes
+                self._ended(n, x, EndMeta.response_bytes_of(meta))
 
-    def _typed(self, where: str, x: str, meta: _Meta) -> _Meta:
-        """`meta`, after reporting the known keys it had to keep as read (wrong shape)."""
-        for key in meta.invalid:
-            self.problems.append(f"{where}: meta of {x}: {key!r} has an unexpected shape (kept)")
-        return meta
+    def _ended(self, n: int, x: str, stated: int | None) -> None:
+        """Exchange n's `end` frame is in: no chunk may follow, so its frames are packed
+        and its chunk bytes checked against what the end frame states."""
+        self._flags[n] |= _ENDED
+        chunk_bytes = self._chunk_bytes.pop(n)
+        if stated is not None and chunk_bytes != stated:
+            message = f"chunk frames hold {chunk_bytes} bytes, its end frame says {stated}"
+            self._mismatched.append((n, f"exchange {x}: {message}"))
+        self.places.seal(n)

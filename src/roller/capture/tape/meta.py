@@ -180,6 +180,13 @@ class EndMeta(NamedTuple):
     def from_json(cls, obj: Mapping[str, Any]) -> EndMeta:
         return cls(**_fields(obj, _END))
 
+    @staticmethod
+    def response_bytes_of(obj: Mapping[str, Any]) -> int | None:
+        """`from_json(obj).response_bytes`, without typing the rest."""
+        _, parse = _END["response_bytes"]
+        value = parse(obj["response_bytes"]) if "response_bytes" in obj else None
+        return None if value is _INVALID else value
+
     @property
     def invalid(self) -> tuple[str, ...]:
         return _invalid(self.extra, _END)

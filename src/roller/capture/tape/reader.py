@@ -28,25 +28,36 @@ Rules this module keeps:
 from __future__ import annotations
 
 import os
-from array import array
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from roller.capture import exact_json
 from roller.capture.tape import compat
 from roller.capture.tape.format import BodyRef, JSONObject, Resolver, list_segments
-from roller.capture.tape.framing import (
+from roller.capture.tape.framing import Framing, Place
+from roller.capture.tape.meta import EndMeta, RequestMeta, ResponseMeta
+from roller.capture.tape.places import (
     ANN,
     BODY,
     BREF,
     CHUNK,
-    FIELDS,
+    END,
+    REQ,
     RESP,
     T_IN_HEADER,
     ExchangeRef,
-    Framing,
 )
-from roller.capture.tape.meta import EndMeta, RequestMeta, ResponseMeta
+from roller.capture.tape.problems import TapeProblems
+
+# the metas typed when an exchange is loaded, and where `_typed_metas` gives each
+_TYPED: dict[int, type[RequestMeta] | type[ResponseMeta] | type[EndMeta]] = {
+    REQ: RequestMeta,
+    RESP: ResponseMeta,
+    END: EndMeta,
+}
+_SLOT = {REQ: 0, RESP: 1, END: 2}
 
 __all__ = ["ExchangeRef", "TapeExchange", "TapeIndex", "TapeReadResult", "index_tape", "read_tape"]
 
@@ -111,16 +122,16 @@ class TapeIndex:
 
     `load(ref)` reads one exchange's frames back (the same `TapeExchange` `read_tape`
     gives), `request_body(ref)` only its request body. Memory is one segment while
-    indexing, then a few integers per frame. Use it as a context manager (it keeps the
-    segment files open).
+    indexing, then a few bytes per frame (`places`: each ref unpacked when asked). Use
+    it as a context manager (it keeps the segment files open).
     """
 
     def __init__(
         self,
         names: tuple[str, ...],
         sources: list[Path],
-        exchanges: tuple[ExchangeRef, ...],
-        problems: tuple[str, ...],
+        exchanges: Sequence[ExchangeRef],
+        problems: TapeProblems,
         data: dict[int, bytes] | None,
         resolve: Resolver | None = None,
         versions: dict[int, int] | None = None,
@@ -128,7 +139,7 @@ class TapeIndex:
         self.segments = names
         self._versions = versions or {}
         self.exchanges = exchanges
-        self._problems = list(problems)
+        self._problems = problems
         self._paths = sources
         self._data = data
         self._fds: dict[int, int] = {}
@@ -137,8 +148,31 @@ class TapeIndex:
 
     @property
     def problems(self) -> tuple[str, ...]:
-        """The framing problems, and each body reference that did not resolve so far."""
-        return tuple(self._problems)
+        """The framing problems (the metas of exchanges not loaded yet are typed now),
+        and each body reference that did not resolve so far (`problems`)."""
+        for number in self._problems.unchecked():
+            self._typed_metas(self.exchanges[number])
+        return self._problems.all()
+
+    def _shapes(self, ref: ExchangeRef, j: int, keys: tuple[str, ...]) -> list[tuple[Place, str]]:
+        seg, pos = ref.segments[j], ref.header_starts[j]
+        where = f"{self.segments[seg]} byte {pos}: meta of {ref.exchange_id}"
+        return [((seg, pos, 1), f"{where}: {key!r} has an unexpected shape (kept)") for key in keys]
+
+    def _typed_metas(self, ref: ExchangeRef) -> tuple[Any, ...]:
+        """The exchange's `req`, `resp` and `end` metas typed (None where it has none);
+        the first time, a known key of the wrong shape is reported in its frame's place."""
+        metas: list[Any] = [None, None, None]
+        found: list[tuple[Place, str]] = []
+        for j, kind in enumerate(ref.kinds):
+            record = _TYPED.get(kind)
+            if record is not None:
+                meta = metas[_SLOT[kind]] = record.from_json(self._header(ref, j)["meta"])
+                if meta.invalid:
+                    found += self._shapes(ref, j, meta.invalid)
+        if not self._problems.checked(ref.number):
+            self._problems.shapes(ref.number, found)
+        return tuple(metas)
 
     def __enter__(self) -> TapeIndex:
         return self
@@ -160,27 +194,26 @@ class TapeIndex:
         return os.pread(fd, stop - start, start)
 
     def request_body(self, ref: ExchangeRef) -> bytes:
-        f = ref.frames
         return b"".join(
-            self._read(f[i + 1], f[i + 4], f[i + 5])
-            if f[i] == BODY
-            else self._referenced(ref.exchange_id, f, i)
-            for i in range(0, len(f), FIELDS)
-            if f[i] in (BODY, BREF)
+            self._read(seg, stop + 1, end) if kind == BODY else self._referenced(ref, j)
+            for j, (kind, seg, stop, end) in enumerate(
+                zip(ref.kinds, ref.segments, ref.header_stops, ref.payload_stops, strict=True)
+            )
+            if kind in (BODY, BREF)
         )
 
     def referenced(self, ref: ExchangeRef) -> bool:
         """Whether the exchange's request body is a `bref` frame (stored in the capture)."""
-        f = ref.frames
-        return any(f[i] == BREF for i in range(0, len(f), FIELDS))
+        return BREF in ref.kinds
 
-    def _referenced(self, exchange_id: str, f: array[int], i: int) -> bytes:
-        """The body a `bref` frame names, rebuilt from the capture and checked against its
-        sha256 and length; empty (and a problem, once) when it cannot be."""
-        meta = BodyRef.from_meta(self._header(f, i).get("meta") or {})
+    def _referenced(self, ref: ExchangeRef, j: int) -> bytes:
+        """The body frame j (a `bref` frame) names, rebuilt from the capture and checked
+        against its sha256 and length; empty (and a problem, once) when it cannot be."""
+        meta = BodyRef.from_meta(self._header(ref, j).get("meta") or {})
         body = self._resolve(meta) if self._resolve is not None and meta is not None else None
         if body is not None and meta is not None and meta.matches(body):
             return body
+        exchange_id = ref.exchange_id
         if exchange_id not in self._unresolved:
             self._unresolved.add(exchange_id)
             why = (
@@ -189,45 +222,42 @@ class TapeIndex:
                 else "the published capture (calls.jsonl or contexts/) no longer holds it "
                 "as recorded (absent, or its sha256 or length differs)"
             )
-            self._problems.append(
+            self._problems.late(
                 f"exchange {exchange_id}: its request body was stored once, in the capture "
                 f"(a body reference on the tape), and cannot be rebuilt: {why}"
             )
         return b""
 
     def load(self, ref: ExchangeRef) -> TapeExchange:
-        f = ref.frames
-        request = RequestMeta.from_json(self._header(f, 0)["meta"])
-        b = _Builder(ref.exchange_id, request, ref.request_time_ns)
-        for i in range(FIELDS, len(f), FIELDS):
-            code, seg = f[i], f[i + 1]
+        request, response, end = self._typed_metas(ref)
+        b = _Builder(ref.exchange_id, request, ref.request_time_ns, response=response, end=end)
+        places = zip(ref.kinds, ref.segments, ref.header_stops, ref.payload_stops, strict=True)
+        for j, (code, seg, stop, last) in enumerate(places):
             if code == BODY:
-                b.body.append(self._read(seg, f[i + 4], f[i + 5]))
-            elif code == BREF:
-                b.body.append(self._referenced(ref.exchange_id, f, i))
+                b.body.append(self._read(seg, stop + 1, last))
             elif code == CHUNK:
-                b.chunks.append((self._time(f, i), self._read(seg, f[i + 4], f[i + 5])))
+                b.chunks.append((self._time(ref, j), self._read(seg, stop + 1, last)))
+            elif code == BREF:
+                b.body.append(self._referenced(ref, j))
             elif code == ANN:
-                b.annotated = {**(b.annotated or {}), **self._header(f, i)["meta"]}
+                b.annotated = {**(b.annotated or {}), **self._header(ref, j)["meta"]}
             elif code == RESP:
-                b.response = ResponseMeta.from_json(self._header(f, i)["meta"])
-                b.response_time_ns = self._time(f, i)
-            else:
-                b.end, b.end_time_ns = (
-                    EndMeta.from_json(self._header(f, i)["meta"]),
-                    self._time(f, i),
-                )
+                b.response_time_ns = self._time(ref, j)
+            elif code == END:
+                b.end_time_ns = self._time(ref, j)
         return b.freeze()
 
-    def _time(self, f: array[int], i: int) -> int:
-        """Frame i's time `t`, as indexing kept it (from its header when it could not)."""
-        t = f[i + 6]
-        return t if t != T_IN_HEADER else int(self._header(f, i)["t"])
+    def _time(self, ref: ExchangeRef, j: int) -> int:
+        """Frame j's time `t`, as indexing kept it (from its header when it could not)."""
+        t = ref.times[j]
+        return t if t != T_IN_HEADER else int(self._header(ref, j)["t"])
 
-    def _header(self, f: array[int], i: int) -> JSONObject:
-        """Frame i's header, read again and converted as indexing converted it."""
-        seg = f[i + 1]
-        header: JSONObject = exact_json.loads(self._read(seg, f[i + 2], f[i + 3]))
+    def _header(self, ref: ExchangeRef, j: int) -> JSONObject:
+        """Frame j's header, read again and converted as indexing converted it."""
+        seg = ref.segments[j]
+        header: JSONObject = exact_json.loads(
+            self._read(seg, ref.header_starts[j], ref.header_stops[j])
+        )
         return compat.upgrade(header, self._versions.get(seg, 1))
 
 
@@ -246,7 +276,8 @@ def index_tape(
     """
     root = Path(directory)
     if not root.is_dir():
-        return TapeIndex((), [], (), (f"{root}: not a tape directory",), None)
+        problems = TapeProblems([((0, -1, 0), f"{root}: not a tape directory")], [], 0)
+        return TapeIndex((), [], (), problems, None)
     reader = Framing()
     names: list[str] = []
     paths: list[Path] = []
@@ -260,12 +291,13 @@ def index_tape(
         try:
             data: bytes | bytearray = path.read_bytes() if keep_data else _read(path, buffer)
         except OSError as exc:
-            reader.problems.append(f"{path.name}: unreadable: {exc}")
+            reader.problems.append(((len(paths) - 1, -1, 0), f"{path.name}: unreadable: {exc}"))
             continue
         reader.segment(len(paths) - 1, path.name, data)
         if kept is not None:
             kept[len(paths) - 1] = bytes(data)
-    exchanges, problems = reader.result()
+    exchanges, framing, mismatched = reader.result()
+    problems = TapeProblems(framing, mismatched, len(exchanges))
     return TapeIndex(tuple(names), paths, exchanges, problems, kept, resolve, reader.versions)
 
 
