@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from roller.finalize.call_facts import CallFacts
-from roller.finalize.kept_facts import KeptFacts
+from roller.finalize.kept_facts import KeptFacts, outputs_of, shared_of
 from roller.finalize.tool_ids import ToolIds
 from roller.wire.types import ToolCall
 
@@ -54,8 +54,8 @@ class CallIndex:
     @cached_property
     def _by_response(self) -> dict[str | None, list[int]]:
         out: dict[str | None, list[int]] = {}
-        for i, c in enumerate(self.calls):
-            out.setdefault(c.response_id, []).append(i)
+        for i, (response_id, _) in enumerate(outputs_of(self.calls)):
+            out.setdefault(response_id, []).append(i)
         return out
 
     def emitted(self, i: int) -> list[tuple[ToolCall, str | None]]:
@@ -89,4 +89,4 @@ class CallIndex:
         return own[bisect_right(own, i) :]
 
     def by_run_id(self, run_id: str) -> list[int]:
-        return [i for i, c in enumerate(self.calls) if c.identity.run_id == run_id]
+        return [i for i, s in enumerate(shared_of(self.calls)) if s.identity.run_id == run_id]
