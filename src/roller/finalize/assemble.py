@@ -230,7 +230,7 @@ def _tool_id_map(parts: CaptureParts) -> list[ToolIdMapping]:
                     call_id=parts.ids.calls[i],
                     output_id=tool.id,
                     context_id=context_id,
-                    seen=any(index.carries(j, context_id) for j in later),
+                    seen=bool(index.carrying(later, context_id)),
                 )
             )
     return out

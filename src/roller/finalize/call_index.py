@@ -66,13 +66,14 @@ class CallIndex:
         return list(zip(emitted, ids, strict=True))
 
     @cached_property
-    def carries(self) -> Callable[[int, str], bool]:
-        """`carries(i, result_id)`: whether call i's context carries that result (asked
-        per pair of calls: where finalize keeps the facts, without making a record)."""
+    def carrying(self) -> Callable[[Sequence[int], str], list[int]]:
+        """`carrying(calls, result_id)`: those of `calls` (indices) whose context carries
+        that result, in order (asked for every later call of a participant: where
+        finalize keeps the facts, in one loop over its columns, without a record)."""
         calls = self.calls
         if isinstance(calls, KeptFacts):
-            return calls.carries
-        return lambda i, result_id: result_id in calls[i].result_ids
+            return calls.carrying
+        return lambda later, result_id: [j for j in later if result_id in calls[j].result_ids]
 
     def emits(self, i: int, tool_call_id: str) -> bool:
         return any(tool_call_id in (t.ref, t.id, tid) for t, tid in self.emitted(i))

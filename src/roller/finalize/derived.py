@@ -170,14 +170,19 @@ def derive_in_context(
     """
     spawned, background = _tool_call_facts(native)
     done = {(r.type, r.tool_call_id, r.target_call_id) for r in bound}
-    pid, call_ids, carries = index.participant_ids, index.call_ids, index.carries
+    pid, call_ids, carrying = index.participant_ids, index.call_ids, index.carrying
+    # a call is the target of every earlier tool call of its conversation, and its id
+    # is made when asked (numbered): each made once, the last few thousand kept
+    made: dict[int, str] = {}
     for i, owner in enumerate(index.owners):
         emitted = index.emitted(i) if owner is not None else ()
         if not emitted:
             continue
         assert owner is not None
+        if len(made) > 4096:
+            made.clear()
         later = index.later_of_participant(owner, i)
-        source = call_ids[i]
+        source, parent = call_ids[i], pid.get(owner)
         for tool, tool_id in emitted:
             if tool_id is None:
                 continue
@@ -188,18 +193,19 @@ def derive_in_context(
                 if (ref in background or tool_id in background)
                 else "result_in_context"
             )
-            for j, child_key in ((j, c) for j in later for c in children):
-                if not carries(j, tool_id):
-                    continue
-                target = call_ids[j]
+            for j in carrying(later, tool_id):
+                target = made.get(j)
+                if target is None:
+                    target = made[j] = call_ids[j]
                 if (kind, ref, target) in done:
                     continue
-                yield Derived(
-                    type=kind,
-                    parent_participant_id=pid.get(owner),
-                    child_participant_id=pid.get(child_key) if child_key else None,
-                    source_call_id=source,
-                    target_call_id=target,
-                    source_ref=ref,
-                    target_ref=tool_id,
-                )
+                for child_key in children:
+                    yield Derived(
+                        type=kind,
+                        parent_participant_id=parent,
+                        child_participant_id=pid.get(child_key) if child_key else None,
+                        source_call_id=source,
+                        target_call_id=target,
+                        source_ref=ref,
+                        target_ref=tool_id,
+                    )

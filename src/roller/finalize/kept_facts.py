@@ -16,7 +16,7 @@ later stage reads them; the shell took them from the `DecodedCall`).
 
 A stage that reads a field or two of every call reads them without the record: from a
 column (`sequences`, `shared`), from the row alone (`outputs`, `response_ids`,
-`emitted(i)`, `response_id(i)`: ~1 µs) or from the result ids (`carries`, asked per
+`emitted(i)`, `response_id(i)`: ~1 µs) or from the result ids (`carrying`, asked per
 pair of calls). The functions at the end (`sequences_of`, `shared_of`, `outputs_of`,
 `response_ids_of`, `response_id_of`) give the same for any sequence of call facts, so
 a stage reads a `KeptFacts` or the decoded calls tests hand it alike. Rebuilt wherever
@@ -115,9 +115,9 @@ class KeptFacts(LazySequence[CallFacts]):
         """Call i's `result_ids`, without the rest of its record."""
         return self._results.view(self._lists[i], self._counts[i])
 
-    def carries(self, i: int, result_id: str) -> bool:
-        """`result_id in self[i].result_ids`, without the record or the view."""
-        return self._results.carries(self._lists[i], self._counts[i], result_id)
+    def carrying(self, calls: Iterable[int], result_id: str) -> list[int]:
+        """Those of `calls` (indices) whose `result_ids` hold `result_id`, in order."""
+        return self._results.carrying(self._lists, self._counts, calls, result_id)
 
     def sequences(self) -> Iterator[int]:
         """Every call's `sequence`, in order, without its record."""
