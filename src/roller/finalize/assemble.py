@@ -216,8 +216,10 @@ def _manifest(
 def _tool_id_map(parts: CaptureParts) -> list[ToolIdMapping]:
     """Each output tool-call id the results carry under another id (`replayed_tool_ids`),
     and whether a later call of the same participant carries one under it."""
-    owners, index = parts.attributed.owners, parts.related.index
     out: list[ToolIdMapping] = []
+    if parts.native is None or not parts.native.replayed_tool_ids:
+        return out  # an id differs from its output's only where it is replayed under another
+    owners, index = parts.attributed.owners, parts.related.index
     outputs = outputs_of(parts.calls)
     for i, ((_, emitted), ids) in enumerate(zip(outputs, parts.related.tool_ids, strict=True)):
         for tool, context_id in zip(emitted, ids, strict=True):
