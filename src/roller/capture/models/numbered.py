@@ -101,15 +101,26 @@ class _Numbered(LazySequence[T]):
         """The items' JSON, comma-separated, in pieces of up to `batch` items: a numbered
         item written here, any other by `write`."""
         numbers, others = self._numbers, self._others
+        form = self._json_form()
         for start in range(0, len(numbers), batch):
-            part = [
-                self._json(n) if n != _OTHER else write(others[start + k])
-                for k, n in enumerate(numbers[start : start + batch])
-            ]
-            yield (b"," if start else b"") + b",".join(part)
+            chunk = numbers[start : start + batch]
+            if not others:  # the common case: the whole batch formatted as one text
+                text = ",".join([form % n for n in chunk]).encode()
+            else:
+                part = [
+                    (form % n).encode() if n != _OTHER else write(others[start + k])
+                    for k, n in enumerate(chunk)
+                ]
+                text = b",".join(part)
+            yield (b"," if start else b"") + text
 
-    def _json(self, number: int) -> bytes:
+    def _json_form(self) -> str:
+        """A numbered item's JSON as a `%` format of its number (`%05d`, as `_text`
+        writes it): printable ASCII (the prefix is), so its text is its bytes."""
         raise NotImplementedError
+
+    def _escaped_prefix(self) -> str:
+        return self._prefix.replace("%", "%%")
 
 
 class NumberedIds(_Numbered[str]):
@@ -139,8 +150,8 @@ class NumberedIds(_Numbered[str]):
                 return f"{self._prefix}{n:05d}"
         return super().__getitem__(i)
 
-    def _json(self, number: int) -> bytes:
-        return f'"{self._prefix}{number:05d}"'.encode()
+    def _json_form(self) -> str:
+        return '"' + self._escaped_prefix() + '%05d"'
 
     def _ordered(self) -> array[int]:
         if self._sorted is None:
@@ -196,8 +207,8 @@ class NumberedEvidence(_Numbered[Evidence]):
     def _item(self, number: int) -> Evidence:
         return Evidence.model_construct(source=self._text(number), ref=None, retained=True)
 
-    def _json(self, number: int) -> bytes:
-        return f'{{"source":"{self._prefix}{number:05d}","ref":null,"retained":true}}'.encode()
+    def _json_form(self) -> str:
+        return '{"source":"' + self._escaped_prefix() + '%05d","ref":null,"retained":true}'
 
 
 class IdsBuilder:
