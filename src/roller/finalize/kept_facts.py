@@ -53,7 +53,7 @@ class KeptFacts(LazySequence[CallFacts]):
         self._sequences = array("q")  # per call: its sequence
         self._lists = array("i")  # per call: its result ids' list in `_results`
         self._counts = array("i")  # ... and how many of that list's first ids it carries
-        self._shared_codes = array("i")  # per call: its `SharedFacts` (also in its row)
+        self._shared_codes = array("i")  # per call: the code of its `SharedFacts`
         self._shared: list[SharedFacts] = []
         self._recent: dict[str | None, list[int]] = {}  # per participant: shared facts
         self._last_identity: dict[str | None, WireIdentity] = {}
