@@ -28,6 +28,8 @@ from __future__ import annotations
 
 from array import array
 from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import fields
+from operator import attrgetter
 from typing import Any
 
 from roller.capture.lazy_sequence import LazySequence
@@ -43,6 +45,7 @@ from roller.wire.types import ToolCall
 # list and count are columns of their own (read for every call without the row)
 _Row = tuple[Any, ...]
 _KEEP_SHARED = 4  # per participant, the distinct shared facts compared with
+_shared_values = attrgetter(*(f.name for f in fields(SharedFacts)))  # in field order
 
 
 class KeptFacts(LazySequence[CallFacts]):
@@ -90,7 +93,7 @@ class KeptFacts(LazySequence[CallFacts]):
             identity = last
         else:
             self._last_identity[key] = identity
-        shared = SharedFacts(
+        values = (
             call.kind,
             call.model,
             call.response_model,
@@ -103,10 +106,10 @@ class KeptFacts(LazySequence[CallFacts]):
             call.errors,
         )
         recent = self._recent.setdefault(key, [])
-        for code in recent:
-            if self._shared[code] == shared:
+        for code in recent:  # compared as the dataclass compares, without making one
+            if _shared_values(self._shared[code]) == values:
                 return code
-        self._shared.append(shared)
+        self._shared.append(SharedFacts(*values))
         recent.insert(0, len(self._shared) - 1)
         del recent[_KEEP_SHARED:]
         return len(self._shared) - 1
