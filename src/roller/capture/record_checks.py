@@ -110,6 +110,7 @@ def check_evidence(
     call_ids: Collection[str] | None,
 ) -> list[Problem]:
     problems: list[Problem] = []
+    checked: bool | None = None  # whether calls are checked: asked once (`len` may be Python)
     for ev in evidence:
         kind, _, ref = ev.source.partition(":")
         if kind == "native" and ev.retained:
@@ -120,8 +121,13 @@ def check_evidence(
                         "missing_file", where, f"evidence {ev.source} is marked retained but absent"
                     )
                 )
-        elif kind == "call" and call_ids and ref not in call_ids:
-            problems.append(Problem("dangling_call", where, f"evidence names unknown call {ref}"))
+        elif kind == "call":
+            if checked is None:
+                checked = bool(call_ids)
+            if checked and call_ids is not None and ref not in call_ids:
+                problems.append(
+                    Problem("dangling_call", where, f"evidence names unknown call {ref}")
+                )
     return problems
 
 

@@ -46,6 +46,7 @@ _SAFE = re.compile(r"(?:[ !#-\[\]-~]*[ !#-/:-\[\]-~])?")
 _TAIL = re.compile(r"[0-9]{5,}\Z")
 _OTHER = -1  # a position holding an item that is not numbered (kept in `_others`)
 _NONE: dict[int, Any] = {}
+_NO_ANSWERS: dict[object, bool] = {}  # never written: a list's own is made when asked
 
 
 def number_of(item: str) -> tuple[str, int] | None:
@@ -97,6 +98,10 @@ class _Numbered(LazySequence[T]):
 
     __hash__ = None
 
+    def unnumbered(self) -> list[T]:
+        """The items not held as numbers, in order."""
+        return [self._others[i] for i in sorted(self._others)]
+
     def json_items(self, write: Callable[[T], bytes], batch: int = 4096) -> Iterator[bytes]:
         """The items' JSON, comma-separated, in pieces of up to `batch` items: a numbered
         item written here, any other by `write`."""
@@ -134,7 +139,7 @@ class NumberedIds(_Numbered[str]):
     def __init__(self, prefix: str, numbers: array[int], others: dict[int, str]) -> None:
         super().__init__(prefix, numbers, others)
         self._sorted: array[int] | None = None
-        self._answers: dict[str, bool] | None = None  # made when first asked
+        self._answers = _NO_ANSWERS  # its own made when first asked
 
     def _item(self, number: int) -> str:
         return self._text(number)
@@ -161,16 +166,20 @@ class NumberedIds(_Numbered[str]):
         return self._sorted
 
     def __contains__(self, item: object) -> bool:
+        try:  # one lookup for an item asked before (validate asks ~4 per relation)
+            return self._answers[item]
+        except (KeyError, TypeError):  # not asked yet, or not hashable
+            return self._answer(item)
+
+    def _answer(self, item: object) -> bool:
         if not isinstance(item, str):
             return item in self._others.values()
         answers = self._answers
-        if answers is None:
+        if answers is _NO_ANSWERS:
             answers = self._answers = {}
-        found = answers.get(item)
-        if found is None:
-            if len(answers) >= 4096:
-                answers.clear()
-            found = answers[item] = self._holds(item)
+        if len(answers) >= 4096:
+            answers.clear()
+        found = answers[item] = self._holds(item)
         return found
 
     def _holds(self, item: object) -> bool:
