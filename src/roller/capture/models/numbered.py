@@ -60,6 +60,18 @@ def number_of(item: str) -> tuple[str, int] | None:
     return prefix, int(digits)
 
 
+def number_with(prefix: str, item: str) -> int | None:
+    """The number of `item` when it is numbered with `prefix`, a safe one (as `number_of`
+    finds it, without its two regular expressions: a safe prefix does not end in a
+    digit, so the tail is all the item's last digits)."""
+    if not item.startswith(prefix):
+        return None
+    tail = item[len(prefix) :]
+    if len(tail) < 5 or not (tail.isascii() and tail.isdigit()):
+        return None
+    return None if len(tail) > 5 and tail[0] == "0" else int(tail)
+
+
 class _Numbered(LazySequence[T]):
     """Items as a prefix and numbers; the other items by position."""
 
@@ -191,14 +203,8 @@ class NumberedIds(_Numbered[str]):
         return item in self._others.values()
 
     def _number(self, item: object) -> int | None:
-        """The number of `item` when it is numbered with this prefix (`number_of`; the
-        prefix does not end in a digit, so the tail is all the item's last digits)."""
-        if not isinstance(item, str) or not item.startswith(self._prefix):
-            return None
-        tail = item[len(self._prefix) :]
-        if len(tail) < 5 or not (tail.isascii() and tail.isdigit()):
-            return None
-        return None if len(tail) > 5 and tail[0] == "0" else int(tail)
+        """The number of `item` when it is numbered with this prefix."""
+        return number_with(self._prefix, item) if isinstance(item, str) else None
 
     def duplicates(self) -> list[str]:
         """The ids held more than once, sorted."""
@@ -244,8 +250,14 @@ class _Builder(Generic[T]):
         self.others: dict[int, T] = {}
 
     def numbered(self, text: str) -> bool:
+        if self.prefix is not None:  # one per id of a long list: no regular expression
+            number = number_with(self.prefix, text)
+            if number is None:
+                return False
+            self.numbers.append(number)
+            return True
         found = number_of(text)
-        if found is None or (self.prefix is not None and found[0] != self.prefix):
+        if found is None:
             return False
         self.prefix = found[0]
         self.numbers.append(found[1])
@@ -273,6 +285,21 @@ def numbered_evidence(items: Iterable[Evidence]) -> Sequence[Evidence]:
     for e in items:
         if not (e.ref is None and e.retained and b.numbered(e.source)):
             b.other(e)
+    if b.prefix is None:
+        return list(b.others.values())
+    return NumberedEvidence(b.prefix, b.numbers, b.others)
+
+
+Make = Callable[[str, str | None, bool], Evidence]  # an item from its fields
+
+
+def evidence_of(fields: Iterable[tuple[str, str | None, bool]], make: Make) -> Sequence[Evidence]:
+    """`numbered_evidence` of the items with these fields (source, ref, retained), `make`
+    called for each item not numbered only (a reader makes no record for the others)."""
+    b = _Builder[Evidence]()
+    for source, ref, retained in fields:
+        if not (ref is None and retained and b.numbered(source)):
+            b.other(make(source, ref, retained))
     if b.prefix is None:
         return list(b.others.values())
     return NumberedEvidence(b.prefix, b.numbers, b.others)
