@@ -113,7 +113,7 @@ class Lines:
             if key != self._key:
                 self._shared = self._run(d)
                 self._key = key
-            target = self._target(d.target_call_id)
+            target = self._targets.get(d.target_call_id) or self._target(d.target_call_id)
             head, middle, tail = self._shared
             return b"".join(
                 (
@@ -150,13 +150,10 @@ class Lines:
         )
 
     def _target(self, call_id: str) -> tuple[bytes, bytes]:
-        """The target's id as JSON, and its evidence source (`call:<id>`)."""
-        found = self._targets.get(call_id)
-        if found is None:
-            if len(self._targets) >= 4096:
-                self._targets.clear()
-            found = (orjson.dumps(call_id), orjson.dumps("call:" + call_id))
-            self._targets[call_id] = found
+        """The target's id as JSON, and its evidence source (`call:<id>`), kept."""
+        if len(self._targets) >= 4096:
+            self._targets.clear()
+        found = self._targets[call_id] = (orjson.dumps(call_id), orjson.dumps("call:" + call_id))
         return found
 
 

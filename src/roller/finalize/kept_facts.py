@@ -128,8 +128,7 @@ class KeptFacts(LazySequence[CallFacts]):
 
     def shared(self) -> Iterator[SharedFacts]:
         """Every call's `SharedFacts`, in order, without the rest of its record."""
-        shared = self._shared
-        return (shared[code] for code in self._shared_codes)
+        return map(self._shared.__getitem__, self._shared_codes)  # no Python frame a call
 
     def outputs(self) -> Iterator[tuple[str | None, Sequence[ToolCall]]]:
         """Every call's `response_id` and `emitted`, in order, without its record."""
