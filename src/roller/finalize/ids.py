@@ -28,8 +28,8 @@ class CaptureIds:
 
     def relation_ids(self, start: int = 1) -> Callable[[], str]:
         """A fresh numbering of relations, from `start`."""
-        numbers = count(start)
-        return lambda: f"rel-{self.scope}-{next(numbers):05d}"
+        numbers, prefix = count(start), f"rel-{self.scope}-"
+        return lambda: f"{prefix}{next(numbers):05d}"
 
 
 def call_id(scope: str, sequence: int) -> str:
