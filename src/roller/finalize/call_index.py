@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from roller.finalize.call_facts import CallFacts
-from roller.finalize.kept_facts import KeptFacts, outputs_of, shared_of
+from roller.finalize.kept_facts import KeptFacts, response_ids_of, shared_of
 from roller.finalize.tool_ids import ToolIds
 from roller.wire.types import ToolCall
 
@@ -54,7 +54,7 @@ class CallIndex:
     @cached_property
     def _by_response(self) -> dict[str | None, list[int]]:
         out: dict[str | None, list[int]] = {}
-        for i, (response_id, _) in enumerate(outputs_of(self.calls)):
+        for i, response_id in enumerate(response_ids_of(self.calls)):
             out.setdefault(response_id, []).append(i)
         return out
 
