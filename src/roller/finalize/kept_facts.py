@@ -62,26 +62,17 @@ class KeptFacts(LazySequence[CallFacts]):
         self._last_identity: dict[str | None, WireIdentity] = {}
         self._results = ResultLists()
 
-    def add(self, call: DecodedCall) -> CallFacts:
-        """Keep `call`'s facts; the kept record (as `self[len(self) - 1]`)."""
+    def add(self, call: DecodedCall) -> None:
+        """Keep `call`'s facts (`self[len(self) - 1]` is its record, made when asked:
+        finalize's first pass asks for none)."""
         emitted = tuple((t.id, t.name, t.item_id, t.namespace, t.index) for t in call.emitted)
         ids = tuple(dict.fromkeys(r.id for r in call.results if r.id is not None))
-        shared = self._shared_code(call)
-        self._shared_codes.append(shared)
+        self._shared_codes.append(self._shared_code(call))
         self._sequences.append(call.sequence)
         self._rows.append((call.request_time_ns, call.response_id, emitted))
         number, count = self._results.add(ids)
         self._lists.append(number)
         self._counts.append(count)
-        view = self._results.view(number, count)
-        return CallFacts(
-            call.sequence,
-            call.request_time_ns,
-            call.response_id,
-            _emitted(emitted),
-            view,
-            self._shared[shared],
-        )
 
     def _shared_code(self, call: DecodedCall) -> int:
         """The code of `call`'s shared facts: a participant's equal ones (and equal
