@@ -18,8 +18,8 @@ the narrowest of 1, 2, 4 or 8 bytes that holds all of its values (one `struct` f
 widths found by bit length): ~200 bytes for `finalize_scale.py`'s nine-frame exchange,
 where the `array` and the record took ~1 KB. Unpacking is a few C-level steps (running
 sums), not a Python loop per frame. Finalize packs each exchange once and unpacks it
-twice (its two passes), so both are kept to as few Python steps as they take:
-~15 and ~8 µs on the 2-vCPU development VM.
+twice (its two passes), so both are kept to as few Python steps as they take: ~0.6 of
+what round 5's took (docs/benchmarks.md, "Finalize at scale, round 6").
 An exchange that does not pack so (its frames in two segments, a value or time beyond
 64 bits, an id over 255 bytes) is stored as `marshal` of its frames: exact for any
 integer and any string, and rare (an exchange that straddles a segment's end).
