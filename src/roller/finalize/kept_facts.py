@@ -19,9 +19,9 @@ column (`sequences`, `shared`), from the row alone (`outputs`, `response_ids`,
 `emitted(i)`, `response_id(i)`: ~1 µs) or from the result ids (`carrying`, asked per
 pair of calls). The functions at the end (`sequences_of`, `shared_of`, `outputs_of`,
 `response_ids_of`, `response_id_of`) give the same for any sequence of call facts, so
-a stage reads a `KeptFacts` or the decoded calls tests hand it alike. Rebuilt wherever
-a stage read a field, the records cost finalize ~5% of its CPU (docs/benchmarks.md,
-"Finalize at scale, round 6").
+a stage reads a `KeptFacts` or the decoded calls tests hand it alike. Round 5 rebuilt
+the record wherever a stage read a field (~7 times a call): part of the ~9% CPU it
+cost finalize, won back in round 6 (docs/benchmarks.md).
 """
 
 from __future__ import annotations
