@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from array import array
 from collections import Counter
 
+import orjson
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -74,3 +76,21 @@ def test_an_unsafe_prefix_stays_a_list_and_ids_parse_exactly() -> None:
     assert number_of("call-ab-0012") is None
     assert number_of("call-ab-012345") is None
     assert number_of('call-"-00001') is None
+
+
+@given(
+    prefix=st.sampled_from(["call-ab-", "c%d-", "%%s{}-", "call-ab-x"]),
+    numbers=st.lists(st.integers(min_value=0, max_value=10**6), max_size=12),
+    other=st.booleans(),
+)
+def test_the_items_json_is_each_items_json(prefix: str, numbers: list[int], other: bool) -> None:
+    """`json_items` writes a numbered item's JSON itself (a `%` format of its number,
+    whatever the prefix holds) and any other item by the writer it is given."""
+    held = array("q", numbers + ([-1] if other else []))  # -1: an item kept as it is
+    ids = NumberedIds(prefix, held, {len(numbers): "x\u00e9"} if other else {})
+    written = b"".join(ids.json_items(orjson.dumps, batch=5))
+    assert written == b",".join(orjson.dumps(x) for x in ids)
+    native = Evidence(source="native:a", ref="r", retained=False)
+    evidence = NumberedEvidence(prefix, held, {len(numbers): native} if other else {})
+    written = b"".join(evidence.json_items(lambda e: e.model_dump_json().encode(), batch=5))
+    assert written == b",".join(e.model_dump_json().encode() for e in evidence)

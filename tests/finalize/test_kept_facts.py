@@ -52,7 +52,9 @@ def test_a_changed_identity_is_kept_as_it_is(tmp_path: Path) -> None:
     call = decode_exchange(0, tape_of(harness, name, tmp_path).exchanges[0], inputs.harness.name)
     other = replace(call, identity=replace(call.identity, agent_name="another"))
     kept = KeptFacts()
-    first, second, third = kept.add(call), kept.add(other), kept.add(call)
+    for c in (call, other, call):
+        kept.add(c)
+    first, second, third = kept
     assert second.identity.agent_name == "another"
     assert first.identity is not second.identity
     assert third.identity == first.identity

@@ -43,3 +43,17 @@ def test_each_view_is_its_calls_ids(calls: list[tuple[str, ...]], probe: str) ->
             assert [view[k] for k in range(-len(ids), len(ids))] == [*ids, *ids]
             for x in (*ids, probe, "toolu_", "oolu_1", *call):
                 assert lists.carries(number, n, x) == (x in ids) == (x in view)
+
+
+@given(calls=calls(), probe=ID)
+def test_carrying_picks_the_calls_whose_ids_hold_it(
+    calls: list[tuple[str, ...]], probe: str
+) -> None:
+    lists = ResultLists()
+    kept = [lists.add(call) for call in calls]
+    numbers, counts = [k[0] for k in kept], [k[1] for k in kept]
+    every = range(len(calls))
+    for x in {probe, "toolu_1", *(x for call in calls for x in call)}:
+        for asked in (every, every[::2], every[::-1]):
+            want = [j for j in asked if x in calls[j]]
+            assert lists.carrying(numbers, counts, asked, x) == want

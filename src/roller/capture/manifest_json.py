@@ -45,7 +45,7 @@ from roller.capture.models.numbered import (
     NumberedEvidence,
     NumberedIds,
     Placeholders,
-    numbered_evidence,
+    evidence_of,
     numbered_ids,
 )
 
@@ -87,16 +87,16 @@ def _numbered(
     if key == b"call_ids":
         ids = numbered_ids(m.group()[1:-1].decode() for m in _ID.finditer(data, *span))
         return ids if isinstance(ids, NumberedIds) else None
-    items = (
-        Evidence(
-            source=m[1].decode(),
-            ref=None if m[2] == b"null" else m[2][1:-1].decode(),
-            retained=m[3] == b"true",
-        )
+    fields = (
+        (m[1].decode(), None if m[2] == b"null" else m[2][1:-1].decode(), m[3] == b"true")
         for m in _ITEM.finditer(data, *span)
     )
-    evidence = numbered_evidence(items)
+    evidence = evidence_of(fields, _evidence)
     return evidence if isinstance(evidence, NumberedEvidence) else None
+
+
+def _evidence(source: str, ref: str | None, retained: bool) -> Evidence:
+    return Evidence(source=source, ref=ref, retained=retained)
 
 
 def compact(data: bytes) -> tuple[bytes, Placeholders]:

@@ -108,8 +108,12 @@ def check_evidence(
     where: str,
     evidence: Sequence[Evidence],
     call_ids: Collection[str] | None,
+    known: Collection[str] = (),
 ) -> list[Problem]:
+    """`known`: ids already found in `call_ids` (a relation's source and target, which
+    its evidence names again: `in` on a numbered list is a Python call)."""
     problems: list[Problem] = []
+    checked: bool | None = None  # whether calls are checked: asked once (`len` may be Python)
     for ev in evidence:
         kind, _, ref = ev.source.partition(":")
         if kind == "native" and ev.retained:
@@ -120,8 +124,13 @@ def check_evidence(
                         "missing_file", where, f"evidence {ev.source} is marked retained but absent"
                     )
                 )
-        elif kind == "call" and call_ids and ref not in call_ids:
-            problems.append(Problem("dangling_call", where, f"evidence names unknown call {ref}"))
+        elif kind == "call" and ref not in known:
+            if checked is None:
+                checked = bool(call_ids)
+            if checked and call_ids is not None and ref not in call_ids:
+                problems.append(
+                    Problem("dangling_call", where, f"evidence names unknown call {ref}")
+                )
     return problems
 
 
@@ -142,8 +151,13 @@ def check_relation(
                     f"{label} participant {pid} is not in the manifest",
                 )
             )
+    known: set[str] = set()
     for label, cid in (("source", rel.source_call_id), ("target", rel.target_call_id)):
-        if cid is not None and cid not in call_ids:
+        if cid is None:
+            continue
+        if cid in call_ids:
+            known.add(cid)
+        else:
             problems.append(
                 Problem("dangling_call", where, f"{label} call {cid} is not in calls.jsonl")
             )
@@ -154,5 +168,5 @@ def check_relation(
                 "status_inconsistent", where, "established although model_tool_ref did not match"
             )
         )
-    problems += check_evidence(paths, where, rel.evidence, call_ids)
+    problems += check_evidence(paths, where, rel.evidence, call_ids, known)
     return problems

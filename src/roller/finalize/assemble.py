@@ -44,6 +44,7 @@ from roller.finalize.attribute import AttributionResult
 from roller.finalize.call_facts import CallFacts
 from roller.finalize.decode import DecodedCall
 from roller.finalize.ids import CaptureIds
+from roller.finalize.kept_facts import outputs_of, response_id_of, shared_of
 from roller.finalize.relate import Related
 from roller.finalize.shell import call_shell
 from roller.finalize.status import CallStatus, Verdict
@@ -215,22 +216,23 @@ def _manifest(
 def _tool_id_map(parts: CaptureParts) -> list[ToolIdMapping]:
     """Each output tool-call id the results carry under another id (`replayed_tool_ids`),
     and whether a later call of the same participant carries one under it."""
-    owners = parts.attributed.owners
     out: list[ToolIdMapping] = []
-    for i, (call, ids) in enumerate(zip(parts.calls, parts.related.tool_ids, strict=True)):
-        for tool, context_id in zip(call.emitted, ids, strict=True):
+    if parts.native is None or not parts.native.replayed_tool_ids:
+        return out  # an id differs from its output's only where it is replayed under another
+    owners, index = parts.attributed.owners, parts.related.index
+    outputs = outputs_of(parts.calls)
+    for i, ((_, emitted), ids) in enumerate(zip(outputs, parts.related.tool_ids, strict=True)):
+        for tool, context_id in zip(emitted, ids, strict=True):
             if tool.id is None or context_id is None or context_id == tool.id:
                 continue
-            seen = owners[i] is not None and any(
-                owners[j] == owners[i] and context_id in parts.calls[j].result_ids
-                for j in range(i + 1, len(parts.calls))
-            )
+            owner = owners[i]
+            later = index.later_of_participant(owner, i) if owner is not None else ()
             out.append(
                 ToolIdMapping(
                     call_id=parts.ids.calls[i],
                     output_id=tool.id,
                     context_id=context_id,
-                    seen=seen,
+                    seen=bool(index.carrying(later, context_id)),
                 )
             )
     return out
@@ -245,7 +247,7 @@ def store_identity(
     attr = parts.attributed.calls[i]
     if parts.native is None or attr.participant_key is None:
         return {}  # the call's facts not even read (they are rebuilt from a row)
-    response_id = parts.calls[i].response_id
+    response_id = response_id_of(parts.calls, i)
     if not response_id:
         return {}
     facts = parts.native.call_native_ids.get(response_id)
@@ -280,7 +282,7 @@ def _counts(
     identities = [a.status for a in parts.attributed.calls]
     return Counts(
         calls=len(parts.calls),
-        generation_calls=sum(1 for c in parts.calls if c.kind == "generation"),
+        generation_calls=sum(1 for s in shared_of(parts.calls) if s.kind == "generation"),
         attributed_calls=identities.count("attributed"),
         unattributed_calls=identities.count("unattributed"),
         ambiguous_calls=identities.count("ambiguous"),

@@ -47,7 +47,7 @@ from roller.finalize.kept_facts import KeptFacts
 from roller.finalize.pipeline import capture_parts
 from roller.finalize.shell import shell_json
 from roller.finalize.spill import Spill
-from roller.finalize.tool_ids import tool_refs_of
+from roller.finalize.tool_ids import call_tool_ids
 from roller.harnesses import adapter_for
 from roller.harnesses.native_capture import held_native
 
@@ -76,7 +76,8 @@ def finalize_attempt(paths: AttemptPaths, layout: StorageLayout | None = None) -
         results = ContextResults()  # ... and only its new messages' tool results read
         for n, ref in enumerate(tape.exchanges):
             call = decode_exchange(n, tape.load(ref), inputs.harness.name, bodies.parse, results.of)
-            (tool_ids,), _ = tool_refs_of([facts.add(call)], native)
+            facts.add(call)
+            tool_ids, _ = call_tool_ids(call.response_id, call.emitted, native)
             shell = shell_json(call, call_id(inputs.capture_scope, n), tool_ids)
             has_body = call.exchange.response is not None  # the shell's `raw_sha256` is set
             spill.put(

@@ -40,6 +40,7 @@ from typing import Literal
 
 from roller.capture.models import Attribution, IdentityStatus, ParentCrossCheck
 from roller.finalize.call_facts import CallFacts
+from roller.finalize.kept_facts import response_ids_of, sequences_of, shared_of
 from roller.harnesses.base import (
     InheritedContext,
     NativeCapture,
@@ -47,6 +48,7 @@ from roller.harnesses.base import (
     NativeParticipant,
     ParticipantState,
 )
+from roller.identity import WireIdentity
 
 
 @dataclass(frozen=True)
@@ -107,7 +109,7 @@ def attribute(
         return _attribute_by_native(calls, native)
     if not single_agent:
         return _attribute_by_wire(calls)
-    if any(call.identity.participant_key is not None for call in calls):
+    if any(s.identity.participant_key is not None for s in shared_of(calls)):
         return replace(_attribute_by_wire(calls), declaration="overridden")
     return _attribute_declared(calls)
 
@@ -133,25 +135,26 @@ def _attribute_declared(calls: Sequence[CallFacts]) -> AttributionResult:
         native_ids={},
         name=None,
         state="unknown",
-        call_evidence=array("q", (call.sequence for call in calls)),
+        call_evidence=array("q", sequences_of(calls)),
         declared=True,
     )
-    return AttributionResult([owned for _ in calls], [root] if calls else [], "applied")
+    return AttributionResult([owned] * len(calls), [root] if calls else [], "applied")
 
 
-def _join_value(call: CallFacts, native: NativeCapture) -> str | None:
+def _join_value(response_id: str | None, ident: WireIdentity, native: NativeCapture) -> str | None:
     if native.identity.basis == "response_id":
-        return call.response_id
-    return call.identity.participant_key
+        return response_id
+    return ident.participant_key
 
 
 def _attribute_by_native(calls: Sequence[CallFacts], native: NativeCapture) -> AttributionResult:
     basis = f"native:{native.identity.basis}"
     by_key = {p.key: p for p in native.participants}
     result: list[CallAttribution] = []
-    for call in calls:
-        wire_key = call.identity.participant_key
-        value = _join_value(call, native)
+    for response_id, facts in zip(response_ids_of(calls), shared_of(calls), strict=True):
+        ident = facts.identity
+        wire_key = ident.participant_key
+        value = _join_value(response_id, ident, native)
         matches = native.identity.keys.get(value, ()) if value is not None else ()
         if not matches:
             what = "response id" if native.identity.basis == "response_id" else "session key"
@@ -182,7 +185,7 @@ def _attribute_by_native(calls: Sequence[CallFacts], native: NativeCapture) -> A
             result.append(_ambiguous(basis, value, wire_key, "disagree", note))
             continue
         parent_check, claim = _parent_check(
-            call.identity.parent_key, by_key.get(owner), native.wire_aliases
+            ident.parent_key, by_key.get(owner), native.wire_aliases
         )
         result.append(
             CallAttribution(
@@ -227,8 +230,8 @@ def unattributed_calls(calls: Sequence[CallFacts], result: AttributionResult) ->
     """The message for generation calls no evidence attributes; none when every one is."""
     unattributed = sum(
         1
-        for call, a in zip(calls, result.calls, strict=True)
-        if call.kind == "generation" and a.status != "attributed"
+        for s, a in zip(shared_of(calls), result.calls, strict=True)
+        if s.kind == "generation" and a.status != "attributed"
     )
     if not unattributed:
         return []
@@ -318,8 +321,8 @@ def _attribute_by_wire(calls: Sequence[CallFacts]) -> AttributionResult:
     result: list[CallAttribution] = []
     seen: dict[str, _WireParticipant] = {}
     shared: dict[tuple[str, str], CallAttribution] = {}
-    for call in calls:
-        ident = call.identity
+    for sequence, facts in zip(sequences_of(calls), shared_of(calls), strict=True):
+        ident = facts.identity
         key = ident.participant_key
         basis = f"wire:{ident.rule}"
         if key is None:
@@ -343,7 +346,7 @@ def _attribute_by_wire(calls: Sequence[CallFacts]) -> AttributionResult:
             )
         result.append(same)
         entry = seen.setdefault(key, _WireParticipant(ident.is_child, None, {}, array("q")))
-        entry.calls.append(call.sequence)
+        entry.calls.append(sequence)
         entry.ids.update(ident.evidence)
         if entry.is_child is None:
             entry.is_child = ident.is_child

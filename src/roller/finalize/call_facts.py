@@ -42,6 +42,22 @@ class SharedFacts:
     response_capture_status: ResponseCaptureStatus
     errors: tuple[tuple[str, str], ...]
 
+    def status_inputs(self, identity_status: IdentityStatus, error_count: int) -> StatusInputs:
+        """What the status rules need of a call with these facts (all of them shared:
+        the status stage decides once for the calls that share them)."""
+        return StatusInputs(
+            kind=self.kind,
+            execution_status=self.execution_status,
+            response_capture_status=self.response_capture_status,
+            context_parsed=self.context_ok,
+            output_complete=self.output_complete,
+            tool_call_without_identity=self.tool_call_without_identity,
+            identity_status=identity_status,
+            model=self.model,
+            response_model=self.response_model,
+            error_count=error_count,
+        )
+
 
 @dataclass(frozen=True, slots=True)
 class CallFacts:
@@ -99,16 +115,4 @@ class CallFacts:
     def status_inputs(self, identity_status: IdentityStatus, error_count: int) -> StatusInputs:
         """What the capture and export rules (`roller.capture.statuses`) need of this call,
         once its identity is decided; finalize and the gateway's export both ask here."""
-        s = self.shared
-        return StatusInputs(
-            kind=s.kind,
-            execution_status=s.execution_status,
-            response_capture_status=s.response_capture_status,
-            context_parsed=s.context_ok,
-            output_complete=s.output_complete,
-            tool_call_without_identity=s.tool_call_without_identity,
-            identity_status=identity_status,
-            model=s.model,
-            response_model=s.response_model,
-            error_count=error_count,
-        )
+        return self.shared.status_inputs(identity_status, error_count)

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from roller.finalize.call_facts import CallFacts
-from roller.finalize.kept_facts import KeptFacts
+from roller.finalize.kept_facts import KeptFacts, response_ids_of, shared_of
 from roller.finalize.tool_ids import ToolIds
 from roller.wire.types import ToolCall
 
@@ -54,8 +54,8 @@ class CallIndex:
     @cached_property
     def _by_response(self) -> dict[str | None, list[int]]:
         out: dict[str | None, list[int]] = {}
-        for i, c in enumerate(self.calls):
-            out.setdefault(c.response_id, []).append(i)
+        for i, response_id in enumerate(response_ids_of(self.calls)):
+            out.setdefault(response_id, []).append(i)
         return out
 
     def emitted(self, i: int) -> list[tuple[ToolCall, str | None]]:
@@ -66,13 +66,14 @@ class CallIndex:
         return list(zip(emitted, ids, strict=True))
 
     @cached_property
-    def carries(self) -> Callable[[int, str], bool]:
-        """`carries(i, result_id)`: whether call i's context carries that result (asked
-        per pair of calls: where finalize keeps the facts, without making a record)."""
+    def carrying(self) -> Callable[[Sequence[int], str], list[int]]:
+        """`carrying(calls, result_id)`: those of `calls` (indices) whose context carries
+        that result, in order (asked for every later call of a participant: where
+        finalize keeps the facts, in one loop over its columns, without a record)."""
         calls = self.calls
         if isinstance(calls, KeptFacts):
-            return calls.carries
-        return lambda i, result_id: result_id in calls[i].result_ids
+            return calls.carrying
+        return lambda later, result_id: [j for j in later if result_id in calls[j].result_ids]
 
     def emits(self, i: int, tool_call_id: str) -> bool:
         return any(tool_call_id in (t.ref, t.id, tid) for t, tid in self.emitted(i))
@@ -89,4 +90,4 @@ class CallIndex:
         return own[bisect_right(own, i) :]
 
     def by_run_id(self, run_id: str) -> list[int]:
-        return [i for i, c in enumerate(self.calls) if c.identity.run_id == run_id]
+        return [i for i, s in enumerate(shared_of(self.calls)) if s.identity.run_id == run_id]

@@ -18,6 +18,7 @@ from collections.abc import Mapping, Sequence
 
 from roller.capture.models import Coverage, Lifecycle
 from roller.finalize.call_facts import CallFacts
+from roller.finalize.kept_facts import outputs_of, response_ids_of, shared_of
 from roller.harnesses.base import NativeCapture
 
 _PER_ID = frozenset({"per_message_id", "per_response_id"})
@@ -35,9 +36,9 @@ def check_coverage(
     expected = found = 0
     if cov.basis in _PER_ID:
         captured: dict[str, set[str]] = {}
-        for call, owner in zip(calls, owners, strict=True):
-            if owner is not None and call.response_id is not None:
-                captured.setdefault(owner, set()).add(call.response_id)
+        for response_id, owner in zip(response_ids_of(calls), owners, strict=True):
+            if owner is not None and response_id is not None:
+                captured.setdefault(owner, set()).add(response_id)
         for key in sorted(cov.ids):
             ids = cov.ids[key]
             got = captured.get(key, set())
@@ -49,11 +50,11 @@ def check_coverage(
                 problems.append(f"{key}: captured call {extra} is not in the native log")
     else:
         counted: dict[str, int] = {}
-        for call, owner in zip(calls, owners, strict=True):
+        for facts, owner in zip(shared_of(calls), owners, strict=True):
             if (
                 owner is not None
-                and call.kind == "generation"
-                and call.execution_status == "completed"
+                and facts.kind == "generation"
+                and facts.execution_status == "completed"
             ):
                 counted[owner] = counted.get(owner, 0) + 1
         for key in sorted(set(cov.counts) | set(counted)):
@@ -84,9 +85,10 @@ def _id_problems(
     `token_usage_record.response_id`) is cross-checked per id as well: a count can match
     by accident, an id cannot."""
     captured: dict[str, set[str]] = {}
-    for call, owner in zip(calls, owners, strict=True):
-        if owner is not None and call.kind == "generation" and call.response_id:
-            captured.setdefault(owner, set()).add(call.response_id)
+    rows = zip(shared_of(calls), response_ids_of(calls), owners, strict=True)
+    for facts, response_id, owner in rows:
+        if owner is not None and facts.kind == "generation" and response_id:
+            captured.setdefault(owner, set()).add(response_id)
     return [
         f"{key}: native output {missing} has no captured call"
         for key in sorted(ids)
@@ -101,9 +103,10 @@ def _tool_call_problems(
 ) -> list[str]:
     """Each native tool-call id of a participant must be emitted by one of its calls."""
     emitted: dict[str, set[str]] = {}
-    for call, owner in zip(calls, owners, strict=True):
-        if owner is not None and call.kind == "generation":
-            emitted.setdefault(owner, set()).update(t.id for t in call.emitted if t.id)
+    rows = zip(shared_of(calls), outputs_of(calls), owners, strict=True)
+    for facts, (_, tools), owner in rows:
+        if owner is not None and facts.kind == "generation":
+            emitted.setdefault(owner, set()).update(t.id for t in tools if t.id)
     return [
         f"{key}: native tool call {missing} is in no captured output"
         for key in sorted(tool_call_ids)

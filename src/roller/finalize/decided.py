@@ -45,8 +45,8 @@ def decided_json(parts: CaptureParts, i: int, shell: bytes, has_raw_body: bool) 
         return _by_record(parts, i, shell)
     attr, status = parts.attributed.calls[i], parts.statuses[i]
     pid = parts.ids.participants[attr.participant_key] if attr.participant_key else None
-    cid = parts.ids.calls[i]
-    raw_path = f"raw/responses/{cid}.body" if parts.verdict.retained and has_raw_body else None
+    retained = parts.verdict.retained and has_raw_body  # the call's id made only then
+    raw_path = f"raw/responses/{parts.ids.calls[i]}.body" if retained else None
     head = shell.index(_PARTICIPANT)
     raw = shell.rindex(_RAW_PATH)
     attribution = shell.rindex(_ATTRIBUTION)

@@ -94,8 +94,8 @@ class DecodedCall:
     def outcome(self) -> str:
         return IN_FLIGHT if self.exchange.end is None else str(self.exchange.end.outcome)
 
-    # The three `CallFacts` fields a decoded call holds in another shape, so the stages
-    # read either (tests hand them decoded calls).
+    # The `CallFacts` fields a decoded call holds in another shape, so the stages read
+    # either (tests hand them decoded calls).
     @property
     def request_time_ns(self) -> int:
         return self.exchange.request_time_ns
@@ -110,7 +110,7 @@ class DecodedCall:
         return bool(self.reassembly and self.reassembly.complete)
 
     @property
-    def shared_facts(self) -> SharedFacts:
+    def shared(self) -> SharedFacts:
         """The facts of this call that many calls share (`CallFacts.shared`)."""
         return SharedFacts(
             kind=self.kind,
@@ -133,12 +133,12 @@ class DecodedCall:
             response_id=self.response_id,
             emitted=tuple(replace(t, arguments=None) for t in self.emitted),
             result_ids=self.result_ids,
-            shared=self.shared_facts,
+            shared=self.shared,
         )
 
     def status_inputs(self, identity_status: IdentityStatus, error_count: int) -> StatusInputs:
         """The status rules' inputs (`CallFacts.status_inputs`)."""
-        return self.facts.status_inputs(identity_status, error_count)
+        return self.shared.status_inputs(identity_status, error_count)
 
 
 def exchange_facts(ex: TapeExchange, reading: ResponseReading) -> ExchangeFacts:

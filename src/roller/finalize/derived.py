@@ -90,45 +90,71 @@ def _json(value: str | None) -> bytes:
 class Lines:
     """Derived relations' lines (`line`), in the record's field order (`_KEYS`): a run
     of relations from one tool call shares all but their id and target, so that part is
-    encoded once per run. A string orjson refuses (a lone surrogate) takes the record
-    path, so an error is the record path's too."""
+    encoded once per run, and a call is the target of many runs (every earlier tool call
+    of its conversation), so its id's two encodings are kept for the next runs (the last
+    few thousand). A string orjson refuses (a lone surrogate) takes the record path, so
+    an error is the record path's too."""
 
     def __init__(self) -> None:
         self._key: tuple[str | None, ...] = ()
-        self._shared = (b"", b"")
+        self._shared = (b"", b"", b"")
+        self._targets: dict[str, tuple[bytes, bytes]] = {}
 
     def line(self, d: Derived, relation_id: str) -> bytes:
-        source, ref = d.source_call_id, d.source_ref
-        key = (d.type, d.parent_participant_id, d.child_participant_id, source, ref)
+        key = (
+            d.type,
+            d.parent_participant_id,
+            d.child_participant_id,
+            d.source_call_id,
+            d.source_ref,
+            d.target_ref,
+        )
         try:
             if key != self._key:
-                self._shared = (
-                    b',"type":%b,"status":"established","parent_participant_id":%b,'
-                    b'"child_participant_id":%b,"source_call_id":%b,"target_call_id":'
-                    % (_json(d.type), _json(key[1]), _json(key[2]), _json(source)),
-                    b',"tool_call_id":%b,"model_tool_ref":null,"evidence":[{"source":%b,'
-                    b'"ref":%b,"retained":true},{"source":'
-                    % (_json(ref), _json("call:" + source), _json(ref)),
-                )
+                self._shared = self._run(d)
                 self._key = key
-            head, middle = self._shared
-            target = d.target_call_id
+            target = self._targets.get(d.target_call_id) or self._target(d.target_call_id)
+            head, middle, tail = self._shared
             return b"".join(
                 (
                     b'{"schema":"roller.relation/v1","relation_id":',
                     orjson.dumps(relation_id),
                     head,
-                    orjson.dumps(target),
+                    target[0],
                     middle,
-                    orjson.dumps("call:" + target),
-                    b',"ref":',
-                    orjson.dumps(d.target_ref),
-                    b',"retained":true}],"note":null}\n',
+                    target[1],
+                    tail,
                 )
             )
         except TypeError:  # a lone surrogate: the record path says what it says of it
             self._key = ()
             return record(d, relation_id).model_dump_json(by_alias=True).encode() + b"\n"
+
+    @staticmethod
+    def _run(d: Derived) -> tuple[bytes, bytes, bytes]:
+        """What a run's lines share: before the target's id, between its two, after."""
+        source, ref = d.source_call_id, d.source_ref
+        return (
+            b',"type":%b,"status":"established","parent_participant_id":%b,'
+            b'"child_participant_id":%b,"source_call_id":%b,"target_call_id":'
+            % (
+                _json(d.type),
+                _json(d.parent_participant_id),
+                _json(d.child_participant_id),
+                _json(source),
+            ),
+            b',"tool_call_id":%b,"model_tool_ref":null,"evidence":[{"source":%b,'
+            b'"ref":%b,"retained":true},{"source":'
+            % (_json(ref), _json("call:" + source), _json(ref)),
+            b',"ref":%b,"retained":true}],"note":null}\n' % _json(d.target_ref),
+        )
+
+    def _target(self, call_id: str) -> tuple[bytes, bytes]:
+        """The target's id as JSON, and its evidence source (`call:<id>`), kept."""
+        if len(self._targets) >= 4096:
+            self._targets.clear()
+        found = self._targets[call_id] = (orjson.dumps(call_id), orjson.dumps("call:" + call_id))
+        return found
 
 
 def _tool_call_facts(
@@ -170,14 +196,19 @@ def derive_in_context(
     """
     spawned, background = _tool_call_facts(native)
     done = {(r.type, r.tool_call_id, r.target_call_id) for r in bound}
-    pid, call_ids, carries = index.participant_ids, index.call_ids, index.carries
+    pid, call_ids, carrying = index.participant_ids, index.call_ids, index.carrying
+    # a call is the target of every earlier tool call of its conversation, and its id
+    # is made when asked (numbered): each made once, the last few thousand kept
+    made: dict[int, str] = {}
     for i, owner in enumerate(index.owners):
         emitted = index.emitted(i) if owner is not None else ()
         if not emitted:
             continue
         assert owner is not None
+        if len(made) > 4096:
+            made.clear()
         later = index.later_of_participant(owner, i)
-        source = call_ids[i]
+        source, parent = call_ids[i], pid.get(owner)
         for tool, tool_id in emitted:
             if tool_id is None:
                 continue
@@ -188,18 +219,19 @@ def derive_in_context(
                 if (ref in background or tool_id in background)
                 else "result_in_context"
             )
-            for j, child_key in ((j, c) for j in later for c in children):
-                if not carries(j, tool_id):
-                    continue
-                target = call_ids[j]
+            for j in carrying(later, tool_id):
+                target = made.get(j)
+                if target is None:
+                    target = made[j] = call_ids[j]
                 if (kind, ref, target) in done:
                     continue
-                yield Derived(
-                    type=kind,
-                    parent_participant_id=pid.get(owner),
-                    child_participant_id=pid.get(child_key) if child_key else None,
-                    source_call_id=source,
-                    target_call_id=target,
-                    source_ref=ref,
-                    target_ref=tool_id,
-                )
+                for child_key in children:
+                    yield Derived(  # by position: half the cost of keywords, ~13 a call
+                        kind,
+                        parent,
+                        pid.get(child_key) if child_key else None,
+                        source,
+                        target,
+                        ref,
+                        tool_id,
+                    )

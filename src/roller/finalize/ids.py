@@ -17,6 +17,7 @@ from itertools import count
 from roller.capture.models.numbered import call_ids_of
 from roller.finalize.attribute import ParticipantDraft
 from roller.finalize.call_facts import CallFacts
+from roller.finalize.kept_facts import sequences_of
 
 
 @dataclass(frozen=True)
@@ -27,8 +28,8 @@ class CaptureIds:
 
     def relation_ids(self, start: int = 1) -> Callable[[], str]:
         """A fresh numbering of relations, from `start`."""
-        numbers = count(start)
-        return lambda: f"rel-{self.scope}-{next(numbers):05d}"
+        numbers, prefix = count(start), f"rel-{self.scope}-"
+        return lambda: f"{prefix}{next(numbers):05d}"
 
 
 def call_id(scope: str, sequence: int) -> str:
@@ -40,6 +41,6 @@ def capture_ids(
 ) -> CaptureIds:
     return CaptureIds(
         scope=scope,
-        calls=call_ids_of(call_id(scope, 0)[:-5], (c.sequence for c in calls)),
+        calls=call_ids_of(call_id(scope, 0)[:-5], sequences_of(calls)),
         participants={d.key: f"agent-{scope}-{n:02d}" for n, d in enumerate(participants, 1)},
     )

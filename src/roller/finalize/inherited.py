@@ -20,6 +20,7 @@ from collections.abc import Callable, Mapping, Sequence
 from roller.capture.models import Evidence, InheritedContextRecord
 from roller.finalize.call_facts import CallFacts
 from roller.finalize.decode import RequestContext
+from roller.finalize.kept_facts import shared_of
 from roller.harnesses.base import InheritedContext
 from roller.wire import PROTOCOL_NAMES, codec_for
 from roller.wire.types import Key
@@ -67,7 +68,11 @@ def inherited_record(
     Only the requests the check compares are decoded again (`requests`)."""
     if inherited is None:
         return None
-    mine = [i for i, owner in enumerate(owners) if owner == key and calls[i].kind == "generation"]
+    mine = [
+        i
+        for i, (owner, facts) in enumerate(zip(owners, shared_of(calls), strict=True))
+        if owner == key and facts.kind == "generation"
+    ]
     theirs = [i for i, owner in enumerate(owners) if owner == inherited.from_key]
     why = _check(inherited, requests, mine, theirs)
     return InheritedContextRecord(

@@ -36,6 +36,7 @@ from roller.finalize.call_facts import CallFacts
 from roller.finalize.call_index import CallIndex, Texts, no_texts
 from roller.finalize.derived import Derived, derive_in_context
 from roller.finalize.ids import CaptureIds
+from roller.finalize.kept_facts import response_id_of
 from roller.finalize.tool_ids import ToolIds, tool_refs_of
 from roller.harnesses.base import NativeCapture, NativeEvidence, NativeRelation
 
@@ -170,7 +171,7 @@ def bind_native(
         ev = _evidence(rel.evidence)
         for i in (b.source, b.target):
             if i is not None:
-                ev.append(_call_evidence(index.call_ids[i], index.calls[i].response_id))
+                ev.append(_call_evidence(index.call_ids[i], response_id_of(index.calls, i)))
         out.append(
             RelationRecord(
                 schema_="roller.relation/v1",
@@ -223,7 +224,7 @@ def _entered(
             target_call_id=index.call_ids[j],
             tool_call_id=rel.tool_call_id,
             model_tool_ref=b.model_ref,
-            evidence=[*ev, _call_evidence(index.call_ids[j], index.calls[j].response_id)]
+            evidence=[*ev, _call_evidence(index.call_ids[j], response_id_of(index.calls, j))]
             if j != target
             else ev,
             note="delivered by notification; bound by response id and request text"

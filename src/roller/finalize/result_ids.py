@@ -17,7 +17,7 @@ from __future__ import annotations
 from array import array
 from bisect import bisect_left, bisect_right
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from roller.capture.lazy_sequence import LazySequence
 
@@ -124,13 +124,33 @@ class ResultLists:
         return ResultIds(self._lists[number], n)
 
     def carries(self, number: int, n: int, item: str) -> bool:
-        """`item in self.view(number, n)`, without making the view. An id is in a list
-        once (a call's ids are each once, and a list is extended by new ones only), and
-        a list only grows, so where it is, once found, stays where it is."""
+        """`item in self.view(number, n)`, without making the view."""
+        return 0 <= self._place(number, item) < n
+
+    def carrying(
+        self, numbers: Sequence[int], counts: Sequence[int], calls: Iterable[int], item: str
+    ) -> list[int]:
+        """Those of `calls` whose view (list `numbers[j]`, prefix `counts[j]`) holds
+        `item`, in order: `carries` for each in one loop (the derived-relation scan asks
+        it of every later call of a conversation, most of them on one list)."""
+        out = []
+        last = at = -1
+        for j in calls:
+            number = numbers[j]
+            if number != last:
+                last, at = number, self._place(number, item)
+            if 0 <= at < counts[j]:
+                out.append(j)
+        return out
+
+    def _place(self, number: int, item: str) -> int:
+        """Where `item` is in list `number` (-1: not there). An id is in a list once (a
+        call's ids are each once, and a list is extended by new ones only), and a list
+        only grows, so where it is, once found, stays where it is."""
         places = self._places
         at = places.get((number, item))
         if at is None:
             if len(places) >= 4096:
                 places.clear()
             at = places[number, item] = self._lists[number].position(item)
-        return 0 <= at < n
+        return at

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import marshal
 from array import array
+from collections.abc import Iterator
 from typing import Any, TypeVar
 
 from roller.capture.lazy_sequence import LazySequence
@@ -38,3 +39,10 @@ class Rows(LazySequence[T]):
         return value
 
     row = _make  # item i without the sequence's index checks (0 <= i < len)
+
+    def __iter__(self) -> Iterator[T]:
+        data, start = self._data, 0
+        for end in self._ends:
+            value: T = marshal.loads(data[start:end])
+            yield value
+            start = end

@@ -33,7 +33,8 @@ from roller.capture.models import (
 )
 from roller.capture.statuses import capture_status, export_status
 from roller.finalize.attribute import CallAttribution
-from roller.finalize.call_facts import CallFacts
+from roller.finalize.call_facts import CallFacts, SharedFacts
+from roller.finalize.kept_facts import shared_of
 from roller.harnesses.base import ParticipantState
 
 
@@ -48,17 +49,25 @@ class CallStatus:
 def call_statuses(
     calls: Sequence[CallFacts], attributions: Sequence[CallAttribution]
 ) -> list[CallStatus]:
+    """Each call's status. A call's status is a function of its `SharedFacts` and its
+    identity status alone, so calls without errors of their own share one frozen value
+    per outcome (every call's status is held until assembly, and most are alike), and
+    it is decided once per shared facts object (kept here, so its id is not reused)."""
     out = []
-    # calls without errors of their own share one frozen value per outcome: every
-    # call's status is held until assembly, and most are alike
-    shared: dict[tuple[str, str, tuple[str, ...]], CallStatus] = {}
-    for call, attr in zip(calls, attributions, strict=True):
-        errors = [CaptureErrorRecord(code=c, message=m) for c, m in call.errors]
-        s = call.status_inputs(attr.status, len(errors))
+    by_outcome: dict[tuple[str, str, tuple[str, ...]], CallStatus] = {}
+    decided: dict[tuple[int, str], tuple[SharedFacts, CallStatus]] = {}
+    for facts, attr in zip(shared_of(calls), attributions, strict=True):
+        known = decided.get((id(facts), attr.status))
+        if known is not None:
+            out.append(known[1])
+            continue
+        errors = [CaptureErrorRecord(code=c, message=m) for c, m in facts.errors]
+        s = facts.status_inputs(attr.status, len(errors))
         export, blocked = export_status(s)
         status = CallStatus(capture_status(s), export, blocked, errors)
         if not errors:
-            status = shared.setdefault((status.capture, export, tuple(blocked)), status)
+            status = by_outcome.setdefault((status.capture, export, tuple(blocked)), status)
+            decided[id(facts), attr.status] = (facts, status)
         out.append(status)
     return out
 

@@ -16,8 +16,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from roller.finalize.call_facts import CallFacts
+from roller.finalize.kept_facts import outputs_of
 from roller.finalize.rows import Rows
 from roller.harnesses.base import NativeCapture
+from roller.wire.types import ToolCall
 
 # per emitted tool call of one call: the id its results carry (None: no id known)
 ToolIds = tuple[str | None, ...]
@@ -32,25 +34,35 @@ def tool_refs_of(
 ) -> tuple[ToolIdRows, list[str]]:
     """Per call, per emitted tool call, the id its results carry; and the problems found
     (one message per native list that does not fit its output)."""
-    assigned = native.assigned_tool_ids if native is not None else {}
-    replayed = native.replayed_tool_ids if native is not None else {}
     out: ToolIdRows = Rows()
     problems: list[str] = []
-    for call in calls:
-        own: ToolIds = tuple(
-            replayed.get(t.id, t.id) if t.id is not None else None for t in call.emitted
-        )
-        listed = assigned.get(call.response_id) if call.response_id is not None else None
-        if listed is None:
-            out.append(own)
-            continue
-        names = [t.name for t in call.emitted]
-        if names != [a.name for a in listed]:
-            problems.append(
-                f"response {call.response_id}: the native log assigns tool-call ids to "
-                f"{[a.name for a in listed]}, but the output calls {names}"
-            )
-            out.append(own)
-            continue
-        out.append(tuple(o if o is not None else a.id for o, a in zip(own, listed, strict=True)))
+    for response_id, emitted in outputs_of(calls):
+        ids, problem = call_tool_ids(response_id, emitted, native)
+        out.append(ids)
+        if problem is not None:
+            problems.append(problem)
     return out, problems
+
+
+def call_tool_ids(
+    response_id: str | None, emitted: Sequence[ToolCall], native: NativeCapture | None
+) -> tuple[ToolIds, str | None]:
+    """One call's `ToolIds` (given its response id and emitted tool calls), and the
+    problem when the native list for its output does not fit it: what `tool_refs_of`
+    gives per call, for finalize's first pass, which asks one call at a time."""
+    replayed = native.replayed_tool_ids if native is not None else {}
+    own: ToolIds = tuple(replayed.get(t.id, t.id) if t.id is not None else None for t in emitted)
+    listed = (
+        native.assigned_tool_ids.get(response_id)
+        if native is not None and response_id is not None
+        else None
+    )
+    if listed is None:
+        return own, None
+    names = [t.name for t in emitted]
+    if names != [a.name for a in listed]:
+        return own, (
+            f"response {response_id}: the native log assigns tool-call ids to "
+            f"{[a.name for a in listed]}, but the output calls {names}"
+        )
+    return tuple(o if o is not None else a.id for o, a in zip(own, listed, strict=True)), None

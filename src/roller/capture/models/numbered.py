@@ -46,6 +46,7 @@ _SAFE = re.compile(r"(?:[ !#-\[\]-~]*[ !#-/:-\[\]-~])?")
 _TAIL = re.compile(r"[0-9]{5,}\Z")
 _OTHER = -1  # a position holding an item that is not numbered (kept in `_others`)
 _NONE: dict[int, Any] = {}
+_NO_ANSWERS: dict[object, bool] = {}  # never written: a list's own is made when asked
 
 
 def number_of(item: str) -> tuple[str, int] | None:
@@ -57,6 +58,18 @@ def number_of(item: str) -> tuple[str, int] | None:
     if (len(digits) > 5 and digits[0] == "0") or not _SAFE.fullmatch(prefix):
         return None
     return prefix, int(digits)
+
+
+def number_with(prefix: str, item: str) -> int | None:
+    """The number of `item` when it is numbered with `prefix`, a safe one (as `number_of`
+    finds it, without its two regular expressions: a safe prefix does not end in a
+    digit, so the tail is all the item's last digits)."""
+    if not item.startswith(prefix):
+        return None
+    tail = item[len(prefix) :]
+    if len(tail) < 5 or not (tail.isascii() and tail.isdigit()):
+        return None
+    return None if len(tail) > 5 and tail[0] == "0" else int(tail)
 
 
 class _Numbered(LazySequence[T]):
@@ -97,19 +110,34 @@ class _Numbered(LazySequence[T]):
 
     __hash__ = None
 
+    def unnumbered(self) -> list[T]:
+        """The items not held as numbers, in order."""
+        return [self._others[i] for i in sorted(self._others)]
+
     def json_items(self, write: Callable[[T], bytes], batch: int = 4096) -> Iterator[bytes]:
         """The items' JSON, comma-separated, in pieces of up to `batch` items: a numbered
         item written here, any other by `write`."""
         numbers, others = self._numbers, self._others
+        form = self._json_form()
         for start in range(0, len(numbers), batch):
-            part = [
-                self._json(n) if n != _OTHER else write(others[start + k])
-                for k, n in enumerate(numbers[start : start + batch])
-            ]
-            yield (b"," if start else b"") + b",".join(part)
+            chunk = numbers[start : start + batch]
+            if not others:  # the common case: the whole batch formatted as one text
+                text = ",".join([form % n for n in chunk]).encode()
+            else:
+                part = [
+                    (form % n).encode() if n != _OTHER else write(others[start + k])
+                    for k, n in enumerate(chunk)
+                ]
+                text = b",".join(part)
+            yield (b"," if start else b"") + text
 
-    def _json(self, number: int) -> bytes:
+    def _json_form(self) -> str:
+        """A numbered item's JSON as a `%` format of its number (`%05d`, as `_text`
+        writes it): printable ASCII (the prefix is), so its text is its bytes."""
         raise NotImplementedError
+
+    def _escaped_prefix(self) -> str:
+        return self._prefix.replace("%", "%%")
 
 
 class NumberedIds(_Numbered[str]):
@@ -123,7 +151,7 @@ class NumberedIds(_Numbered[str]):
     def __init__(self, prefix: str, numbers: array[int], others: dict[int, str]) -> None:
         super().__init__(prefix, numbers, others)
         self._sorted: array[int] | None = None
-        self._answers: dict[str, bool] | None = None  # made when first asked
+        self._answers = _NO_ANSWERS  # its own made when first asked
 
     def _item(self, number: int) -> str:
         return self._text(number)
@@ -139,8 +167,8 @@ class NumberedIds(_Numbered[str]):
                 return f"{self._prefix}{n:05d}"
         return super().__getitem__(i)
 
-    def _json(self, number: int) -> bytes:
-        return f'"{self._prefix}{number:05d}"'.encode()
+    def _json_form(self) -> str:
+        return '"' + self._escaped_prefix() + '%05d"'
 
     def _ordered(self) -> array[int]:
         if self._sorted is None:
@@ -150,16 +178,20 @@ class NumberedIds(_Numbered[str]):
         return self._sorted
 
     def __contains__(self, item: object) -> bool:
+        try:  # one lookup for an item asked before (validate asks ~4 per relation)
+            return self._answers[item]
+        except (KeyError, TypeError):  # not asked yet, or not hashable
+            return self._answer(item)
+
+    def _answer(self, item: object) -> bool:
         if not isinstance(item, str):
             return item in self._others.values()
         answers = self._answers
-        if answers is None:
+        if answers is _NO_ANSWERS:
             answers = self._answers = {}
-        found = answers.get(item)
-        if found is None:
-            if len(answers) >= 4096:
-                answers.clear()
-            found = answers[item] = self._holds(item)
+        if len(answers) >= 4096:
+            answers.clear()
+        found = answers[item] = self._holds(item)
         return found
 
     def _holds(self, item: object) -> bool:
@@ -171,14 +203,8 @@ class NumberedIds(_Numbered[str]):
         return item in self._others.values()
 
     def _number(self, item: object) -> int | None:
-        """The number of `item` when it is numbered with this prefix (`number_of`; the
-        prefix does not end in a digit, so the tail is all the item's last digits)."""
-        if not isinstance(item, str) or not item.startswith(self._prefix):
-            return None
-        tail = item[len(self._prefix) :]
-        if len(tail) < 5 or not (tail.isascii() and tail.isdigit()):
-            return None
-        return None if len(tail) > 5 and tail[0] == "0" else int(tail)
+        """The number of `item` when it is numbered with this prefix."""
+        return number_with(self._prefix, item) if isinstance(item, str) else None
 
     def duplicates(self) -> list[str]:
         """The ids held more than once, sorted."""
@@ -196,8 +222,8 @@ class NumberedEvidence(_Numbered[Evidence]):
     def _item(self, number: int) -> Evidence:
         return Evidence.model_construct(source=self._text(number), ref=None, retained=True)
 
-    def _json(self, number: int) -> bytes:
-        return f'{{"source":"{self._prefix}{number:05d}","ref":null,"retained":true}}'.encode()
+    def _json_form(self) -> str:
+        return '{"source":"' + self._escaped_prefix() + '%05d","ref":null,"retained":true}'
 
 
 class IdsBuilder:
@@ -224,8 +250,14 @@ class _Builder(Generic[T]):
         self.others: dict[int, T] = {}
 
     def numbered(self, text: str) -> bool:
+        if self.prefix is not None:  # one per id of a long list: no regular expression
+            number = number_with(self.prefix, text)
+            if number is None:
+                return False
+            self.numbers.append(number)
+            return True
         found = number_of(text)
-        if found is None or (self.prefix is not None and found[0] != self.prefix):
+        if found is None:
             return False
         self.prefix = found[0]
         self.numbers.append(found[1])
@@ -253,6 +285,21 @@ def numbered_evidence(items: Iterable[Evidence]) -> Sequence[Evidence]:
     for e in items:
         if not (e.ref is None and e.retained and b.numbered(e.source)):
             b.other(e)
+    if b.prefix is None:
+        return list(b.others.values())
+    return NumberedEvidence(b.prefix, b.numbers, b.others)
+
+
+Make = Callable[[str, str | None, bool], Evidence]  # an item from its fields
+
+
+def evidence_of(fields: Iterable[tuple[str, str | None, bool]], make: Make) -> Sequence[Evidence]:
+    """`numbered_evidence` of the items with these fields (source, ref, retained), `make`
+    called for each item not numbered only (a reader makes no record for the others)."""
+    b = _Builder[Evidence]()
+    for source, ref, retained in fields:
+        if not (ref is None and retained and b.numbered(source)):
+            b.other(make(source, ref, retained))
     if b.prefix is None:
         return list(b.others.values())
     return NumberedEvidence(b.prefix, b.numbers, b.others)

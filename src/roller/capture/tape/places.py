@@ -9,14 +9,17 @@ scale, round 4"); `Places` keeps the frames of an exchange in flight as one `arr
 once its frames are all in (`seal`), and gives its `ExchangeRef` back when asked
 (`Refs`, a sequence that unpacks one ref at a time).
 
-Packing, per exchange: its segment, frame count, request time and id, then five
-columns — kind code; the header start minus the previous frame's payload stop (the
-first frame's: the header start); header line length; payload stop minus header start;
-`t` minus the previous frame's `t` (the first frame's: minus the request time) — each
-at the narrowest of 1, 2, 4 or 8 bytes that holds all of its values (one `struct`
-format): ~200 bytes for `finalize_scale.py`'s nine-frame exchange, where the `array`
-and the record took ~1 KB. Unpacking is a few C-level steps (running sums), not a
-Python loop per frame: ~10 µs a ref on the 2-vCPU development VM.
+Packing, per exchange: its segment, frame count, request time and id, then the
+columns — kind code; frame after frame, the header start minus the previous frame's
+payload stop (the first frame's: the header start) and the payload stop minus the
+header start, interleaved (one running sum gives both back); header line length; `t`
+minus the previous frame's `t` (the first frame's: minus the request time) — each at
+the narrowest of 1, 2, 4 or 8 bytes that holds all of its values (one `struct` format,
+widths found by bit length): ~200 bytes for `finalize_scale.py`'s nine-frame exchange,
+where the `array` and the record took ~1 KB. Unpacking is a few C-level steps (running
+sums), not a Python loop per frame. Finalize packs each exchange once and unpacks it
+twice (its two passes), so both are kept to as few Python steps as they take: ~0.6 of
+what round 5's took (docs/benchmarks.md, "Finalize at scale, round 6").
 An exchange that does not pack so (its frames in two segments, a value or time beyond
 64 bits, an id over 255 bytes) is stored as `marshal` of its frames: exact for any
 integer and any string, and rare (an exchange that straddles a segment's end).
@@ -31,7 +34,7 @@ import marshal
 import struct
 from array import array
 from collections.abc import Iterator, Sequence
-from itertools import accumulate, chain
+from itertools import accumulate
 from operator import add, sub
 from typing import NamedTuple
 
@@ -97,29 +100,23 @@ _HEAD = struct.Struct("<IIqBH")
 _MARSHALLED = 0xFFFFFFFF  # in the segment's place: then the data's length, marshal data
 _LENGTH = struct.Struct("<I")
 _WIDTHS = "BHIQ"  # 1, 2, 4, 8 bytes by width code (the times' column signed: "bhiq")
-
-
-def _width(hi: int) -> int:
-    """The narrowest unsigned width code (0..3) holding values up to `hi` (a negative
-    value makes `struct` refuse the row: then it is marshalled)."""
-    return 0 if hi < 1 << 8 else 1 if hi < 1 << 16 else 2 if hi < 1 << 32 else 3
-
-
-def _signed_width(values: Sequence[int]) -> int:
-    lo, hi = min(values), max(values)
-    for code, bits in enumerate((8, 16, 32, 64)):
-        if -(1 << (bits - 1)) <= lo and hi < 1 << (bits - 1):
-            return code
-    return 4
+# The width code of a column by its values' bit length (capped: 65 and 64 stand for any
+# more): unsigned, the narrowest holding the largest value (a negative one, or one
+# beyond 64 bits, makes `struct` refuse the row: then it is marshalled); signed, of
+# max(hi, ~lo), the narrowest holding both ends (4: none does).
+_UNSIGNED = bytes(0 if b <= 8 else 1 if b <= 16 else 2 if b <= 32 else 3 for b in range(66))
+_SIGNED = bytes(
+    0 if b < 8 else 1 if b < 16 else 2 if b < 32 else 3 if b < 64 else 4 for b in range(65)
+)
 
 
 def _format(n: int, code: int) -> struct.Struct:
-    """The columns' struct: n values each, at their widths (the times signed)."""
+    """The columns' struct: n values each (gaps and spans interleaved), at their widths."""
     key = n << 10 | code
     found = _FORMATS.get(key)
     if found is None:
-        w = [_WIDTHS[(code >> (2 * k)) & 3] for k in range(5)]
-        found = struct.Struct(f"<{n}{w[0]}{n}{w[1]}{n}{w[2]}{n}{w[3]}{n}{w[4].lower()}")
+        kind, gap, line, span, time = (_WIDTHS[(code >> (2 * k)) & 3] for k in range(5))
+        found = struct.Struct(f"<{n}{kind}{(gap + span) * n}{n}{line}{n}{time.lower()}")
         if len(_FORMATS) >= 4096:  # exchanges of many frame counts: start over
             _FORMATS.clear()
         _FORMATS[key] = found
@@ -134,29 +131,32 @@ def pack(exchange_id: str, request_time_ns: int, frames: array[int]) -> bytes:
     f, t0, n = frames, request_time_ns, len(frames) // FIELDS
     if not n:
         return _marshalled(exchange_id, t0, f)
-    segments, starts, stops, times = f[1::FIELDS], f[2::FIELDS], f[3::FIELDS], f[6::FIELDS]
-    ends = f[5::FIELDS]
-    columns = (
-        f[0::FIELDS],
-        [*starts[:1], *map(sub, starts[1:], ends)],
-        list(map(sub, stops, starts)),
-        list(map(sub, ends, starts)),
-        list(map(sub, times, [t0, *times[:-1]])),
-    )
+    segments, starts, times = f[1::FIELDS], f[2::FIELDS], f[6::FIELDS]
     ident = exchange_id.encode("utf-8", "surrogatepass")
-    widths = (*(_width(max(c)) for c in columns[:4]), _signed_width(columns[4]))
     if (
-        widths[4] > 3
-        or segments.count(segments[0]) != n
+        segments.count(segments[0]) != n
         or not 0 <= segments[0] < _MARSHALLED
         or T_IN_HEADER in times
         or not -(2**63) <= t0 < 2**63
         or len(ident) > 0xFF
     ):
         return _marshalled(exchange_id, t0, f)
-    code = widths[0] | widths[1] << 2 | widths[2] << 4 | widths[3] << 6 | widths[4] << 8
+    marks = [0] * (2 * n)  # header start, payload stop, frame after frame
+    marks[0::2] = starts
+    marks[1::2] = f[5::FIELDS]
+    steps = list(map(sub, marks, [0, *marks[:-1]]))  # gap, span, gap, span, ...
+    kinds, lines = f[0::FIELDS], list(map(sub, f[3::FIELDS], starts))
+    deltas = list(map(sub, times, [t0, *times[:-1]]))
+    hi, lo = max(deltas), min(deltas)
+    time = _SIGNED[min(max(hi, ~lo).bit_length(), 64)]
+    if time > 3:
+        return _marshalled(exchange_id, t0, f)
+    u = _UNSIGNED
+    code = u[min(max(kinds).bit_length(), 65)] | u[min(max(steps[0::2]).bit_length(), 65)] << 2
+    code |= u[min(max(lines).bit_length(), 65)] << 4 | time << 8
+    code |= u[min(max(steps[1::2]).bit_length(), 65)] << 6
     try:
-        body = _format(n, code).pack(*chain(*columns))
+        body = _format(n, code).pack(*kinds, *steps, *lines, *deltas)
     except struct.error:  # a value beyond 64 bits, or negative where none can be
         return _marshalled(exchange_id, t0, f)
     return _HEAD.pack(segments[0], n, t0, len(ident), code) + ident + body
@@ -179,20 +179,12 @@ def unpack(data: bytes | bytearray, at: int = 0, number: int = -1) -> ExchangeRe
     pos = at + _HEAD.size
     x = data[pos : pos + idlen].decode("utf-8", "surrogatepass")
     values = _format(n, code).unpack_from(data, pos + idlen)
-    spans = values[3 * n : 4 * n]  # payload stop minus header start
-    # a header starts at the sum of the gaps so far and the spans of the frames before
-    starts = list(map(add, accumulate(values[n : 2 * n]), accumulate(spans, initial=0)))
-    return ExchangeRef(
-        x,
-        t0,
-        values[:n],
-        (seg,) * n,
-        starts,
-        list(map(add, starts, values[2 * n : 3 * n])),
-        list(map(add, starts, spans)),
-        list(accumulate(values[4 * n :], initial=t0))[1:],
-        number,
-    )
+    marks = list(accumulate(values[n : 3 * n]))  # header start, payload stop, ...
+    starts = marks[0::2]
+    times = list(accumulate(values[4 * n :], initial=t0))
+    del times[0]  # the request time
+    stops = list(map(add, starts, values[3 * n : 4 * n]))
+    return ExchangeRef(x, t0, values[:n], (seg,) * n, starts, stops, marks[1::2], times, number)
 
 
 class Places:
