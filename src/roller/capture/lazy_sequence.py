@@ -14,6 +14,7 @@ A store whose items are asked for in a loop may iterate faster on its own.
 
 from __future__ import annotations
 
+from abc import abstractmethod
 from collections.abc import Iterator, Sequence
 from typing import TypeVar, overload
 
@@ -23,12 +24,11 @@ T = TypeVar("T")
 class LazySequence(Sequence[T]):
     __slots__ = ()
 
+    @abstractmethod
     def _make(self, i: int) -> T:
         """Item i, 0 <= i < len(self)."""
-        raise NotImplementedError
 
-    def __len__(self) -> int:
-        raise NotImplementedError
+    # __len__ stays Sequence's abstract method: each store says how many it holds.
 
     @overload
     def __getitem__(self, i: int) -> T: ...

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import re
 import secrets
+from abc import abstractmethod
 from array import array
 from bisect import bisect_left
 from collections import Counter
@@ -82,8 +83,9 @@ class _Numbered(LazySequence[T]):
         self._numbers = numbers
         self._others = others or _NONE  # never changed: one empty dict for all
 
+    @abstractmethod
     def _item(self, number: int) -> T:
-        raise NotImplementedError
+        """The numbered item `number` (its text is `_text(number)`)."""
 
     def _text(self, number: int) -> str:
         return f"{self._prefix}{number:05d}"
@@ -131,10 +133,10 @@ class _Numbered(LazySequence[T]):
                 text = b",".join(part)
             yield (b"," if start else b"") + text
 
+    @abstractmethod
     def _json_form(self) -> str:
         """A numbered item's JSON as a `%` format of its number (`%05d`, as `_text`
         writes it): printable ASCII (the prefix is), so its text is its bytes."""
-        raise NotImplementedError
 
     def _escaped_prefix(self) -> str:
         return self._prefix.replace("%", "%%")
