@@ -602,3 +602,30 @@ def test_the_writers_data_frames_take_the_fast_path(tmp_path: Path) -> None:
     data = [line for line in lines if line.startswith((b'{"k":"body"', b'{"k":"chunk"'))]
     assert len(data) == 3
     assert all(framing._DATA_HEADER.fullmatch(line) for line in data)
+
+
+@settings(
+    max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(cut=st.integers(min_value=0, max_value=400), empty=st.integers(min_value=1, max_value=4))
+def test_a_mapped_tape_indexes_as_one_read_into_memory(
+    tmp_path_factory: pytest.TempPathFactory, cut: int, empty: int
+) -> None:
+    """index_tape maps each segment; keep_data reads it whole: torn, empty or whole, the
+    same exchanges, frames and problems."""
+    root = tmp_path_factory.mktemp("tape")
+    with TapeWriter(root, fsync_interval=None, segment_max_bytes=300) as tape:
+        for n in range(3):
+            _write_exchange(tape, body=b"b" * n * 50, chunks=[b"data: %d\n\n" % n, b"x" * 90])
+    segments = sorted(root.iterdir())
+    torn = segments[cut % len(segments)]
+    data = torn.read_bytes()
+    torn.write_bytes(data[: cut % (len(data) + 1)])
+    segments[empty % len(segments)].write_bytes(b"")
+
+    def indexed(keep: bool) -> tuple[object, ...]:
+        with index_tape(root, keep_data=keep) as index:
+            refs = [(r.exchange_id, r.request_time_ns, r.frames.tolist()) for r in index.exchanges]
+            return refs, index.problems, [index.load(r) for r in index.exchanges]
+
+    assert indexed(keep=False) == indexed(keep=True)

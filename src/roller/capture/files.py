@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import hashlib
 import os
+import queue
+import threading
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import BinaryIO
@@ -26,22 +28,103 @@ def atomic_write_lines(path: Path, chunks: Iterable[bytes]) -> FileEntry:
     """Stream `chunks` into `path` atomically (as `atomic_write`); describe what was written.
 
     The file is written through a temporary sibling while its sha256, size and line count
-    are computed, so a formal file of any size is never held in memory."""
+    are computed, so a formal file of any size is never held in memory. Past `_BATCH`
+    bytes the writing and hashing go to a thread of their own (`_Drain`), beside the
+    code that makes the chunks: a capture's calls are made in Python while the
+    previous ones are hashed and written, both of which release the GIL."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    digest = hashlib.sha256()
     size = lines = 0
-    with open(tmp, "wb") as fh:
-        for chunk in chunks:
-            fh.write(chunk)
-            digest.update(chunk)
-            size += len(chunk)
-            lines += _lines(chunk)
-        fh.flush()
-        os.fsync(fh.fileno())
+    try:
+        with open(tmp, "wb", buffering=0) as fh, _Drain(fh) as drain:
+            batch: list[bytes] = []
+            held = 0
+            for chunk in chunks:
+                batch.append(chunk)
+                held += len(chunk)
+                lines += _lines(chunk)
+                if held >= _BATCH:
+                    drain.put(batch)
+                    size += held
+                    batch, held = [], 0
+            drain.put(batch)
+            size += held
+            digest = drain.finish()
+            os.fsync(fh.fileno())
+    except BaseException:
+        tmp.unlink(missing_ok=True)  # the file it was to replace stays as it was
+        raise
     os.replace(tmp, path)
     fsync_dir(path.parent)
-    return FileEntry(sha256=digest.hexdigest(), bytes=size, lines=lines)
+    return FileEntry(sha256=digest, bytes=size, lines=lines)
+
+
+_BATCH = 1 << 20  # bytes handed to the drain at once
+_QUEUED = 8  # batches the drain may hold: memory stays bounded when the disk is slower
+
+
+class _Drain:
+    """Writes batches of bytes to an open file and hashes them, in order.
+
+    The first batch is written in the caller's thread; a thread is started at the second,
+    so a small file costs no thread. A write that fails is raised to the caller at its
+    next `put` or at `finish`. (An `fdatasync` every 64 MiB, to start the disk early,
+    made finalize slower on the VM measured: each is a barrier the writes wait for.)"""
+
+    def __init__(self, fh: BinaryIO) -> None:
+        self._fh = fh
+        self._digest = hashlib.sha256()
+        self._queue: queue.Queue[list[bytes] | None] = queue.Queue(_QUEUED)
+        self._thread: threading.Thread | None = None
+        self._error: BaseException | None = None
+        self._first = True
+
+    def __enter__(self) -> _Drain:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop()
+
+    def put(self, batch: list[bytes]) -> None:
+        if self._error is not None:
+            raise self._error
+        if self._first:
+            self._first = False
+            self._write(batch)
+            return
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._run, name="roller-drain", daemon=True)
+            self._thread.start()
+        self._queue.put(batch)
+
+    def finish(self) -> str:
+        """The sha256 of everything put, once it is all written."""
+        self._stop()
+        if self._error is not None:
+            raise self._error
+        return self._digest.hexdigest()
+
+    def _stop(self) -> None:
+        if self._thread is not None:
+            self._queue.put(None)
+            self._thread.join()
+            self._thread = None
+
+    def _write(self, batch: list[bytes]) -> None:
+        data = batch[0] if len(batch) == 1 else b"".join(batch)
+        view = memoryview(data)
+        while view:  # a short write to a regular file: disk full or a signal
+            view = view[self._fh.write(view) :]
+        self._digest.update(data)
+
+    def _run(self) -> None:
+        while (batch := self._queue.get()) is not None:
+            if self._error is not None:
+                continue  # emptied, so a caller blocked on a full queue goes on
+            try:
+                self._write(batch)
+            except BaseException as exc:  # noqa: BLE001 - raised in the caller's thread
+                self._error = exc
 
 
 def _lines(chunk: bytes) -> int:

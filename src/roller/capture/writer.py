@@ -4,7 +4,8 @@ Order (`docs/protocol.md`, "Integrity and publication"):
 1. write `calls.jsonl` and `relations.jsonl` atomically, streamed (a record at a time,
    hashed as written: a capture of any size is never held in memory);
 2. read them back and check they hash to exactly what was written (integrity: size and
-   sha256; the line count follows from the bytes);
+   sha256; the line count follows from the bytes): `calls.jsonl` while the relations are
+   made and written (a thread; hashing and reading release the GIL);
 3. clean `raw/` per retention — the records were already built knowing whether raw/
    survives, so cleanup never changes a status or leaves a dangling reference: raw/ is
    renamed `raw.discarded/` (one atomic step), and removed only after step 4;
@@ -20,6 +21,7 @@ from __future__ import annotations
 import os
 import shutil
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import orjson
@@ -77,10 +79,12 @@ def publish_lines(
     `manifest_for(files)` gives the manifest once the formal files are written (it may
     count from them: `files[RELATIONS].lines` is the number of relations); its `files`
     is replaced by what was written."""
-    files = {
-        CALLS: atomic_write_lines(paths.root / CALLS, call_lines),
-        RELATIONS: atomic_write_lines(paths.root / RELATIONS, relation_lines),
-    }
+    files = {CALLS: atomic_write_lines(paths.root / CALLS, call_lines)}
+    # calls.jsonl is read back (step 2) while the relations are made and written.
+    with ThreadPoolExecutor(1, thread_name_prefix="roller-read-back") as pool:
+        calls_held = pool.submit(holds, paths.root / CALLS, files[CALLS])
+        files[RELATIONS] = atomic_write_lines(paths.root / RELATIONS, relation_lines)
+        held = calls_held.result()
     for name, tmp in (written or {}).items():
         with open(tmp, "rb+") as fh:
             os.fsync(fh.fileno())
@@ -91,8 +95,8 @@ def publish_lines(
     fsync_dir(paths.root)
     # The files described as they were written are read back; a file moved in above was
     # described from the disk already and is not read a second time.
-    for name in (CALLS, RELATIONS):
-        if not holds(paths.root / name, files[name]):
+    for name, ok in ((CALLS, held), (RELATIONS, holds(paths.root / RELATIONS, files[RELATIONS]))):
+        if not ok:
             raise IntegrityError(f"{paths.root / name} does not hold what was just written")
     manifest = manifest_for(files)
     discard = not manifest.raw_retained and paths.raw.exists()

@@ -24,6 +24,7 @@ compares the two paths' indexes and problems).
 
 from __future__ import annotations
 
+import mmap
 import re
 from collections.abc import Sequence
 
@@ -67,6 +68,8 @@ _KIND_CODES = {
 # per exchange, while indexing
 _RESPONDED, _ENDED = 1, 2
 Place = tuple[int, int, int]  # segment, byte, then 0 (framing) or 1 (a meta's shape)
+# A whole segment's bytes: read (`read_tape`, tests) or mapped (`index_tape`).
+Segment = bytes | bytearray | mmap.mmap
 
 
 _DATA_HEADER = re.compile(
@@ -122,7 +125,7 @@ class Framing:
         self._numbers.clear()  # the ids live on in the packed refs
         return self.places.refs(), self.problems, mismatched
 
-    def segment(self, number: int, name: str, data: bytes | bytearray) -> None:
+    def segment(self, number: int, name: str, data: Segment) -> None:
         pos = 0
         size = len(data)
         version: int | None = None  # of this segment's frames, from its `seg` frame
@@ -175,7 +178,7 @@ class Framing:
             pos = stop + 1
 
     def _data_frame(
-        self, header: re.Match[bytes], name: str, data: bytes | bytearray, at: tuple[int, int, int]
+        self, header: re.Match[bytes], name: str, data: Segment, at: tuple[int, int, int]
     ) -> int:
         """A `body` or `chunk` frame whose header `_DATA_HEADER` read: what `segment` and
         `_apply` do with it, without the JSON. The next frame's position (-1: the rest of
