@@ -16,13 +16,15 @@ A capture is valid when:
   once, and an attempt whose turns did not all complete does not say `completed`.
 Each violation is a typed `Problem`; nothing is fixed or skipped silently. The checks of
 one record on its own are `roller.capture.record_checks`; this module reads the files
-once, runs those on each record and holds the checks across records.
+once for their records, runs those on each record and holds the checks across records,
+while a thread hashes the files against the manifest (10k calls: 6.0 -> 5.5 s).
 """
 
 from __future__ import annotations
 
 from array import array
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from roller.capture.call_views import CallViews
@@ -58,8 +60,17 @@ def validate_attempt(paths: AttemptPaths) -> ValidationReport:
         return ValidationReport(
             paths, [Problem("manifest_unreadable", "manifest.json", str(exc))], True
         )
+    # The files are hashed beside the record scan (reading and hashing release the GIL);
+    # their problems come first, as when they were checked first.
+    with ThreadPoolExecutor(1, thread_name_prefix="roller-file-hashes") as pool:
+        files = pool.submit(_check_files, paths, manifest)
+        problems = _check_records(paths, manifest)
+        problems[:0] = files.result()
+    return ValidationReport(paths, problems, False)
+
+
+def _check_records(paths: AttemptPaths, manifest: Manifest) -> list[Problem]:
     problems: list[Problem] = []
-    problems += _check_files(paths, manifest)
     scanned = _scan_calls(paths, manifest, problems)
     calls = scanned[0] if scanned is not None else None
     call_ids = calls.call_ids() if calls is not None else NumberedIds("", array("q"), {})
@@ -72,7 +83,7 @@ def validate_attempt(paths: AttemptPaths) -> ValidationReport:
         problems += _check_manifest_summary(paths, manifest, calls, relations[0])
     if calls is not None:
         problems += _check_turns(manifest, call_ids)
-    return ValidationReport(paths, problems, False)
+    return problems
 
 
 def _scan_calls(
