@@ -60,22 +60,24 @@ def atomic_write_lines(path: Path, chunks: Iterable[bytes]) -> FileEntry:
 
 
 _BATCH = 1 << 20  # bytes handed to the drain at once
-_QUEUED = 8  # batches the drain may hold: memory stays bounded when the disk is slower
+_QUEUED = 8  # batches each of its threads may hold: memory stays bounded
 
 
 class _Drain:
     """Writes batches of bytes to an open file and hashes them, in order.
 
-    The first batch is written in the caller's thread; a thread is started at the second,
-    so a small file costs no thread. A write that fails is raised to the caller at its
-    next `put` or at `finish`. (An `fdatasync` every 64 MiB, to start the disk early,
-    made finalize slower on the VM measured: each is a barrier the writes wait for.)"""
+    The first batch is written and hashed in the caller's thread; from the second, one
+    thread writes and another hashes (each releases the GIL: on two cores they run beside
+    each other and beside the caller), so a small file costs no thread. A write that
+    fails is raised to the caller at its next `put` or at `finish`. (An `fdatasync` every
+    64 MiB, to start the disk early, made finalize slower on the VM measured: each is a
+    barrier the writes wait for.)"""
 
     def __init__(self, fh: BinaryIO) -> None:
         self._fh = fh
         self._digest = hashlib.sha256()
-        self._queue: queue.Queue[list[bytes] | None] = queue.Queue(_QUEUED)
-        self._thread: threading.Thread | None = None
+        self._queues: tuple[queue.Queue[bytes | None], ...] = ()
+        self._threads: list[threading.Thread] = []
         self._error: BaseException | None = None
         self._first = True
 
@@ -88,14 +90,21 @@ class _Drain:
     def put(self, batch: list[bytes]) -> None:
         if self._error is not None:
             raise self._error
+        data = batch[0] if len(batch) == 1 else b"".join(batch)
         if self._first:
             self._first = False
-            self._write(batch)
+            self._write(data)
+            self._digest.update(data)
             return
-        if self._thread is None:
-            self._thread = threading.Thread(target=self._run, name="roller-drain", daemon=True)
-            self._thread.start()
-        self._queue.put(batch)
+        if not self._threads:
+            self._queues = (queue.Queue(_QUEUED), queue.Queue(_QUEUED))
+            for work, q in zip((self._writes, self._hashes), self._queues, strict=True):
+                thread = threading.Thread(target=work, args=(q,), name="roller-drain")
+                thread.daemon = True
+                thread.start()
+                self._threads.append(thread)
+        for q in self._queues:
+            q.put(data)
 
     def finish(self) -> str:
         """The sha256 of everything put, once it is all written."""
@@ -105,26 +114,29 @@ class _Drain:
         return self._digest.hexdigest()
 
     def _stop(self) -> None:
-        if self._thread is not None:
-            self._queue.put(None)
-            self._thread.join()
-            self._thread = None
+        for q in self._queues:
+            q.put(None)
+        for thread in self._threads:
+            thread.join()
+        self._queues, self._threads = (), []
 
-    def _write(self, batch: list[bytes]) -> None:
-        data = batch[0] if len(batch) == 1 else b"".join(batch)
+    def _write(self, data: bytes) -> None:
         view = memoryview(data)
         while view:  # a short write to a regular file: disk full or a signal
             view = view[self._fh.write(view) :]
-        self._digest.update(data)
 
-    def _run(self) -> None:
-        while (batch := self._queue.get()) is not None:
+    def _writes(self, batches: queue.Queue[bytes | None]) -> None:
+        while (data := batches.get()) is not None:
             if self._error is not None:
                 continue  # emptied, so a caller blocked on a full queue goes on
             try:
-                self._write(batch)
+                self._write(data)
             except BaseException as exc:  # noqa: BLE001 - raised in the caller's thread
                 self._error = exc
+
+    def _hashes(self, batches: queue.Queue[bytes | None]) -> None:
+        while (data := batches.get()) is not None:
+            self._digest.update(data)
 
 
 def _lines(chunk: bytes) -> int:
