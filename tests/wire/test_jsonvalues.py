@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from roller.wire.jsonvalues import MAX_FAST_BRACKETS, decoded, parse_json
+from roller.wire.jsonvalues import MAX_FAST_BRACKETS, decoded, parse_all, parse_json
 from tests.wire.settings import FUZZ
 
 
@@ -188,3 +188,41 @@ def test_where_the_readers_differ_json_decides(text: str) -> None:
 
 def test_bytes_are_read_as_replaced_utf8() -> None:
     assert parse_json(b'"\xff"') == ('"\ufffd"'[1:-1], None)
+
+
+def _cut_from_one_body(texts: list[str]) -> bytes:
+    """A body the texts are cut from, as an SSE stream's events are from its body."""
+    return b"".join(b"data: " + t.encode("utf-8", errors="surrogatepass") + b"\n\n" for t in texts)
+
+
+# (the deeply nested ones are the guard's bracket count, which test_parse_all_guards_by_
+# the_body takes; compared here they would exhaust `typed`'s recursion)
+_EDGE_TEXTS = [t for t in EDGES if isinstance(t, str) and t.count("[") < 200]
+
+
+@given(
+    st.lists(
+        st.sampled_from(_EDGE_TEXTS)
+        | json_values.map(lambda v: json.dumps(v, ensure_ascii=False))
+        | st.text(max_size=40),
+        max_size=12,
+    )
+)
+def test_parse_all_is_parse_json_for_each(texts: list[str]) -> None:
+    within = _cut_from_one_body(texts)
+    got = parse_all(texts, within)
+    expected = [parse_json(t) for t in texts]
+    assert [(typed(v), e) for v, e in got] == [(typed(v), e) for v, e in expected]
+
+
+def test_parse_all_guards_by_the_body() -> None:
+    # a body orjson cannot be trusted with (a 19-digit run): every text takes parse_json,
+    # here the decoder's exact integer, not orjson's float
+    texts = ['{"n": 12345678901234567890123}', '{"a": 1}']
+    got = parse_all(texts, _cut_from_one_body(texts))
+    assert got == [({"n": 12345678901234567890123}, None), ({"a": 1}, None)]
+    assert type(got[0][0]["n"]) is int
+    # nesting the decoder refuses (orjson would read it): the decoder's refusal
+    deep = ["[" * 1100 + "]" * 1100, "[1]"]
+    assert parse_all(deep, _cut_from_one_body(deep)) == [parse_json(t) for t in deep]
+    assert parse_all(deep, _cut_from_one_body(deep))[0][1] is not None

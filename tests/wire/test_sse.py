@@ -3,11 +3,13 @@ arbitrary bytes (any split gives the same events; encode → decode is the ident
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from roller.wire.sse import SSEDecoder, _well_formed, decode_body, encode_event
+from roller.wire.sse import SSEDecoder, _event, _well_formed, decode_body, encode_event
 from roller.wire.types import SSEEvent
 from tests.wire.settings import FUZZ
 
@@ -292,3 +294,15 @@ def test_a_body_as_servers_write_it_takes_the_fast_path(events: list[SSEEvent]) 
 def test_other_bodies_take_the_decoder(body: bytes) -> None:
     assert _well_formed(body) is None
     assert decode_body(body) == decode(body)
+
+
+@given(st.text(max_size=20), st.none() | st.text(max_size=10))
+def test_an_event_made_by_its_slots_is_one_made_by_its_constructor(
+    data: str, name: str | None
+) -> None:
+    made, built = _event(data, name), SSEEvent(data=data, event=name)
+    assert made == built
+    assert hash(made) == hash(built)
+    assert repr(made) == repr(built)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        made.data = "changed"  # type: ignore[misc]

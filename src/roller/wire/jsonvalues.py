@@ -17,9 +17,11 @@ nesting past 1,024), and gives the same values for it, except an integer outside
 bits (it gives a float). So a document with a run of 19 or more digits, or so many
 brackets that its nesting could reach the decoder's recursion limit, goes to the decoder
 alone, and so does any document orjson refuses: its failure message is the decoder's.
-`json_values(parts, within)` parses many documents cut from one body (an SSE stream's
-events) with the guard run once over the body: a run of digits or a bracket count of a
-part is at most the body's.
+`json_values(parts, within)` and `parse_all(texts, within)` parse many documents cut
+from one body (an SSE stream's events) with the guard run once over the body: a run of
+digits or a bracket count of a part is at most the body's (a decoded event's data is
+the text of some of the body's bytes, joined by newlines, with U+FFFD for bytes that are
+not UTF-8: neither a digit nor a bracket).
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from typing import Any, Final
 
 import orjson
 
-from roller.wire.types import JSONObject
+from roller.wire.types import JSONObject, Parsed
 
 
 def _reject_constant(name: str) -> Any:
@@ -84,6 +86,22 @@ def parse_json(text: str | bytes) -> tuple[Any, str | None]:
         except orjson.JSONDecodeError:
             pass  # the decoder's own answer, and its message
     return decoded(text)
+
+
+def parse_all(texts: Sequence[str], within: bytes) -> list[Parsed]:
+    """`parse_json(text)` for each of `texts`, documents cut from `within` (an SSE
+    stream's events, each data the text of some of its bytes): the guard runs once,
+    over `within`, as in `json_values`, and orjson reads a text as it reads its UTF-8
+    encoding (one it cannot encode, a lone surrogate, it refuses: the decoder answers)."""
+    if not orjson_agrees(within):
+        return [parse_json(text) for text in texts]
+    out: list[Parsed] = []
+    for text in texts:
+        try:
+            out.append((orjson.loads(text), None))
+        except orjson.JSONDecodeError:
+            out.append(decoded(text))
+    return out
 
 
 def json_values(parts: Sequence[bytes], within: bytes) -> list[Any]:

@@ -71,8 +71,25 @@ def _well_formed(body: bytes) -> list[SSEEvent] | None:
         if match.start() != pos:
             return None
         pos = match.end()
-        events.append(SSEEvent(data=match[2], event=match[1] or None))
+        events.append(_event(match[2], match[1] or None))
     return events if pos == len(text) else None
+
+
+_new_event = object.__new__
+_SETTERS = tuple(SSEEvent.__dict__[name].__set__ for name in ("data", "event", "id", "retry"))
+
+
+def _event(data: str, event: str | None) -> SSEEvent:
+    """`SSEEvent(data=data, event=event)`, its slots set directly: a frozen dataclass's
+    `__init__` sets each field through `object.__setattr__` (1.5 µs an event, twice this;
+    a streamed call has tens of events). tests/wire/test_sse.py compares the two."""
+    made = _new_event(SSEEvent)
+    set_data, set_event, set_id, set_retry = _SETTERS
+    set_data(made, data)
+    set_event(made, event)
+    set_id(made, None)
+    set_retry(made, None)
+    return made
 
 
 def well_formed_fields(body: bytes) -> list[tuple[bytes | None, bytes]] | None:

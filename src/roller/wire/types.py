@@ -32,6 +32,8 @@ PROTOCOL_NAMES: tuple[ProtocolName, ...] = (
 )
 
 JSONObject = dict[str, Any]
+# A JSON document's parse: (value, None), or (None, why it is not JSON).
+Parsed = tuple[Any, str | None]
 
 # The comparable projection of one history item (`Codec.item_key`): two items are the
 # same message when their keys are equal; None means the item is not compared.
@@ -162,9 +164,11 @@ class History:
 
 
 class StreamAssembler(Protocol):
-    """Incremental reassembly of one streamed response: feed events, then `finish()`."""
+    """Incremental reassembly of one streamed response: feed events, then `finish()`.
+    `parsed`, when given, is what `roller.wire.jsonvalues.parse_json(event.data)` gives
+    (a caller that parsed a whole stream's events at once: `parse_all`)."""
 
-    def feed(self, event: SSEEvent) -> None: ...
+    def feed(self, event: SSEEvent, parsed: Parsed | None = None) -> None: ...
 
     def finish(self) -> Reassembly: ...
 

@@ -36,6 +36,7 @@ from roller.wire.jsonvalues import (
 )
 from roller.wire.types import (
     JSONObject,
+    Parsed,
     Reassembly,
     SSEEvent,
 )
@@ -91,8 +92,8 @@ class AnthropicAssembler:
         self._stopped = False
         self._error: JSONObject | None = None
 
-    def feed(self, event: SSEEvent) -> None:
-        obj = self._log.decode_object(event)
+    def feed(self, event: SSEEvent, parsed: Parsed | None = None) -> None:
+        obj = self._log.decode_object(event, parsed)
         if obj is None:
             return
         kind = as_str(obj.get("type")) or event.event or ""

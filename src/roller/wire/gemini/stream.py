@@ -35,6 +35,7 @@ from roller.wire.jsonvalues import (
 )
 from roller.wire.types import (
     JSONObject,
+    Parsed,
     Reassembly,
     SSEEvent,
 )
@@ -156,8 +157,8 @@ class GeminiAssembler:
         self._merger = _Merger()
         self._error: JSONObject | None = None
 
-    def feed(self, event: SSEEvent) -> None:
-        chunk = self._log.decode_object(event)
+    def feed(self, event: SSEEvent, parsed: Parsed | None = None) -> None:
+        chunk = self._log.decode_object(event, parsed)
         if chunk is None:
             return
         if "error" in chunk and "candidates" not in chunk:

@@ -35,6 +35,7 @@ from roller.wire.jsonvalues import (
 )
 from roller.wire.types import (
     JSONObject,
+    Parsed,
     Reassembly,
     SSEEvent,
 )
@@ -111,14 +112,14 @@ class ChatAssembler:
         self._done = False
         self._error: JSONObject | None = None
 
-    def feed(self, event: SSEEvent) -> None:
+    def feed(self, event: SSEEvent, parsed: Parsed | None = None) -> None:
         if event.data.strip() == "[DONE]":
             self._log.events += 1
             if self._done:
                 self._log.note("second [DONE]")
             self._done = True
             return
-        chunk = self._log.decode_object(event)
+        chunk = self._log.decode_object(event, parsed)
         if chunk is None:
             return
         if "error" in chunk and "choices" not in chunk:

@@ -37,6 +37,7 @@ from roller.wire.jsonvalues import (
 )
 from roller.wire.types import (
     JSONObject,
+    Parsed,
     Reassembly,
     SSEEvent,
 )
@@ -92,8 +93,8 @@ class ResponsesAssembler:
         self._error: JSONObject | None = None
         self._pending_unmerged: list[tuple[SSEEvent, Any, str]] = []
 
-    def feed(self, event: SSEEvent) -> None:
-        obj = self._log.decode_object(event)
+    def feed(self, event: SSEEvent, parsed: Parsed | None = None) -> None:
+        obj = self._log.decode_object(event, parsed)
         if obj is None:
             return
         kind = as_str(obj.get("type")) or event.event or ""
