@@ -59,8 +59,8 @@ def atomic_write_lines(path: Path, chunks: Iterable[bytes]) -> FileEntry:
     return FileEntry(sha256=digest, bytes=size, lines=lines)
 
 
-_BATCH = 1 << 20  # bytes handed to the drain at once
-_QUEUED = 8  # batches each of its threads may hold: memory stays bounded
+_BATCH = 1 << 18  # bytes handed to the drain at once
+_QUEUED = 4  # batches each of its threads may hold: memory stays bounded
 
 
 class _Drain:
