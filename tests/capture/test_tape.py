@@ -26,6 +26,7 @@ from roller.capture.tape import (
     read_tape,
     segment_name,
 )
+from roller.capture.tape import reader as reader_module
 from roller.capture.tape.format import OUTCOMES, dumps_header
 
 
@@ -629,3 +630,26 @@ def test_a_mapped_tape_indexes_as_one_read_into_memory(
             return refs, index.problems, [index.load(r) for r in index.exchanges]
 
     assert indexed(keep=False) == indexed(keep=True)
+
+
+def test_a_segment_that_cannot_be_mapped_is_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file system without mmap: the segments are read instead, to the same index."""
+    with TapeWriter(tmp_path, fsync_interval=None, segment_max_bytes=300) as tape:
+        for n in range(3):
+            _write_exchange(tape, body=b"b" * n * 50, chunks=[b"data: %d\n\n" % n])
+
+    def indexed() -> tuple[object, ...]:
+        with index_tape(tmp_path) as index:
+            refs = [(r.exchange_id, r.frames.tolist()) for r in index.exchanges]
+            return refs, index.problems, [index.load(r) for r in index.exchanges]
+
+    mapped = indexed()
+
+    def no_mmap(*_args: object, **_kwargs: object) -> object:
+        raise OSError(19, "No such device")  # ENODEV: what mmap says where it cannot
+
+    monkeypatch.setattr(reader_module.mmap, "mmap", no_mmap)
+    assert indexed() == mapped
+    assert len(mapped[0]) == 3
