@@ -29,7 +29,7 @@ def atomic_write_lines(path: Path, chunks: Iterable[bytes]) -> FileEntry:
 
     The file is written through a temporary sibling while its sha256, size and line count
     are computed, so a formal file of any size is never held in memory. Past `_BATCH`
-    bytes the writing and hashing go to a thread of their own (`_Drain`), beside the
+    bytes the writing and hashing go to threads of their own (`_Drain`), beside the
     code that makes the chunks: a capture's calls are made in Python while the
     previous ones are hashed and written, both of which release the GIL."""
     path.parent.mkdir(parents=True, exist_ok=True)
