@@ -88,11 +88,11 @@ def parse_json(text: str | bytes) -> tuple[Any, str | None]:
     return decoded(text)
 
 
-def parse_all(texts: Sequence[str], within: bytes) -> list[Parsed]:
+def parse_all(texts: Sequence[str | bytes], within: bytes) -> list[Parsed]:
     """`parse_json(text)` for each of `texts`, documents cut from `within` (an SSE
-    stream's events, each data the text of some of its bytes): the guard runs once,
-    over `within`, as in `json_values`, and orjson reads a text as it reads its UTF-8
-    encoding (one it cannot encode, a lone surrogate, it refuses: the decoder answers)."""
+    stream's events, each data the text or the bytes of some of its bytes): the guard
+    runs once, over `within`, and orjson reads a text as it reads its UTF-8 encoding
+    (one it cannot encode, a lone surrogate, it refuses: the decoder answers)."""
     if not orjson_agrees(within):
         return [parse_json(text) for text in texts]
     out: list[Parsed] = []
@@ -107,15 +107,7 @@ def parse_all(texts: Sequence[str], within: bytes) -> list[Parsed]:
 def json_values(parts: Sequence[bytes], within: bytes) -> list[Any]:
     """`parse_json(part)`'s value for each of `parts`, slices of `within` (None where it
     fails, as for a JSON null: for a caller that needs only the values' shapes)."""
-    if not orjson_agrees(within):
-        return [parse_json(part)[0] for part in parts]
-    values: list[Any] = []
-    for part in parts:
-        try:
-            values.append(orjson.loads(part))
-        except orjson.JSONDecodeError:
-            values.append(decoded(part)[0])
-    return values
+    return [value for value, _ in parse_all(parts, within)]
 
 
 def decoded(text: str | bytes) -> tuple[Any, str | None]:
