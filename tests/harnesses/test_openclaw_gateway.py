@@ -6,11 +6,15 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 import stat
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 
+from roller.harnesses.openclaw.gateway import Report, wait_drained
 from tests.harnesses.openclaw_stores import Session, done_run, write_stores
 
 FAKE = """
@@ -127,3 +131,38 @@ def test_a_port_that_accepts_is_not_ready_until_the_gateway_says_it_listens(
     code, report, records = _launch(tmp_path, "--ready-timeout", "3", FAKE_SILENT="1")
     assert code == 70 and [r["role"] for r in records] == ["gateway"]
     assert report["stop"] == "terminated"  # the silent one was still running: stopped
+
+
+def test_a_drained_reading_counts_once_the_stores_stayed_unchanged(tmp_path: Path) -> None:
+    """OpenClaw 2026.9.6 marks a delivery delivered once the requester's announce turn is
+    accepted, and writes the turn's `running` window without awaiting it: the stores
+    read drained while the turn is still to run. Its writes restart the quiet period."""
+    state = tmp_path / ".openclaw"
+    root = Session("agent:main:main", "s-root")
+    child = Session("agent:main:subagent:c1", "s-c1", parent=root.key)
+    write_stores(state, [root, child], runs=[done_run("r1", child.key, root.key)])
+    agent_db = state / "agents" / "main" / "agent" / "openclaw-agent.sqlite"
+    last_write = 0.0
+
+    def announce_turn() -> None:  # what the late turn writes, a step at a time
+        nonlocal last_write
+        steps = [
+            "INSERT INTO transcript_events VALUES ('s-root', 0, '{}', 0, NULL, 2, NULL)",
+            "UPDATE session_windows SET status = 'running' WHERE session_id = 's-root'",
+            "INSERT INTO transcript_events VALUES ('s-root', 1, '{}', 0, NULL, 2, NULL)",
+            "UPDATE session_windows SET status = 'done' WHERE session_id = 's-root'",
+        ]
+        for sql in steps:
+            time.sleep(0.4)
+            with sqlite3.connect(agent_db) as con:
+                con.execute(sql)
+            last_write = time.monotonic()
+
+    turn = threading.Thread(target=announce_turn)
+    turn.start()
+    report = Report()
+    wait_drained(state, timeout_s=60, report=report, quiet_s=1.0)
+    ended = time.monotonic()
+    turn.join()
+    assert report.drain == "drained" and report.pending_children == []
+    assert last_write and ended - last_write >= 1.0  # the turn's last write, then quiet

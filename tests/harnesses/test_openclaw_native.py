@@ -129,6 +129,17 @@ def test_a_child_whose_notification_is_pending_leaves_the_run_pending(tmp_path: 
     assert native.lifecycle.pending_keys == (CHILD,)
 
 
+def test_stores_that_owe_work_after_a_drained_wait_are_a_drain_problem(tmp_path: Path) -> None:
+    """The launcher's wait and the copies taken after the Gateway stopped disagree: the
+    capture says so instead of passing for drained."""
+    native_dir = _one_child(tmp_path, delivery="pending")  # the report says drained
+    problems = [p for p in read_native(native_dir).problems if p.code == "not_drained"]
+    assert [p.message for p in problems] == [
+        "the launcher saw the run drained, but the stores taken after the Gateway stopped "
+        f"still owe work ({CHILD})"
+    ]
+
+
 def test_a_delivery_that_failed_or_a_wait_given_up_is_a_drain_problem(tmp_path: Path) -> None:
     native_dir = _one_child(tmp_path, delivery="failed")
     _report(native_dir, drain="timeout", pending_children=[CHILD])

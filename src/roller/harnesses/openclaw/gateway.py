@@ -14,9 +14,12 @@ the Gateway's whole life:
    started again on another port, three starts in all);
 3. runs the agent command as given (stdout/stderr are roller's harness files);
 4. waits until the children finished and their notifications drained, by the rule in
-   `roller.harnesses.openclaw.lifecycle`, read from the live stores (`--drain-timeout`);
-5. stops the Gateway: SIGTERM, then SIGKILL after `--stop-grace` (OpenClaw's own drain
-   budget is five minutes; the stores are read after this, so nothing is lost by it).
+   `roller.harnesses.openclaw.lifecycle`, read from the live stores, and the stores
+   then stayed unchanged for a second (`QUIET_S`; `--drain-timeout` in all);
+5. stops the Gateway: SIGTERM, then SIGKILL after `--stop-grace` (30 s; a stopping
+   Gateway first finishes the work it has in hand, within a budget of five minutes of
+   its own; the stores are read after this, so a turn that was still running gets to
+   end instead of being cut).
 It exits with the agent's exit code (70 when the Gateway never became ready) and writes
 `--report` (JSON, `roller.openclaw-launch/v1`): timings, the agent's exit code, the drain
 outcome (`drained`, `timeout`, `error`) with what was still pending, how the Gateway
@@ -40,7 +43,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from roller.harnesses.openclaw.lifecycle import drain_state
-from roller.harnesses.openclaw.store import read_progress
+from roller.harnesses.openclaw.store import Progress, read_progress
 
 REPORT_SCHEMA = "roller.openclaw-launch/v1"
 GATEWAY_NOT_READY = 70
@@ -50,6 +53,8 @@ READY_LINE = b"http server listening"
 # another free port, this many times in all.
 _STARTS = 3
 _POLL_S = 0.25
+# How long a drained reading must stay unchanged before it counts (`wait_drained`).
+QUIET_S = 1.0
 
 
 @dataclass
@@ -92,13 +97,25 @@ def wait_ready(
     return False
 
 
-def wait_drained(state_dir: Path, timeout_s: float, report: Report) -> None:
+def wait_drained(
+    state_dir: Path, timeout_s: float, report: Report, quiet_s: float = QUIET_S
+) -> None:
+    """Until the stores read drained and stayed the same for `quiet_s` (or `timeout_s`).
+
+    One drained reading is not enough (2026.9.6): a delivery is marked delivered once
+    the requester's announce turn is accepted, not once it ran, and the turn's `running`
+    window status is written without being awaited, so for a moment a turn still to
+    run reads as drained. Any write it makes (its window, its input, its transcript
+    events) changes the reading, and restarts the quiet period."""
     started = time.monotonic()
+    quiet: tuple[Progress, float] | None = None  # the drained reading, and since when
     while True:
+        now = time.monotonic()
         try:
             progress = read_progress(state_dir)
         except (sqlite3.Error, OSError) as exc:  # a store mid-creation: recorded, retried
             report.drain_error = f"{type(exc).__name__}: {exc}"
+            quiet = None
         else:
             state = drain_state(
                 progress.subagent_runs,
@@ -108,7 +125,11 @@ def wait_drained(state_dir: Path, timeout_s: float, report: Report) -> None:
             )
             report.pending_children = list(state.pending_children)
             report.drain_failures = list(state.failures)
-            if state.drained:
+            if not state.drained:
+                quiet = None
+            elif quiet is None or quiet[0] != progress:
+                quiet = (progress, now)
+            elif now - quiet[1] >= quiet_s:
                 report.drain = "drained"
                 break
         if time.monotonic() - started >= timeout_s:
@@ -186,7 +207,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--gateway-log", type=Path, required=True)
     p.add_argument("--ready-timeout", type=float, default=240.0)
     p.add_argument("--drain-timeout", type=float, default=180.0)
-    p.add_argument("--stop-grace", type=float, default=10.0)
+    p.add_argument("--stop-grace", type=float, default=30.0)
     return p
 
 

@@ -22,7 +22,8 @@ report (`roller.harnesses.openclaw.gateway`). What is read from them:
 Problem codes (besides the store's, tree's and replay's): `missing_file` (a store or the
 launcher's report absent), `unreadable_file` / `not_json` / `not_an_object` (the
 report), `not_drained` (the
-launcher gave up waiting, or a delivery failed: a notification that never arrives).
+launcher gave up waiting, a delivery failed — a notification that never arrives — or the
+stores copied after the Gateway stopped are not drained though the launcher saw them so).
 Nothing here attributes a call: finalize joins response ids to calls.
 """
 
@@ -134,6 +135,13 @@ def _lifecycle(
             f"the launcher stopped waiting for the notifications to drain ({outcome}; {detail})"
         )
         problems.append(NativeProblem("not_drained", message, REPORT))
+    elif outcome == "drained" and not drain.drained:
+        owed = ", ".join(drain.pending_children) or "a session running or an input pending"
+        message = (
+            "the launcher saw the run drained, but the stores taken after the Gateway "
+            f"stopped still owe work ({owed})"
+        )
+        problems.append(NativeProblem("not_drained", message, f"{NATIVE_ROOT}/{STATE_DB}"))
     for failure in drain.failures:
         problems.append(NativeProblem("not_drained", failure, f"{NATIVE_ROOT}/{STATE_DB}"))
     if not store.agent_dbs or not store.state_read or gaps:

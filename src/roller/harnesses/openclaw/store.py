@@ -13,7 +13,8 @@ files): `agents/<agentId>/agent/openclaw-agent.sqlite`, one per agent (a spawn w
   arguments}]`, `toolCallId`/`toolName`/`details` (toolResult), `customType`/`details`
   (custom messages), `idempotencyKey` (user messages) and `__openclaw.runId`; each event's
   `id` and `parentId` (the transcript's chain);
-- `session_pending_inputs` (only counted);
+- `session_pending_inputs` (only counted), and `transcript_events` counted by
+  `read_progress` (the lifecycle wait's sign that a turn still writes);
 - `subagent_runs(run_id, child_session_key, requester_session_key, payload_json)`, the
   payload's `taskRunId`, `execution.status`, `execution.outcome.status`,
   `delivery.status`, `cleanupCompletedAt`, `requesterSettleWake`, `completion.resultText`;
@@ -373,26 +374,33 @@ def read_store(root: Path) -> Store:
 
 @dataclass(frozen=True)
 class Progress:
-    """What the lifecycle wait reads from the live stores: no transcripts."""
+    """What the lifecycle wait reads from the live stores: run state, and how many
+    transcript events there are (not the events: a turn that writes one has moved on)."""
 
     window_status: tuple[str | None, ...]
     pending_inputs: int
     subagent_runs: tuple[SubagentRun, ...]
     task_runs: tuple[TaskRun, ...]
+    transcript_events: int
 
 
 def read_progress(root: Path) -> Progress:
-    """The live stores' run state under `root` (`~/.openclaw`); raises sqlite3.Error."""
-    statuses: list[str | None] = []
-    pending = 0
-    for path in sorted(root.glob(AGENT_DB_GLOB)):
-        with closing(_connect(path, live=True)) as con:
-            statuses += [s for (s,) in con.execute("SELECT status FROM session_windows")]
-            row = con.execute("SELECT count(*) FROM session_pending_inputs").fetchone()
-            pending += int(row[0])
+    """The live stores' run state under `root` (`~/.openclaw`); raises sqlite3.Error.
+
+    The state store is read first: OpenClaw commits a delivery's end there after the
+    agent store's side of it (the input staged, the window's status), so the agent
+    stores, read second, are at least as recent as the deliveries just read."""
     runs: tuple[SubagentRun, ...] = ()
     tasks: tuple[TaskRun, ...] = ()
     if (root / STATE_DB).is_file():
         with closing(_connect(root / STATE_DB, live=True)) as con:
             runs, tasks = _read_state_db(con, [])
-    return Progress(tuple(statuses), pending, runs, tasks)
+    statuses: list[str | None] = []
+    pending = events = 0
+    for path in sorted(root.glob(AGENT_DB_GLOB)):
+        with closing(_connect(path, live=True)) as con:
+            statuses += [s for (s,) in con.execute("SELECT status FROM session_windows")]
+            row = con.execute("SELECT count(*) FROM session_pending_inputs").fetchone()
+            pending += int(row[0])
+            events += int(con.execute("SELECT count(*) FROM transcript_events").fetchone()[0])
+    return Progress(tuple(statuses), pending, runs, tasks, events)
