@@ -104,7 +104,8 @@ def _manifest(capture: Capture, expect: Expect) -> list[str]:
         out.append(f"capture_status {m.capture_status} ({errors})")
     if m.lifecycle is None or m.lifecycle.status != expect.lifecycle:
         status = m.lifecycle.status if m.lifecycle else None
-        out.append(f"lifecycle {status}, expected {expect.lifecycle}")
+        pending = m.lifecycle.pending_participant_ids if m.lifecycle else []
+        out.append(f"lifecycle {status}, expected {expect.lifecycle} (pending: {pending})")
     if m.coverage.checked and not m.coverage.ok:
         out.append("coverage: " + "; ".join(m.coverage.problems))
     for needle in expect.capability_notes:
