@@ -11,14 +11,17 @@ from __future__ import annotations
 
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta, timezone
+from decimal import Decimal
 from typing import Any
 
 import pytest
 from sqlalchemy import insert, select, text, update
 
 from roller.gateway.store import Call, RuntimeSession, SessionStore, StoreError
+from roller.gateway.store.batch import BatchWriter
 from roller.gateway.store.calls import COLUMNS, CallInsert, call_values
 from tests.gateway.conftest import ALICE_CC
+from tests.gateway.test_row_parts import _part_args, _request_args
 from tests.gateway.test_store import T0, call_facts, plan
 
 IDENTITY = {"rule": "claude-code-headers", "rejected": [["x-claude-code-session-id", "empty"]]}
@@ -69,6 +72,66 @@ def test_the_batched_insert_stores_what_sqlalchemy_stores(store: SessionStore) -
     flags = ["recovered", "escaped:path", "escaped:model", "truncated:model"]
     assert by_id["ours:2"].flags == flags
     assert by_id["ours:3"].identity == {"k\\ud800": ["v\\x00", 1, None, True]}
+
+
+def test_a_postgresql_batch_is_one_json_document_storing_what_executemany_stores(
+    store: SessionStore,
+) -> None:
+    """On PostgreSQL through psycopg a batch's rows go as one JSON document (one statement,
+    `document_insert`): every variant above fits it, bound as the end hook binds a row
+    (texts) and as crash recovery does (psycopg's JSON wrappers, datetimes), and the rows
+    stored are the ones `executemany` stores. A value orjson cannot write (a `Decimal`
+    status, which psycopg adapts) sends its batch by `executemany` instead."""
+    dialect = store.engine.dialect
+    insert_ = CallInsert.of(dialect)
+    writer = BatchWriter.of(store.engine, insert_.sql, insert_.document_sql)
+    if dialect.name != "postgresql":
+        assert insert_.document_sql is None
+        writer.write(insert_.rows([]), {})
+        assert writer.documents == 0
+        return
+    session = store.resolve(plan(ALICE_CC, "S"), T0).session_id
+    variants = _variants(session)
+    by_facts = insert_.rows([replace(f, exchange_id=f"doc:{n}") for n, f in enumerate(variants)])
+    maker = store.row_maker  # the end hook's rows: times and JSON values as text
+    parts: list[dict[str, Any]] = [{}, {"identity": None}, {"model": "m\x00"}]
+    made = [
+        maker.row(maker.part(**_part_args(session, **part)), **_request_args(f"{prefix}{n}"))
+        for prefix in ("hot:", "hot-many:")
+        for n, part in enumerate(parts)
+    ]
+    slow = BatchWriter.of(store.engine, insert_.sql)  # executemany, always
+    try:
+        writer.write(by_facts, {})
+        writer.write(made[:3], {})
+        assert writer.documents == 2
+        many = [replace(f, exchange_id=f"many:{n}") for n, f in enumerate(variants)]
+        slow.write(insert_.rows(many), {})
+        slow.write(made[3:], {})
+        odd = insert_.rows([replace(variants[0], exchange_id="odd:0")])[0]
+        psycopg_only: Any = Decimal(201)  # psycopg adapts it, orjson does not
+        writer.write([odd._replace(client_status=psycopg_only)], {})
+        assert writer.documents == 2  # that batch took executemany
+    finally:
+        writer.close()
+        slow.close()
+    assert slow.documents == 0
+    # every column but the ids, JSON as the text stored (PostgreSQL's json keeps it verbatim)
+    names = ", ".join(
+        f"{c}::text" if c in ("identity", "flags") else c
+        for c in COLUMNS
+        if c not in ("id", "exchange_id")
+    )
+
+    def stored(prefix: str) -> list[tuple[Any, ...]]:
+        query = f"SELECT {names} FROM call WHERE exchange_id LIKE :p ORDER BY exchange_id"
+        with store.engine.connect() as conn:
+            return [tuple(r) for r in conn.execute(text(query), {"p": prefix + "%"})]
+
+    assert stored("doc:") == stored("many:")
+    assert stored("hot:") == stored("hot-many:")
+    (odd_row,) = _stored(store, "odd:")
+    assert odd_row[COLUMNS.index("client_status") - 1] == 201
 
 
 def test_writing_a_batch_again_adds_no_row(store: SessionStore) -> None:

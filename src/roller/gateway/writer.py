@@ -8,8 +8,9 @@ row that could not even be made; `touch(session_id, when)` queues a `last_seen_a
 and returns at once (the batch reads the session's parent back and hands it to
 `on_parents`); `await flush()` waits until everything queued so far is written; `await
 close()` drains the queue and stops. Rules kept:
-- One batch is one transaction (`SessionStore.write_batch`: one `executemany`), for
-  SQLite and PostgreSQL alike: the first item waits `linger` seconds for others to join
+- One batch is one transaction (`SessionStore.write_batch`: one `executemany`, or on
+  PostgreSQL one statement over the rows as a JSON document), for SQLite and PostgreSQL
+  alike: the first item waits `linger` seconds for others to join
   it (at most `max_batch` rows), so a busy gateway pays one transaction per batch, not
   per request. A request never waits on it: the proxy runs the end hook that submits
   the row after the client has its response, and touches are not awaited.

@@ -2,7 +2,9 @@
 
 `CallFacts` is one exchange's row as the gateway builds it (the end hook, crash recovery);
 `CallInsert.of(dialect)` is the `call` table's insert for one backend, built once, and
-`insert.rows(facts)` the DB-API parameter tuples of a batch, for one `executemany`.
+`insert.rows(facts)` the DB-API parameter tuples of a batch, for one `executemany`;
+on PostgreSQL through psycopg also `document_sql` (`document_insert`), the same insert
+taking the batch's tuples as one JSON document.
 Rules kept:
 - One row per exchange: the insert is `ON CONFLICT (tape_dir, exchange_id) DO NOTHING`,
   so writing a batch that already landed again is a no-op.
@@ -155,6 +157,9 @@ class CallInsert:
 
     sql: str
     processors: tuple[_Processor, ...]
+    # The same insert taking a whole batch as one JSON document (PostgreSQL through
+    # psycopg; None elsewhere): see `document_insert`.
+    document_sql: str | None = None
     # id(summary) -> (the summary, its bound form): see the module docstring.
     identities: dict[int, tuple[Any, Any]] = field(default_factory=dict, compare=False)
 
@@ -169,12 +174,17 @@ class CallInsert:
             f"VALUES ({', '.join(mark for _ in COLUMNS)}) "
             f"ON CONFLICT ({quote('tape_dir')}, {quote('exchange_id')}) DO NOTHING"
         )
+        document_sql = (
+            document_insert(dialect)
+            if dialect.name == "postgresql" and dialect.driver == "psycopg"
+            else None
+        )
         processors = tuple(
             _sqlite_time(table.c[name].type, dialect)
             or table.c[name].type.dialect_impl(dialect).bind_processor(dialect)
             for name in COLUMNS
         )
-        return cls(sql, processors)
+        return cls(sql, processors, document_sql)
 
     def rows(self, calls: Sequence[CallFacts]) -> list[CallRow]:
         """The batch's rows: one per call, in `COLUMNS` order."""
@@ -212,6 +222,43 @@ class CallInsert:
 
 
 _IDENTITY: Final = COLUMNS.index("identity")
+# The PostgreSQL type each column's text is cast to in `document_insert`, by the column
+# type's class: the type a parameter of that column is cast to, never a length (a cast to
+# `varchar(n)` would cut; the insert's assignment refuses an over-long value, as it does
+# a parameter's).
+_DOCUMENT_CASTS: Final[dict[str, str]] = {
+    "String": "text",
+    "Text": "text",
+    "Integer": "integer",
+    "Boolean": "boolean",
+    "JSON": "json",
+    "UTCDateTime": "timestamptz",
+}
+
+
+def document_insert(dialect: Dialect) -> str:
+    """The `call` insert taking a batch as one parameter, a JSON array of rows (each an
+    array of `COLUMNS`' values as the driver would get them, texts for times and JSON
+    values): each row's values read back as text (`->>`) and cast to its column's type,
+    which is what the server does with psycopg's untyped text parameters; the same
+    `ON CONFLICT … DO NOTHING`. One statement a batch instead of one per row: psycopg's
+    `executemany` costs ~30 µs of client CPU a row, this ~9 (orjson makes the document)."""
+    table = Call.__table__
+    quote = dialect.identifier_preparer.quote
+    casts = []
+    for i, name in enumerate(COLUMNS):
+        kind = type(table.c[name].type).__name__
+        if kind not in _DOCUMENT_CASTS:  # a new column type: say which, never guess
+            raise TypeError(f"call.{name}: no document cast for a {kind} column")
+        casts.append(f"(e.v->>{i})::{_DOCUMENT_CASTS[kind]}")
+    return (
+        f"INSERT INTO {dialect.identifier_preparer.format_table(table)} "
+        f"({', '.join(quote(name) for name in COLUMNS)}) "
+        f"SELECT {', '.join(casts)} FROM json_array_elements(%s::json) AS e(v) "
+        f"ON CONFLICT ({quote('tape_dir')}, {quote('exchange_id')}) DO NOTHING"
+    )
+
+
 # SQLite's `DATETIME` text, the one `datetime.isoformat(" ", "microseconds")` writes.
 _SQLITE_TIME_FORMAT: Final = (
     "%(year)04d-%(month)02d-%(day)02d %(hour)02d:%(minute)02d:%(second)02d.%(microsecond)06d"

@@ -16,7 +16,8 @@ Rules this module keeps:
 - A transient failure (a deadlock or serialization failure, a connection that dropped,
   a locked SQLite file) is retried with a short backoff before it becomes a `StoreError`.
 - Call rows are written in batches (`write_batch`: one transaction, one `executemany` of
-  `roller.gateway.store.calls`' insert, whose values are made storable and bound first,
+  `roller.gateway.store.calls`' insert — on PostgreSQL one statement over the batch as a
+  JSON document — whose values are made storable and bound first,
   by `row_maker` on the gateway's hot path or from `CallFacts` by `write_calls`, and
   which is `ON CONFLICT DO NOTHING` on its exchange, so retrying a write that did land
   is a no-op: one row per exchange).
@@ -92,7 +93,7 @@ class SessionStore:
         )
         self._call_insert = CallInsert.of(engine.dialect)
         self.row_maker = RowMaker(self._call_insert, engine.dialect)  # the end hook's rows
-        self._batch = BatchWriter.of(engine, self._call_insert.sql)
+        self._batch = BatchWriter.of(engine, self._call_insert.sql, self._call_insert.document_sql)
 
     async def run(self, op: Callable[_P, _T], *args: _P.args, **kwargs: _P.kwargs) -> _T:
         """Run a store operation off the event loop (on SQLite: on the one store thread)."""
