@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from tests.finalize.test_fixture_goldens import FIXTURES
 from tests.harnesses.fixture_capture import fixture_dir, tape_of, unpacked_copy
-from tests.support.tapes import inputs, new_tape
+from tests.support.tapes import conversations_tape, inputs
 
 from roller.capture.files import jsonl_bytes
 from roller.capture.layout import AttemptPaths
@@ -74,49 +74,7 @@ def test_long_conversations_stream_to_the_same_records(tmp_path: Path) -> None:
     paths = AttemptPaths(tmp_path / "attempt-0001")
     paths.raw.mkdir(parents=True)
     paths.attempt_inputs.write_text(inputs("generic", "full").model_dump_json(by_alias=True))
-    with new_tape(paths.tape) as tape:
-        for conv in range(3):
-            history: list[dict[str, object]] = [{"role": "user", "content": "go"}]
-            for turn in range(20):
-                tool = f"toolu_{conv}_{turn}"
-                body = {"model": "mock-model", "max_tokens": 8, "messages": history}
-                reply = {
-                    "id": f"msg_{conv}_{turn}",
-                    "type": "message",
-                    "role": "assistant",
-                    "model": "mock-model",
-                    "content": [{"type": "tool_use", "id": tool, "name": "Read", "input": {}}],
-                    "stop_reason": "tool_use",
-                    "stop_sequence": None,
-                    "usage": {"input_tokens": 1, "output_tokens": 1},
-                }
-                xid = tape.begin()
-                meta = {
-                    "method": "POST",
-                    "path": "/v1/messages",
-                    "query": [],
-                    "headers": [["content-type", "application/json"]],
-                    "redacted": {"headers": [], "query": []},
-                    "roller": {"x-roller-session-id": f"s{conv}"},
-                    "upstream": "http://127.0.0.1:1",
-                }
-                # half the bodies compact (the record's own bytes), half not
-                text = json.dumps(body, separators=(",", ":") if turn % 2 else (", ", ": "))
-                tape.request(xid, meta, body=text.encode())
-                headers = [["content-type", "application/json"]]
-                tape.response(xid, {"status": 200, "reason": "OK", "headers": headers})
-                tape.chunk(xid, json.dumps(reply).encode())
-                tape.end(xid, {"outcome": "ok", "error": None})
-                history = [
-                    *history,
-                    {"role": "assistant", "content": reply["content"]},
-                    {
-                        "role": "user",
-                        "content": [
-                            {"type": "tool_result", "tool_use_id": tool, "content": "ok " * turn}
-                        ],
-                    },
-                ]
+    conversations_tape(paths.tape, 3, 20)
     built = build_capture(inputs("generic", "full"), read_tape(paths.tape), None)
     assert len(built.relations) == 3 * 19 * 20 // 2
     finalize_attempt(paths)

@@ -28,6 +28,10 @@ def command(attempt_dir: Path, storage_layout: StorageLayout | None) -> None:
     The result is byte-identical to the first finalization when raw/ is unchanged.
     Needs raw/ (kept with --capture-debug full, or on error under the default policy).
     Inside a run directory the attempt's main trajectory is rewritten as well.
+
+    A capture of 2,000 calls or more is decoded by one process per CPU (at most 4);
+    ROLLER_FINALIZE_PROCESSES=N sets how many (1: this process alone). The bytes
+    written are the same either way.
     """
     paths = AttemptPaths(attempt_dir)
     manifest = finalize_attempt(paths, storage_layout)

@@ -14,8 +14,10 @@ and attribution) — at `finalize_scale.py`'s 100k calls, a participant per 17.5
 ~0.8 KB a call in all, peak RSS 137 MB where main's was 332 MB (docs/benchmarks.md,
 "Finalize at scale, round 5"). The tape is indexed, not read (`index_tape`); the
 first pass decodes one exchange at a time and keeps its facts, the rest going to a
-`Spill` on disk; the stages between decode and assemble (`capture_parts`, the same as
-`build_capture` runs) read only the facts; the second pass assembles one record at a
+`Spill` on disk (`roller.finalize.first_pass`; a long capture's calls decoded in blocks
+by worker processes too, taken in order: `roller.finalize.workers`); the stages between
+decode and assemble (`capture_parts`, the same as `build_capture` runs) read only the
+facts; the second pass assembles one record at a
 time from the spill and the tape and the writer streams it into `calls.jsonl`, then the
 relations, derived as they are written. The records are the ones `build_capture` makes
 from the same inputs, byte for byte (tests/finalize/test_streaming.py).
@@ -28,7 +30,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from roller.capture.body_refs import CaptureBodies, rewrite_tape
-from roller.capture.context_reader import ContextReader
 from roller.capture.files import sync_files, write_unsynced
 from roller.capture.layout import RELATIONS, AttemptPaths
 from roller.capture.models import AttemptInputs, FileEntry, Manifest, StorageLayout
@@ -38,16 +39,15 @@ from roller.capture.tape.format import BodyRef
 from roller.capture.writer import publish_lines, settle_raw
 from roller.errors import CaptureFormatError
 from roller.finalize.assemble import CaptureParts, manifest, relation_lines
-from roller.finalize.context_results import ContextResults
 from roller.finalize.contexts import Contexts
 from roller.finalize.decided import decided_json
-from roller.finalize.decode import RequestContext, decode_exchange, request_context
-from roller.finalize.ids import call_id
+from roller.finalize.decode import RequestContext, request_context
+from roller.finalize.first_pass import FirstPass
 from roller.finalize.kept_facts import KeptFacts
 from roller.finalize.pipeline import capture_parts
-from roller.finalize.shell import shell_json
 from roller.finalize.spill import Spill
-from roller.finalize.tool_ids import call_tool_ids
+from roller.finalize.tool_ids import NativeToolIds
+from roller.finalize.workers import first_passes, process_count
 from roller.harnesses import adapter_for
 from roller.harnesses.native_capture import held_native
 
@@ -72,16 +72,16 @@ def finalize_attempt(paths: AttemptPaths, layout: StorageLayout | None = None) -
         Contexts(paths, layout) as ctx,
     ):
         facts = KeptFacts()
-        bodies = ContextReader()  # a resent transcript: only what it adds is parsed
-        results = ContextResults()  # ... and only its new messages' tool results read
-        for n, ref in enumerate(tape.exchanges):
-            call = decode_exchange(n, tape.load(ref), inputs.harness.name, bodies.parse, results.of)
-            facts.add(call)
-            tool_ids, _ = call_tool_ids(call.response_id, call.emitted, native)
-            shell = shell_json(call, call_id(inputs.capture_scope, n), tool_ids)
-            has_body = call.exchange.response is not None  # the shell's `raw_sha256` is set
-            spill.put(
-                shell, call.context_sha256, has_body, call.exchange.request_body, call.context_json
+        first = FirstPass(inputs.harness.name, inputs.capture_scope, NativeToolIds.of(native))
+        processes = process_count(len(tape.exchanges))
+        for passed in first_passes(tape, first, paths.root, processes):
+            facts.add_values(passed.facts)
+            spill.put_entry(
+                passed.shell,
+                passed.context_sha256,
+                passed.has_body,
+                passed.context_how,
+                passed.context,
             )
 
         def requests(i: int) -> RequestContext:

@@ -65,37 +65,31 @@ class KeptFacts(LazySequence[CallFacts]):
     def add(self, call: DecodedCall) -> None:
         """Keep `call`'s facts (`self[len(self) - 1]` is its record, made when asked:
         finalize's first pass asks for none)."""
-        emitted = tuple((t.id, t.name, t.item_id, t.namespace, t.index) for t in call.emitted)
-        ids = tuple(dict.fromkeys(r.id for r in call.results if r.id is not None))
-        self._shared_codes.append(self._shared_code(call))
-        self._sequences.append(call.sequence)
-        self._rows.append((call.request_time_ns, call.response_id, emitted))
+        self.add_values(facts_values(call))
+
+    def add_values(self, values: FactsValues) -> None:
+        """Keep the facts `facts_values` gave (of a call decoded here or in a worker
+        process: plain values, pickled as they are)."""
+        sequence, request_time_ns, response_id, emitted, ids, shared = values
+        self._shared_codes.append(self._shared_code(shared))
+        self._sequences.append(sequence)
+        self._rows.append((request_time_ns, response_id, emitted))
         number, count = self._results.add(ids)
         self._lists.append(number)
         self._counts.append(count)
 
-    def _shared_code(self, call: DecodedCall) -> int:
-        """The code of `call`'s shared facts: a participant's equal ones (and equal
-        identities) are one object, compared equal first."""
-        identity = call.identity
+    def _shared_code(self, shared: tuple[Any, ...]) -> int:
+        """The code of a call's shared facts (`SharedFacts`' values in field order): a
+        participant's equal ones (and equal identities) are one object, compared equal
+        first."""
+        identity: WireIdentity = shared[3]
         key = identity.participant_key
         last = self._last_identity.get(key)
         if last is not None and last == identity:
             identity = last
         else:
             self._last_identity[key] = identity
-        values = (
-            call.kind,
-            call.model,
-            call.response_model,
-            identity,
-            call.context_ok,
-            call.output_complete,
-            call.tool_call_without_identity,
-            call.execution_status,
-            call.response_capture_status,
-            call.errors,
-        )
+        values = (*shared[:3], identity, *shared[4:])
         recent = self._recent.setdefault(key, [])
         for code in recent:  # compared as the dataclass compares, without making one
             if _shared_values(self._shared[code]) == values:
@@ -151,6 +145,37 @@ class KeptFacts(LazySequence[CallFacts]):
 
     def __len__(self) -> int:
         return len(self._rows)
+
+
+# What `KeptFacts` keeps of one call, as plain values: its sequence, request time,
+# response id, the emitted tool calls' fields, the result ids its context carries, and
+# `SharedFacts`' values in field order.
+FactsValues = tuple[
+    int, int, str | None, tuple[tuple[Any, ...], ...], tuple[str, ...], tuple[Any, ...]
+]
+
+
+def facts_values(call: DecodedCall) -> FactsValues:
+    """The values `KeptFacts.add_values` keeps of `call`."""
+    return (
+        call.sequence,
+        call.request_time_ns,
+        call.response_id,
+        tuple((t.id, t.name, t.item_id, t.namespace, t.index) for t in call.emitted),
+        tuple(dict.fromkeys(r.id for r in call.results if r.id is not None)),
+        (
+            call.kind,
+            call.model,
+            call.response_model,
+            call.identity,
+            call.context_ok,
+            call.output_complete,
+            call.tool_call_without_identity,
+            call.execution_status,
+            call.response_capture_status,
+            call.errors,
+        ),
+    )
 
 
 def _emitted(fields: tuple[tuple[Any, ...], ...]) -> Sequence[ToolCall]:

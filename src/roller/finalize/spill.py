@@ -25,6 +25,17 @@ from typing import IO
 _NONE, _BODY, _SPILLED = 0, 1, 2
 
 
+def held_context(body: bytes, ctx: bytes | None) -> tuple[int, bytes | None]:
+    """How a call's context is held (none, the request body's bytes, or spilled) and the
+    bytes to spill (only when spilled): `body` is its request body, `ctx` its context's
+    record JSON (None without one)."""
+    if ctx is None:
+        return _NONE, None
+    if ctx == body:
+        return _BODY, None
+    return _SPILLED, ctx
+
+
 class Spill:
     def __init__(self, directory: Path) -> None:
         self._file: IO[bytes] = tempfile.TemporaryFile(dir=directory)  # noqa: SIM115
@@ -45,17 +56,20 @@ class Spill:
         """Set call `len(self)`'s shell JSON (`context: null`) aside, with its
         `context_sha256` and whether its response has a body (its `raw_sha256` is set);
         `body` is its request body, `ctx` its context's record JSON (None without one)."""
+        self.put_entry(shell, context_sha256, raw_body, *held_context(body, ctx))
+
+    def put_entry(
+        self, shell: bytes, context_sha256: str, raw_body: bool, how: int, ctx: bytes | None
+    ) -> None:
+        """`put`, its context already judged by `held_context` (how, and the bytes to
+        spill: None unless spilled)."""
         self._digests += bytes.fromhex(context_sha256)
         self._raw_body.append(raw_body)
         self._file.seek(self._offsets[-1])
         self._file.write(shell)
         self._offsets.append(self._offsets[-1] + len(shell))
-        if ctx is None:
-            self._context.append(_NONE)
-        elif ctx == body:
-            self._context.append(_BODY)
-        else:
-            self._context.append(_SPILLED)
+        self._context.append(how)
+        if ctx is not None:
             self._file.write(ctx)
         self._offsets.append(self._file.tell())
 

@@ -13,13 +13,40 @@ the output's own id, and the manifest lists each such mapping (`tool_id_map`).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Protocol
 
 from roller.finalize.call_facts import CallFacts
 from roller.finalize.kept_facts import outputs_of
 from roller.finalize.rows import Rows
-from roller.harnesses.base import NativeCapture
+from roller.harnesses.base import AssignedToolId, NativeCapture
 from roller.wire.types import ToolCall
+
+
+class ToolIdSource(Protocol):
+    """What `call_tool_ids` reads of the native capture (a `NativeCapture`, or the
+    `NativeToolIds` a worker process is handed)."""
+
+    @property
+    def replayed_tool_ids(self) -> Mapping[str, str]: ...
+    @property
+    def assigned_tool_ids(self) -> Mapping[str, tuple[AssignedToolId, ...]]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class NativeToolIds:
+    """A native capture's tool-call ids alone, as plain dicts (pickled as they are)."""
+
+    replayed_tool_ids: dict[str, str]
+    assigned_tool_ids: dict[str, tuple[AssignedToolId, ...]]
+
+    @classmethod
+    def of(cls, native: NativeCapture | None) -> NativeToolIds | None:
+        if native is None:
+            return None
+        return cls(dict(native.replayed_tool_ids), dict(native.assigned_tool_ids))
+
 
 # per emitted tool call of one call: the id its results carry (None: no id known)
 ToolIds = tuple[str | None, ...]
@@ -45,7 +72,7 @@ def tool_refs_of(
 
 
 def call_tool_ids(
-    response_id: str | None, emitted: Sequence[ToolCall], native: NativeCapture | None
+    response_id: str | None, emitted: Sequence[ToolCall], native: ToolIdSource | None
 ) -> tuple[ToolIds, str | None]:
     """One call's `ToolIds` (given its response id and emitted tool calls), and the
     problem when the native list for its output does not fit it: what `tool_refs_of`

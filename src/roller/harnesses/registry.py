@@ -121,6 +121,12 @@ def registry() -> Registry:
     return _CURRENT[0]
 
 
+def builtin() -> bool:
+    """Whether the registry is the built-in one, as any fresh process has it (no harness
+    registered or removed in this one)."""
+    return _CURRENT[0].harnesses == BUILTIN
+
+
 def register(harness: Harness) -> None:
     """Add a harness (ValueError when its name is taken)."""
     _CURRENT[0] = Registry((*_CURRENT[0].harnesses, harness))

@@ -27,6 +27,7 @@ from roller.capture.tape.reader import (
     TapeExchange,
     TapeIndex,
     TapeReadResult,
+    TapeSource,
     index_tape,
     read_tape,
 )
@@ -55,6 +56,7 @@ __all__ = [
     "TapeMeta",
     "TapeOpenError",
     "TapeReadResult",
+    "TapeSource",
     "TapeWriter",
     "index_tape",
     "read_tape",

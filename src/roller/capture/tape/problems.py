@@ -40,6 +40,20 @@ class TapeProblems:
             if message not in messages:
                 messages.append(message)
 
+    def found_shapes(self) -> list[tuple[Place, str]]:
+        """The metas' shape problems found so far, each with its place."""
+        return [(place, m) for place, ms in self._shapes.items() for m in ms]
+
+    def adopt(self, numbers: range, found: list[tuple[Place, str]]) -> None:
+        """Exchanges `numbers` were checked by another index over the same tape (a
+        worker process's, `TapeIndex.reopen`), which found `found`."""
+        numbers = range(max(numbers.start, 0), min(numbers.stop, len(self._checked)))
+        self._checked[numbers.start : numbers.stop] = b"\x01" * len(numbers)
+        for place, message in found:
+            messages = self._shapes.setdefault(place, [])
+            if message not in messages:
+                messages.append(message)
+
     def late(self, message: str) -> None:
         self._late.append(message)
 

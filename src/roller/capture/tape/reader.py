@@ -61,7 +61,15 @@ _TYPED: dict[int, type[RequestMeta] | type[ResponseMeta] | type[EndMeta]] = {
 }
 _SLOT = {REQ: 0, RESP: 1, END: 2}
 
-__all__ = ["ExchangeRef", "TapeExchange", "TapeIndex", "TapeReadResult", "index_tape", "read_tape"]
+__all__ = [
+    "ExchangeRef",
+    "TapeExchange",
+    "TapeIndex",
+    "TapeReadResult",
+    "TapeSource",
+    "index_tape",
+    "read_tape",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,6 +125,18 @@ def read_tape(
     with index_tape(directory, keep_data=True, resolve=resolve, from_segment=from_segment) as index:
         exchanges = tuple(index.load(ref) for ref in index.exchanges)
         return TapeReadResult(exchanges, index.problems, index.segments)
+
+
+@dataclass(frozen=True, slots=True)
+class TapeSource:
+    """What another process needs to load a tape index's exchanges (`TapeIndex.source`,
+    `TapeIndex.reopen`): its segments' names, paths and tape versions, and its refs.
+    Plain values: pickled as they are."""
+
+    names: tuple[str, ...]
+    paths: tuple[Path, ...]
+    versions: dict[int, int]
+    refs: Sequence[ExchangeRef]
 
 
 class TapeIndex:
@@ -175,6 +195,30 @@ class TapeIndex:
         if not self._problems.checked(ref.number):
             self._problems.shapes(ref.number, found)
         return tuple(metas)
+
+    def source(self) -> TapeSource:
+        """This index as another process reopens it (its exchanges loaded from disk)."""
+        return TapeSource(self.segments, tuple(self._paths), dict(self._versions), self.exchanges)
+
+    @classmethod
+    def reopen(cls, source: TapeSource, resolve: Resolver | None = None) -> TapeIndex:
+        """An index over `source`'s segments and refs, reading them from disk: `load`
+        gives what the index it came from gives; its problems are its own (the framing's
+        stay with that index)."""
+        problems = TapeProblems([], [], len(source.refs))
+        return cls(
+            source.names, list(source.paths), source.refs, problems, None, resolve, source.versions
+        )
+
+    def shape_problems(self) -> list[tuple[Place, str]]:
+        """The shape problems of the metas this index typed so far (a worker's report)."""
+        return self._problems.found_shapes()
+
+    def checked_elsewhere(self, numbers: range, found: list[tuple[Place, str]]) -> None:
+        """Exchanges `numbers` were loaded by an index `reopen`ed from this one, whose
+        `shape_problems` were `found`: they count as checked here (`problems` does not
+        type their metas again)."""
+        self._problems.adopt(numbers, found)
 
     def __enter__(self) -> TapeIndex:
         return self

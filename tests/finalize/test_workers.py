@@ -1,0 +1,207 @@
+"""Finalize's first pass over several processes writes exactly what one process writes.
+
+`roller.finalize.workers` cuts the calls into blocks and hands all but the first to
+worker processes (real ones: `python -m roller.finalize.workers`). Every test here
+finalizes the same attempt twice, once per process count, and compares the published
+bytes (calls.jsonl, relations.jsonl, manifest.json, raw response bodies): over recorded
+fixtures of several harnesses (a block starting inside a conversation, native tool ids,
+store identities), a synthetic tape with interleaved conversations, a meta of the wrong
+shape and body references that do not resolve, all inside a worker's block, and workers
+that fail or cannot start.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import shutil
+import sys
+from itertools import pairwise
+from pathlib import Path
+
+import pytest
+from tests.harnesses import throwaway_harness
+from tests.harnesses.fixture_capture import fixture_dir, unpacked_copy
+from tests.support.tapes import conversations_tape, inputs
+
+from roller.capture.layout import AttemptPaths
+from roller.errors import ConfigError
+from roller.finalize.attempt import finalize_attempt
+from roller.finalize.workers import (
+    MAX_PROCESSES,
+    PARALLEL_MIN_CALLS,
+    PROCESSES_VARIABLE,
+    blocks,
+    process_count,
+)
+from roller.harnesses.registry import register, unregister
+
+FIXTURES = [
+    ("claude-code", "nested-background"),
+    ("codex", "v1-nested"),
+    ("gemini-cli", "parallel"),
+    ("openclaw", "anthropic-nested"),
+    ("opencode", "parallel"),
+]
+
+
+def _fixture(harness: str, name: str, dest: Path, retention: str | None = None) -> AttemptPaths:
+    paths = AttemptPaths(dest / "attempt-0001")
+    src = fixture_dir(harness, name)
+    unpacked_copy(src / "tape", paths.tape)
+    unpacked_copy(src / "native", paths.native)
+    attempt = json.loads((src / "attempt.json").read_text())
+    if retention is not None:
+        attempt["debug_retention"] = retention
+    paths.attempt_inputs.write_text(json.dumps(attempt))
+    return paths
+
+
+def _published(paths: AttemptPaths) -> dict[str, bytes]:
+    files = {n: (paths.root / n).read_bytes() for n in ("calls.jsonl", "relations.jsonl")}
+    files["manifest.json"] = paths.manifest.read_bytes()
+    responses = paths.raw / "responses"
+    if responses.is_dir():
+        files.update({f"raw/{p.name}": p.read_bytes() for p in sorted(responses.iterdir())})
+    return files
+
+
+class _Taken(logging.Handler):
+    """The blocks finalize took from worker processes (its debug log)."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG)
+        self.blocks: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if "decoded by a worker" in record.getMessage():
+            self.blocks.append(record.getMessage())
+
+
+def _finalized(
+    paths: AttemptPaths, processes: int, monkeypatch: pytest.MonkeyPatch, workers: int = -1
+) -> dict[str, bytes]:
+    """`paths` finalized by `processes` processes, `workers` of whose blocks (all but the
+    first, by default) were taken from a worker process."""
+    monkeypatch.setenv(PROCESSES_VARIABLE, str(processes))
+    logger, taken = logging.getLogger("roller.finalize"), _Taken()
+    level = logger.level
+    logger.addHandler(taken)
+    logger.setLevel(logging.DEBUG)
+    try:
+        finalize_attempt(paths)
+    finally:
+        logger.removeHandler(taken)
+        logger.setLevel(level)
+    assert len(taken.blocks) == (processes - 1 if workers < 0 else workers), taken.blocks
+    assert not [p for p in paths.root.iterdir() if p.name.startswith(".finalize-workers-")]
+    return _published(paths)
+
+
+def _both(made: AttemptPaths, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, bytes]:
+    """Attempt `made`, copied twice, finalized by one process and by three: equal."""
+    published = []
+    for processes in (1, 3):
+        copy = AttemptPaths(tmp_path / f"processes-{processes}" / made.root.name)
+        shutil.copytree(made.root, copy.root)
+        published.append(_finalized(copy, processes, monkeypatch))
+    assert published[1] == published[0]
+    return published[0]
+
+
+@pytest.mark.parametrize(("harness", "name"), FIXTURES, ids=[f"{h}/{n}" for h, n in FIXTURES])
+def test_fixtures_finalize_alike_in_one_process_and_in_three(
+    harness: str, name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    published = _both(_fixture(harness, name, tmp_path / "made", "full"), tmp_path, monkeypatch)
+    assert published["calls.jsonl"].count(b"\n") >= 3  # every process had calls to decode
+
+
+def _synthetic(dest: Path) -> AttemptPaths:
+    """Three conversations taking turns (each resending its whole transcript), 45
+    calls; call 40 (in the last block) has a request meta key of the wrong shape."""
+    paths = AttemptPaths(dest / "attempt-0001")
+    paths.raw.mkdir(parents=True)
+    paths.attempt_inputs.write_text(inputs("generic", "full").model_dump_json(by_alias=True))
+    conversations_tape(paths.tape, 3, 15, interleaved=True, misshapen=40)
+    return paths
+
+
+def test_interleaved_conversations_and_a_misshapen_meta_finalize_alike(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    published = _both(_synthetic(tmp_path / "made"), tmp_path, monkeypatch)
+    manifest = published["manifest.json"].decode()
+    assert "'query' has an unexpected shape" in manifest  # reported once, in its place
+    assert manifest.count("unexpected shape") == 1
+    assert published["relations.jsonl"].count(b"\n") == 3 * 14 * 15 // 2
+
+
+def _unresolvable(dest: Path, monkeypatch: pytest.MonkeyPatch) -> AttemptPaths:
+    """A retained capture finalized once (its tape now holds body references), then its
+    calls.jsonl removed: no reference resolves when it is finalized again."""
+    paths = _fixture("claude-code", "parallel", dest, "full")
+    monkeypatch.setenv(PROCESSES_VARIABLE, "1")
+    finalize_attempt(paths)
+    paths.calls.unlink()
+    return paths
+
+
+def test_body_references_that_do_not_resolve_are_reported_alike(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    published = _both(_unresolvable(tmp_path / "made", monkeypatch), tmp_path, monkeypatch)
+    manifest = published["manifest.json"].decode()
+    assert manifest.count("cannot be rebuilt") >= 3  # one per referenced body, in order
+
+
+@pytest.mark.parametrize("executable", ["/bin/false", "/no/such/python"])
+def test_a_worker_that_fails_or_cannot_start_has_its_block_decoded_here(
+    executable: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    made = _synthetic(tmp_path / "made")
+    one, three = (AttemptPaths(tmp_path / n / made.root.name) for n in ("one", "three"))
+    shutil.copytree(made.root, one.root)
+    shutil.copytree(made.root, three.root)
+    by_one = _finalized(one, 1, monkeypatch)
+    monkeypatch.setattr(sys, "executable", executable)
+    with caplog.at_level(logging.WARNING, logger="roller.finalize"):
+        assert _finalized(three, 3, monkeypatch, workers=0) == by_one
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert len(warnings) == 2, warnings  # one per worker
+    assert all("decoding them here" in w for w in warnings)
+
+
+def test_how_many_processes(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(PROCESSES_VARIABLE, raising=False)
+    assert process_count(PARALLEL_MIN_CALLS - 1) == 1
+    cpus = len(os.sched_getaffinity(0))
+    assert process_count(PARALLEL_MIN_CALLS) == min(cpus, MAX_PROCESSES)
+    assert process_count(10, {PROCESSES_VARIABLE: "3"}) == 3
+    assert process_count(10**6, {PROCESSES_VARIABLE: "1"}) == 1
+    for bad in ("0", "two", "-1", "1.5"):
+        with pytest.raises(ConfigError, match=PROCESSES_VARIABLE):
+            process_count(10, {PROCESSES_VARIABLE: bad})
+    # a harness registered in this process only: a fresh process would not know it
+    register(throwaway_harness.HARNESS)
+    try:
+        assert process_count(10, {PROCESSES_VARIABLE: "3"}) == 1
+    finally:
+        unregister(throwaway_harness.NAME)
+    assert process_count(10, {PROCESSES_VARIABLE: "3"}) == 3
+
+
+@pytest.mark.parametrize("processes", [1, 2, 3, 4])
+def test_blocks_cover_the_calls_in_order(processes: int) -> None:
+    for calls in (*range(12), 45, 1999, 2000, 10_000, 100_003):
+        spans = blocks(calls, processes)
+        assert spans[0][0] == 0 and spans[-1][1] == calls
+        assert all(a[1] == b[0] for a, b in pairwise(spans))
+        assert all(hi > lo for lo, hi in spans) or calls == 0
+        assert len(spans) <= max(1, processes)
+        sizes = [hi - lo for lo, hi in spans]
+        assert sizes[0] >= max(sizes[1:], default=0)  # this process starts first
