@@ -18,7 +18,10 @@ every later call of a conversation carries earlier results (`result_in_context`
 relations grow with the square of a conversation's length, as in real captures).
 
 What it measures, each operation in a fresh child process (wall time, and peak RSS
-from `os.wait4`'s rusage: the child's own high-water mark, libraries included):
+from `os.wait4`'s rusage: the child's own high-water mark, libraries included; its CPU
+includes the processes it waited for, and where finalize starts worker processes
+(`roller.finalize.workers`, from 2,000 calls on) the RSS is the largest process's, not
+their sum):
 `finalize` (`roller finalize ATTEMPT`, raw/ kept), `validate` (`roller validate`),
 `export calls` and `export trajectory` (`roller export … --out FILE`, each validating
 first, as the commands do), `view` (the call tree, `roller view`) and `view-html` (the

@@ -12,9 +12,11 @@ reading gives; a block's first call in a worker is read afresh.
 
 Rules kept:
 - Nothing is lost to a worker: one that fails (it exits non-zero, is killed, cannot
-  start, or does not say it wrote its whole block) has its block decoded here
-  instead, and a warning names it; a worker still running when the pass is abandoned is
-  killed. Its files live in a temporary directory under the attempt, removed after.
+  start, or does not report its whole block, of the size its file has) has its block
+  decoded here instead, and a warning names it; a worker still running when the pass
+  is abandoned is killed. Its files live in a temporary directory under the attempt,
+  removed after. A record that cannot be read back once taken (its file changed on
+  disk since) is an `IntegrityError`: finalize again.
 - The tape index's problems come out as one process would report them: a worker
   reports the shape problems its index found typing its exchanges' metas, which this
   index adopts (`TapeIndex.checked_elsewhere`: shapes are reported in tape order,
@@ -51,7 +53,7 @@ from roller.capture.body_refs import CaptureBodies
 from roller.capture.layout import AttemptPaths
 from roller.capture.tape import TapeIndex, TapeSource
 from roller.capture.tape.framing import Place
-from roller.errors import ConfigError
+from roller.errors import ConfigError, IntegrityError
 from roller.finalize.first_pass import FirstPass, Passed
 from roller.finalize.tool_ids import NativeToolIds
 from roller.harnesses.registry import builtin
@@ -128,7 +130,14 @@ def _taken(worker: _Worker, tape: TapeIndex, first: FirstPass) -> Iterator[Passe
         for n in range(*worker.span):
             if n in referenced:  # an unresolved reference is reported here, in order
                 tape.request_body(tape.exchanges[n])
-            yield pickle.load(records)
+            try:
+                passed = pickle.load(records)
+            except Exception as exc:  # noqa: BLE001 - its bytes changed on disk since
+                raise IntegrityError(
+                    f"finalize: call {n}'s record, as a worker process wrote it, cannot "
+                    f"be read back ({type(exc).__name__}): finalize the attempt again"
+                ) from None
+            yield passed
     tape.checked_elsewhere(range(*worker.span), report.shapes)
 
 
@@ -137,6 +146,7 @@ class _Report:
     """What a worker says once its block's records are all written (`_done`)."""
 
     calls: int
+    size: int  # the bytes of its records file
     shapes: list[tuple[Place, str]]  # its index's shape problems (`TapeIndex.shape_problems`)
     referenced: list[int]  # its calls whose request body is a body reference
 
@@ -205,7 +215,11 @@ class _Worker:
                 report = pickle.load(fh)
         except Exception:  # noqa: BLE001 - any unreadable report: the block is decoded here
             return None
-        whole = isinstance(report, _Report) and report.calls == self.span[1] - self.span[0]
+        whole = (
+            isinstance(report, _Report)
+            and report.calls == self.span[1] - self.span[0]
+            and report.size == self.out.stat().st_size
+        )
         return report if whole else None
 
     def stop(self) -> None:
@@ -235,7 +249,8 @@ def decode_block(job: _Job, span: tuple[int, int], out: Path) -> None:
                 referenced.append(n)
             pickler.dump(first.call(n, tape.load(ref)))
             pickler.clear_memo()  # each record on its own: read back one at a time
-        report = _Report(span[1] - span[0], tape.shape_problems(), referenced)
+        fh.flush()
+        report = _Report(span[1] - span[0], fh.tell(), tape.shape_problems(), referenced)
     with _done(out).open("wb") as fh:
         pickle.dump(report, fh, protocol=pickle.HIGHEST_PROTOCOL)
 
