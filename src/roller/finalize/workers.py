@@ -217,9 +217,11 @@ class _Worker:
             return None
         whole = (
             isinstance(report, _Report)
+            and isinstance(report.shapes, list)
+            and isinstance(report.referenced, list)
             and report.calls == self.span[1] - self.span[0]
             and report.size == self.out.stat().st_size
-        )
+        )  # (a worker of another roller, changed on disk since, reports otherwise)
         return report if whole else None
 
     def stop(self) -> None:
