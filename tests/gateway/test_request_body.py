@@ -77,7 +77,7 @@ def _document(rng: random.Random, value: Any) -> bytes:
     if rng.random() < 0.5:
         body = {k: body[k] for k in rng.sample(list(body), rng.randint(0, 3))}
     text = json.dumps(body, ensure_ascii=rng.random() < 0.5, indent=rng.choice([None, 1]))
-    what = rng.randrange(12)
+    what = rng.randrange(14)
     if what == 0:
         text = text[: rng.randrange(len(text) + 1)]  # cut
     elif what == 1:
@@ -99,6 +99,10 @@ def _document(rng: random.Random, value: Any) -> bytes:
         raw = raw.replace(b"e", b"\xff", 1)
     elif what == 9:
         raw = raw.replace(b'"', b'"\x01', 1)
+    elif what == 10:  # invalid UTF-8 where a members' reader skips: the whole body is not JSON
+        raw = raw.replace(b'"messages": [', b'"messages": ["\xff", ', 1)
+    elif what == 11:  # a surrogate encoded as UTF-8 where it skips: JSON, as Python decodes it
+        raw = raw.replace(b'"messages": [', b'"messages": ["\xed\xa0\x80", ', 1)
     return raw
 
 
@@ -141,6 +145,21 @@ def test_a_profile_that_declares_its_paths_reads_only_its_members() -> None:
     assert bodies.read(b' {"model": "m"}', "claude-code") is None  # not an object or array
     assert bodies.read(b"[1]", "claude-code") == [1]  # an array: the full parse
     assert bodies.read(b'{"model": "\\ud800"}', "claude-code") == {"model": "\ud800"}
+    # What the members' reader skips is still checked: invalid UTF-8 anywhere is no JSON.
+    assert bodies.read(b'{"messages": ["\xff"], "model": "m"}', "claude-code") is None
+    assert bodies.read('{"messages": ["\u00e9"], "model": "m"}'.encode(), "claude-code") == {
+        "model": "m"
+    }
+    # Nor does it hold an integer it skips to Python's digit limit: one past it, at any
+    # offset from the samples `_long_digits` takes, is no JSON; one at the limit is.
+    for pad in range(0, 2300, 89):
+        big = b'{"pad": "' + b"x" * pad + b'", "big": 7%s, "model": "m"}'
+        assert bodies.read(big % (b"7" * 4300), "claude-code") is None, pad
+        at_limit = bodies.read(big % (b"7" * 4299), "claude-code")
+        assert isinstance(at_limit, dict) and at_limit["model"] == "m", pad
+    # What it refuses that Python reads (NaN) gets the full parse.
+    read = bodies.read(b'{"x": NaN, "model": "m"}', "claude-code")
+    assert isinstance(read, dict) and math.isnan(read["x"]) and read["model"] == "m"
 
 
 def _model(body: object) -> object:
