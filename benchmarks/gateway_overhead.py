@@ -3,7 +3,8 @@
 Run from the repository root (about a minute):
 
     .venv/bin/python benchmarks/gateway_overhead.py [--requests N] [--rounds R]
-        [--concurrency 1,16] [--db postgresql+psycopg://…] [--before SRC]
+        [--concurrency 1,16] [--body-kb K] [--turns T] [--db postgresql+psycopg://…]
+        [--before SRC]
 
 One `roller mock-model` (non-streamed replies), and in front of it, each its own process
 on 127.0.0.1: `roller proxy` (tape only) and `roller gateway` (tape, token check and key
@@ -13,7 +14,8 @@ writer). `--before SRC` adds `gateway-before`: the same gateway command run from
 source tree (`PYTHONPATH=SRC`, e.g. `git archive main src | tar -x -C /tmp/before`), on
 its own store and tape, in the same interleaved rounds. The gateway's store is a SQLite
 file in WAL mode by default, or the database `--db` names. Requests are Claude
-Code-shaped Anthropic Messages turns (`--body-kb` KiB, eight tools) carrying a roller
+Code-shaped Anthropic Messages turns (`--body-kb` KiB, eight tools; the transcript one
+user message, or with `--turns T` T tool calls and their results) carrying a roller
 token and `x-claude-code-session-id`, one session per connection, so every request after
 the first finds its session row.
 
@@ -183,7 +185,7 @@ def count_calls(db_url: str) -> int | None:
 
 async def run(args: argparse.Namespace, work: Path) -> None:
     stack = start_stack(work, args.db, args.before)
-    body = request_body(args.body_kb, stream=False)
+    body = request_body(args.body_kb, stream=False, turns=args.turns)
     rows = []
     try:
         for concurrency in args.concurrency:
@@ -209,6 +211,12 @@ def main() -> None:
         "--concurrency", type=lambda s: [int(x) for x in s.split(",")], default=[1, 16]
     )
     parser.add_argument("--body-kb", type=int, default=16)
+    parser.add_argument(
+        "--turns",
+        type=int,
+        default=0,
+        help="the transcript as this many tool calls and results (default: one user message)",
+    )
     parser.add_argument("--db", help="the gateway's store (default: a SQLite file)")
     parser.add_argument("--before", type=Path, help="a source tree to run gateway-before from")
     args = parser.parse_args()

@@ -143,13 +143,16 @@ def start_stack(name: str, workdir: Path, scenario: Path, delay_ms: int) -> Stac
 
 
 # --- the load -----------------------------------------------------------------------------
-def request_body(body_kb: int, stream: bool) -> bytes:
+def request_body(body_kb: int, stream: bool, turns: int = 0) -> bytes:
     """An Anthropic Messages request of about `body_kb` KiB, shaped like a harness turn.
 
     Harness requests carry whole transcripts and tool schemas, tens of KiB each, and the
     proxy reads and records every byte. The request offers tools, as every agent turn
     does (without tools the mock also checks whether this is a title request, a regex
     over the whole user text that would make the mock, not the proxy, the bottleneck).
+    By default the transcript is one user message; `turns` > 0 makes it that many tool
+    calls, each an assistant `tool_use` and a user `tool_result` sharing the text, as a
+    harness resends its conversation so far.
     """
     schema = {
         "type": "object",
@@ -168,9 +171,23 @@ def request_body(body_kb: int, stream: bool) -> bytes:
         "tools": tools,
         "messages": [{"role": "user", "content": ""}],
     }
+    if turns > 0:
+        body["messages"][0]["content"] = "Run the benchmark."
+        for i in range(turns):
+            call = {"type": "tool_use", "id": f"toolu_{i:04d}", "name": f"tool_{i % 8}"}
+            call["input"] = {"command": f"step {i}"}
+            body["messages"].append({"role": "assistant", "content": [call]})
+            result = {"type": "tool_result", "tool_use_id": f"toolu_{i:04d}", "content": ""}
+            body["messages"].append({"role": "user", "content": [result]})
     size = len(json.dumps(body, separators=(",", ":")))
     fill = max(0, body_kb * 1024 - size)
-    body["messages"][0]["content"] = ("lorem ipsum dolor sit amet " * (fill // 27 + 1))[:fill]
+    text = ("lorem ipsum dolor sit amet " * (fill // 27 + 1))[:fill]
+    if turns <= 0:
+        body["messages"][0]["content"] = text
+    else:
+        share = len(text) // turns
+        for i in range(turns):
+            body["messages"][2 + 2 * i]["content"][0]["content"] = text[i * share : (i + 1) * share]
     return json.dumps(body, separators=(",", ":")).encode()
 
 
