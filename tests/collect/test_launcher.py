@@ -44,7 +44,7 @@ def _alive(pid: int) -> bool:
     try:
         with open(f"/proc/{pid}/stat", "rb") as fh:
             stat = fh.read()
-    except FileNotFoundError:
+    except (FileNotFoundError, ProcessLookupError):  # gone (reaped between open and read)
         return False
     return stat[stat.rfind(b")") + 2 :].split()[0] != b"Z"  # a zombie is dead
 
