@@ -17,6 +17,8 @@ from roller.export.trajectory import build_trajectory
 from roller.finalize.assemble import FinalizedCapture
 from roller.finalize.decode import decode_exchange
 from roller.finalize.relate import text_in_request
+from roller.harnesses.openclaw.masking import masked, unmasked
+from roller.harnesses.openclaw.store import zstd
 from tests.harnesses.fixture_capture import finalize_fixture, inputs_of, native_copy, tape_of
 
 H = "openclaw"
@@ -313,3 +315,104 @@ def test_a_result_steered_into_the_running_turn_is_bound_by_its_notification(
     # the call belongs to the parent's own run, not to an announce run
     assert not target.native_identity["run_id"].startswith("announce:")
     assert all(not c.native_identity.get("run_id", "").startswith("announce:") for c in done.calls)
+
+
+def _renamed(native: Path, old: str, new: str) -> None:
+    """Every occurrence of `old` in the copied stores replaced by `new` (same length):
+    text columns and the zstd frames of large transcript events."""
+    for db in native.rglob("*.sqlite"):
+        with sqlite3.connect(db) as con:
+            listed = con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+            tables = [t for (t,) in listed]
+            for table in tables:
+                for column in [c[1] for c in con.execute(f"PRAGMA table_info('{table}')")]:
+                    try:
+                        con.execute(
+                            f'UPDATE "{table}" SET "{column}" = replace("{column}", ?, ?) '
+                            f'WHERE typeof("{column}") = \'text\' AND instr("{column}", ?)',
+                            (old, new, old),
+                        )
+                    except sqlite3.OperationalError:
+                        continue  # a full-text index's own tables: not read
+            frames = (
+                con.execute(
+                    "SELECT session_id, seq, event_zstd FROM transcript_events "
+                    "WHERE event_zstd IS NOT NULL"
+                ).fetchall()
+                if "transcript_events" in tables
+                else []
+            )
+            for sid, seq, frame in frames:
+                text = zstd.decompress(frame).replace(old.encode(), new.encode())
+                con.execute(
+                    "UPDATE transcript_events SET event_zstd = ? WHERE session_id = ? AND seq = ?",
+                    (zstd.compress(text), sid, seq),
+                )
+
+
+def test_an_announce_run_id_openclaw_stored_masked_is_read_whole(tmp_path: Path) -> None:
+    """A child whose session UUID ends in twelve digits has its announce run id stored
+    masked by OpenClaw (seen in a real run of `identical-prompts`: `…-723659…6e77`).
+    Made here from a real two-child run: one child's UUID renamed so, everywhere in the
+    stores, and its announce events' `runId` masked as OpenClaw masks it. Each child's
+    result is still bound to its own announce call, by the one run id of the store that
+    masks to the stored form; without that, the masked child's delivery is unknown."""
+    native = native_copy(H, "responses-parallel", tmp_path)
+    with sqlite3.connect(native / "openclaw" / "state" / "openclaw.sqlite") as con:
+        keys = [k for (k,) in con.execute("SELECT child_session_key FROM subagent_runs")]
+    old_key = sorted(keys)[0]
+    new_key = old_key[:-12] + "723659216394"
+    _renamed(native, old_key, new_key)
+    stored: set[str] = set()
+    with sqlite3.connect(native / AGENT_DB) as con:
+        rows = con.execute(
+            "SELECT session_id, seq, event_json FROM transcript_events WHERE event_json LIKE ?",
+            (f'%"runId":"announce:v1:{new_key}:%',),
+        ).fetchall()
+        for sid, seq, text in rows:
+            event = json.loads(text)
+            meta = event.get("message", {}).get("__openclaw")
+            if isinstance(meta, dict):
+                meta["runId"] = masked(meta["runId"])
+                stored.add(meta["runId"])
+                con.execute(
+                    "UPDATE transcript_events SET event_json = ? WHERE session_id = ? AND seq = ?",
+                    (json.dumps(event), sid, seq),
+                )
+    (form,) = stored
+    assert form.startswith(f"announce:v1:{new_key[:-6]}") and "…" in form
+    done = finalize_fixture(H, "responses-parallel", tmp_path, native_dir=native)
+    assert done.manifest.capture_status == "complete", done.manifest.capture_errors
+    calls = _calls(done)
+    children = _children(done)
+    assert sorted(children.values()) == sorted([new_key, *(k for k in keys if k != old_key)])
+    for child, key in children.items():
+        (delivered,) = [r for r in _of(done, "result_delivered") if r.child_participant_id == child]
+        assert delivered.status == "established", delivered.note
+        target = calls[delivered.target_call_id or ""]
+        run = target.native_identity["run_id"]
+        assert run.startswith(f"announce:v1:{key}:") and "…" not in run
+        assert target.native_identity["notification_id"] == run
+        in_context = {
+            r.target_call_id
+            for r in _of(done, "result_in_context")
+            if r.child_participant_id == child
+        }
+        assert in_context == {target.call_id}
+        assert ("stored masked as" in (delivered.note or "")) == (key == new_key)
+
+
+def test_the_masking_is_openclaws_and_an_ambiguous_form_names_no_run() -> None:
+    full = (
+        "announce:v1:agent:main:subagent:bea4bd8b-2bb2-4f79-83a6-723659216394:"
+        "7ad09f6a-ecfc-4490-82f8-2bd76a186e77"
+    )
+    stored = "announce:v1:agent:main:subagent:bea4bd8b-2bb2-4f79-83a6-723659…6e77"  # as seen
+    assert masked(full) == stored
+    # a UUID whose last group holds a letter is stored whole
+    unmasked_form = full.replace("723659216394", "a23659216394")
+    assert masked(unmasked_form) == unmasked_form
+    other = full.replace("7ad09f6a", "0bd09f6a")  # another run, the same head and tail
+    assert unmasked([full]) == {stored: full}
+    assert unmasked([full, other]) == {}
+    assert unmasked([unmasked_form]) == {}
