@@ -86,7 +86,10 @@ def upstream(key: str, log: Path) -> Served:
 def sample_rss(served: Served, stop: threading.Event, every: float = 0.5) -> threading.Thread:
     def run() -> None:
         while not stop.is_set() and served.alive():
-            served.rss_kib.append(served.rss())
+            try:
+                served.rss_kib.append(served.rss())
+            except (OSError, ValueError):  # it ended after `alive` (gone, or a zombie: no VmRSS)
+                return
             stop.wait(every)
 
     thread = threading.Thread(target=run, daemon=True)
