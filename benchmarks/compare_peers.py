@@ -33,7 +33,9 @@ generator) on CPU 1, so a subject's cost is its own core's and the load competes
 the upstream only. Measured per subject: added p50/p99 latency (minus direct), time to
 first byte of streams, throughput, CPU per request (the subject's process tree, from
 /proc), peak RSS (VmHWM summed over its tree); printed as ratios against direct and
-against the bare hop. A measurement, not a test: nothing is asserted.
+against the bare hop; then issue 16's targets (`TARGETS`: the proxy against the bare
+hop, each gateway against the proxy) as a table of ratios marked met or missed, for the
+subjects the run measured. A measurement, not a test: nothing is asserted.
 """
 
 from __future__ import annotations
@@ -53,7 +55,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from loadgen import Batch, Pool, Target
 from proxy_overhead import CLK_TCK, HEADERS, TOKEN, percentile, write_scenario
@@ -392,6 +394,52 @@ async def measure(
     return cells
 
 
+# Issue 16's targets: (subject, against, "cpu" or "rps", bound). CPU per request is
+# met at or under its bound, throughput at or over it.
+TARGETS: Final = (
+    ("proxy", "bare", "cpu", 1.15),
+    ("proxy", "bare", "rps", 0.9),
+    ("gateway-sqlite", "proxy", "cpu", 1.25),
+    ("gateway-sqlite", "proxy", "rps", 0.8),
+    ("gateway-pg", "proxy", "cpu", 1.25),
+    ("gateway-pg", "proxy", "rps", 0.8),
+)
+# (mode, concurrency) -> peer -> (requests per second, CPU µs per request)
+Readings = dict[tuple[str, int], dict[str, tuple[float, float]]]
+
+
+def readings_of(cells: dict[str, Cell]) -> dict[str, tuple[float, float]]:
+    return {
+        peer: (cell.throughput, 1e6 * cell.cpu / cell.requests)
+        for peer, cell in cells.items()
+        if cell.requests and cell.cpu
+    }
+
+
+def target_table(readings: Readings) -> list[str]:
+    """The targets as a Markdown table, each ratio marked met or missed, then how many of
+    each were met: only the targets whose two subjects every row measured."""
+    rows = list(readings)
+    kept = [t for t in TARGETS if all(t[0] in readings[r] and t[1] in readings[r] for r in rows)]
+    if not rows or not kept:
+        return []
+    word = {"cpu": ("CPU", "≤"), "rps": ("req/s", "≥")}
+    heads = [f"{a} {word[k][0]} ÷ {b} ({word[k][1]} {bound})" for a, b, k, bound in kept]
+    lines = ["| mode | conc | " + " | ".join(heads) + " |", "|---" * (2 + len(kept)) + "|"]
+    met = [0] * len(kept)
+    for mode, conc in rows:
+        cells = []
+        for n, (a, b, kind, bound) in enumerate(kept):
+            i = 0 if kind == "rps" else 1
+            ratio = readings[mode, conc][a][i] / readings[mode, conc][b][i]
+            ok = ratio >= bound if kind == "rps" else ratio <= bound
+            met[n] += ok
+            cells.append(f"{ratio:.2f} {'met' if ok else 'missed'}")
+        lines.append(f"| {mode} | {conc} | " + " | ".join(cells) + " |")
+    counts = ", ".join(f"{h}: {m} of {len(rows)}" for h, m in zip(heads, met, strict=True))
+    return [*lines, "", f"met: {counts}"]
+
+
 def report_rows(mode: str, conc: int, cells: dict[str, Cell], rss: dict[str, float]) -> list[str]:
     direct = cells["direct"]
     d50, d99 = (percentile(direct.values("latencies"), q) for q in (50, 99))
@@ -431,6 +479,7 @@ async def run(args: argparse.Namespace, work: Path) -> list[str]:
     write_scenario(scenario)
     lines = [HEAD]
     notes: list[str] = []
+    readings: Readings = {}
     phases = (("burst", ("json-small", "json-large", "burst")), ("paced", ("stream",)))
     for upstream_kind, phase_modes in phases:
         modes = tuple(m for m in phase_modes if m in args.modes)
@@ -450,12 +499,14 @@ async def run(args: argparse.Namespace, work: Path) -> list[str]:
                     cells = await measure(subjects, peers, mode, conc, args)
                     rss = {p: s.peak_rss_mb() for p, s in subjects.servers.items()}
                     lines += report_rows(mode, conc, cells, rss)
+                    readings[mode, conc] = readings_of(cells)
                     print(lines[-len(cells) :] and "\n".join(lines[-len(cells) :]), flush=True)
         finally:
             notes += subjects.notes
             subjects.stop()
             mock.stop()
-    return lines + notes
+    table = target_table(readings)
+    return lines + (["", "issue 16 targets:", *table] if table else []) + notes
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:

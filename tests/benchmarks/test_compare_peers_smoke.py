@@ -1,5 +1,6 @@
 """benchmarks/compare_peers.py runs: `--help`, and one quick round of direct and the bare
-hop in front of a real `roller mock-model` (a smoke run, nothing timed is asserted)."""
+hop in front of a real `roller mock-model` (a smoke run, nothing timed is asserted); its
+table of issue 16's targets marks each ratio against its bound."""
 
 from __future__ import annotations
 
@@ -7,7 +8,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "compare_peers.py"
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+import compare_peers
+
+SCRIPT = Path(compare_peers.__file__)
 
 
 def test_help_names_every_peer() -> None:
@@ -31,3 +35,26 @@ def test_a_quick_round_of_direct_and_bare(tmp_path: Path) -> None:
     assert peers == {"direct", "bare"}
     bare = next(r for r in rows if r[:3] == ["json-small", "1", "bare"])
     assert float(bare[5]) > 0  # requests per second: every request was answered
+    assert "issue 16 targets" not in out.read_text()  # no target's two subjects were run
+
+
+def test_the_targets_are_marked_against_their_bounds() -> None:
+    readings = {  # (req/s, CPU µs a request)
+        ("json-small", 1): {"bare": (1000, 400), "proxy": (900, 460), "gateway-sqlite": (720, 575)},
+        ("burst", 64): {"bare": (1000, 400), "proxy": (899, 461), "gateway-sqlite": (719, 577)},
+    }
+    table = compare_peers.target_table(readings)
+    assert table[0] == (
+        "| mode | conc | proxy CPU ÷ bare (≤ 1.15) | proxy req/s ÷ bare (≥ 0.9) "
+        "| gateway-sqlite CPU ÷ proxy (≤ 1.25) | gateway-sqlite req/s ÷ proxy (≥ 0.8) |"
+    )  # gateway-pg was not run: its targets are left out
+    # at a bound is met; a hair past it is missed, whatever the rounding shows
+    assert table[2] == "| json-small | 1 | 1.15 met | 0.90 met | 1.25 met | 0.80 met |"
+    assert table[3] == "| burst | 64 | 1.15 missed | 0.90 missed | 1.25 missed | 0.80 missed |"
+    assert table[-1] == (
+        "met: proxy CPU ÷ bare (≤ 1.15): 1 of 2, proxy req/s ÷ bare (≥ 0.9): 1 of 2, "
+        "gateway-sqlite CPU ÷ proxy (≤ 1.25): 1 of 2, gateway-sqlite req/s ÷ proxy (≥ 0.8): "
+        "1 of 2"
+    )
+    del readings["burst", 64]["proxy"]  # a row without the proxy: no target can be read
+    assert compare_peers.target_table(readings) == []
