@@ -29,9 +29,8 @@ Facts relied on (2026.9.6, measured in every API and both tool surfaces):
   proves nothing. An announce run whose events name no response id cannot be bound: the
   main trajectory is barred (`announce_unbound: …`). A delivery the store calls
   `delivered` with no announce event left is an unbound `result_delivered` (unknown).
-- An announce run id OpenClaw stored masked (a child session UUID ending in twelve
-  digits: `roller.harnesses.openclaw.masking`) is read as the full id of the store's
-  child run it masks (`unmasked_run_ids`), when exactly one masks to it.
+- An event's run id is as OpenClaw meant it: one it stored masked was read back
+  (`roller.harnesses.openclaw.masking`), and its note says so.
 """
 
 from __future__ import annotations
@@ -42,7 +41,6 @@ from typing import Any
 
 from roller.capture.models import RelationType
 from roller.harnesses.base import NativeEvidence, NativeRelation
-from roller.harnesses.openclaw.masking import unmasked
 from roller.harnesses.openclaw.store import STATE_DB, Event, Store, SubagentRun, TaskRun
 from roller.harnesses.openclaw.tree import NATIVE_ROOT, Tree
 
@@ -166,32 +164,16 @@ def result_text(store: Store, spawn: Spawn) -> str | None:
     return task.summary if task is not None and task.summary else None
 
 
-def unmasked_run_ids(store: Store) -> dict[str, str]:
-    """A stored (masked) announce run id -> the full id of the child run it masks."""
-    runs: set[tuple[str | None, str | None]]
-    runs = {(r.child_key, i) for r in store.subagent_runs for i in (r.run_id, r.task_run_id)}
-    runs |= {(t.child_key, t.run_id) for t in store.task_runs if t.runtime == "subagent"}
-    return unmasked(f"{ANNOUNCE_PREFIX}{key}:{run}" for key, run in runs if key and run)
-
-
-def run_of(e: Event, unmasked_ids: Mapping[str, str]) -> str | None:
-    """The run an event names: its stored `runId`, unmasked where it was masked."""
-    return None if e.run_id is None else unmasked_ids.get(e.run_id, e.run_id)
-
-
-def announce_events(
-    tree: Tree, spawn: Spawn, unmasked_ids: Mapping[str, str]
-) -> list[tuple[Event, str]]:
+def announce_events(tree: Tree, spawn: Spawn) -> list[tuple[Event, str]]:
     """The requester's own assistant events that received the child's result, in store
     order, each with the native id of the notification it received: those of the child's
-    announce runs (the run id, unmasked), and those answering a steered delivery (its
-    key)."""
+    announce runs (the run id), and those answering a steered delivery (its key)."""
     prefix = f"{ANNOUNCE_PREFIX}{spawn.child_key}:"
     mine = [e for e in tree.own if tree.key_of[e.session_id] == spawn.parent_key]
     received: dict[int, str] = {
-        id(e): run
+        id(e): e.run_id or ""
         for e in mine
-        if e.role == "assistant" and (run := run_of(e, unmasked_ids) or "").startswith(prefix)
+        if e.role == "assistant" and (e.run_id or "").startswith(prefix)
     }
     for steered in mine:
         if steered.role == "user" and (steered.idempotency_key or "").startswith(prefix):
@@ -200,14 +182,12 @@ def announce_events(
     return [(e, received[id(e)]) for e in mine if id(e) in received]
 
 
-def notification_ids(
-    tree: Tree, found: list[Spawn], unmasked_ids: Mapping[str, str]
-) -> dict[str, str]:
+def notification_ids(tree: Tree, found: list[Spawn]) -> dict[str, str]:
     """Response id -> the id of the child notification that call received."""
     return {
         e.response_id: nid
         for spawn in found
-        for e, nid in announce_events(tree, spawn, unmasked_ids)
+        for e, nid in announce_events(tree, spawn)
         if e.response_id is not None
     }
 
@@ -234,10 +214,8 @@ def _answering(session: list[Event], injected: Event) -> list[Event]:
     return out
 
 
-def _deliveries(
-    tree: Tree, store: Store, spawn: Spawn, unmasked_ids: Mapping[str, str]
-) -> Iterator[NativeRelation]:
-    events = announce_events(tree, spawn, unmasked_ids)
+def _deliveries(tree: Tree, store: Store, spawn: Spawn) -> Iterator[NativeRelation]:
+    events = announce_events(tree, spawn)
     text = result_text(store, spawn) or f"session_key: {spawn.child_key}"
     run, _ = _registered(store, spawn)
     if not events:
@@ -265,22 +243,19 @@ def _deliveries(
             target_response_id=e.response_id,
             delivered_text=text,
             carried_forward=False,
-            note=_announce_note(e, notification, unmasked_ids),
+            note=_announce_note(e, notification),
         )
 
 
-def _announce_note(e: Event, notification: str, unmasked_ids: Mapping[str, str]) -> str:
-    run = run_of(e, unmasked_ids)
-    if notification != run:
-        return f"{notification}: steered into the running turn (run {run})"
-    if run != e.run_id:
-        return f"announce run {run} (stored masked as {e.run_id})"
-    return f"announce run {run}"
+def _announce_note(e: Event, notification: str) -> str:
+    if notification != e.run_id:
+        return f"{notification}: steered into the running turn (run {e.run_id})"
+    if e.stored_run_id is not None:
+        return f"announce run {e.run_id} (stored masked as {e.stored_run_id})"
+    return f"announce run {e.run_id}"
 
 
-def relations(
-    tree: Tree, store: Store, found: list[Spawn], unmasked_ids: Mapping[str, str]
-) -> list[NativeRelation]:
+def relations(tree: Tree, store: Store, found: list[Spawn]) -> list[NativeRelation]:
     out: list[NativeRelation] = []
     for spawn in found:
         common: Mapping[str, Any] = {
@@ -304,19 +279,16 @@ def relations(
                     evidence=(evidence,) if evidence else (),
                 )
             )
-        out += _deliveries(tree, store, spawn, unmasked_ids)
+        out += _deliveries(tree, store, spawn)
     return out
 
 
-def unbound_announces(
-    tree: Tree, found: list[Spawn], roots: set[str], unmasked_ids: Mapping[str, str]
-) -> list[str]:
+def unbound_announces(tree: Tree, found: list[Spawn], roots: set[str]) -> list[str]:
     """Main-trajectory bars: a root's announce run that names no response id."""
     bars = []
     for spawn in found:
         if spawn.parent_key not in roots:
             continue
-        events = announce_events(tree, spawn, unmasked_ids)
-        runs = {nid for e, nid in events if e.response_id is None}
+        runs = {nid for e, nid in announce_events(tree, spawn) if e.response_id is None}
         bars += [f"announce_unbound: announce run {r} names no response id" for r in sorted(runs)]
     return bars

@@ -10,16 +10,23 @@ read 2026-12-06, and a real run of the `identical-prompts` acceptance scenario):
   masked to its first 6 characters, `…` and its last 4 (a match under 18 characters
   to `***`). So `…-723659216394:7ad09f6a-…-2bd76a186e77` is stored as `…-723659…6e77`.
 - The masking is deterministic, and the state store names every child's runs
-  (`subagent_runs`, `task_runs`): a stored id is read back by masking each known id the
-  same way, and is the one id whose masked form it is — when exactly one is. No other
-  pattern is undone: an id masked otherwise stays as stored and binds nothing.
+  (`subagent_runs`, `task_runs`): a stored id is read back by masking each known
+  announce id the same way, and is the one id whose masked form it is — when exactly
+  one is. No other pattern is undone: an id masked otherwise stays as stored and binds
+  nothing.
+`unmask_runs(store)` is the store with each such event's `run_id` read back (the stored
+form kept as `stored_run_id`), so every reader after it sees the run OpenClaw meant.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from dataclasses import replace
 from typing import Final
+
+from roller.harnesses.openclaw.delegation import ANNOUNCE_PREFIX
+from roller.harnesses.openclaw.store import Store
 
 # JavaScript's `\b` and `\d` without the `u` flag are ASCII-only, as here.
 _TOKEN_LIKE: Final = re.compile(r"\b(\d{6,}:[A-Za-z0-9_-]{20,})\b", re.ASCII)
@@ -44,3 +51,20 @@ def unmasked(known: Iterable[str]) -> dict[str, str]:
         if form != full:
             by_form.setdefault(form, set()).add(full)
     return {form: next(iter(ids)) for form, ids in by_form.items() if len(ids) == 1}
+
+
+def unmask_runs(store: Store) -> Store:
+    """`store` with the run ids of its events that OpenClaw stored masked read back."""
+    known: set[tuple[str | None, str | None]]
+    known = {(r.child_key, i) for r in store.subagent_runs for i in (r.run_id, r.task_run_id)}
+    known |= {(t.child_key, t.run_id) for t in store.task_runs if t.runtime == "subagent"}
+    forms = unmasked(f"{ANNOUNCE_PREFIX}{key}:{run}" for key, run in known if key and run)
+    if not forms:
+        return store
+    events = tuple(
+        replace(e, run_id=forms[e.run_id], stored_run_id=e.run_id)
+        if e.run_id is not None and e.run_id in forms
+        else e
+        for e in store.events
+    )
+    return replace(store, events=events)

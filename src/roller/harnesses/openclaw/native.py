@@ -9,8 +9,8 @@ report (`roller.harnesses.openclaw.gateway`). What is read from them:
 - identity (`response_id`): each own assistant event's `responseId` -> its session key
   (fork copies excluded); `call_native_ids` gives each such response id its native
   `run_id` and, for a call that received a child's notification, its `notification_id`
-  (the announce run, or the steered message's `announce:v1:…:active-wake` key), a run
-  id OpenClaw stored masked read back whole (`masking`);
+  (the announce run, or the steered message's `announce:v1:…:active-wake` key); a run
+  id OpenClaw stored masked is read back whole first (`masking.unmask_runs`);
   coverage `per_response_id` lists them per participant;
 - relations: spawn, launch acknowledgement, child completion, the announce delivery and
   every further call of the same announce run (`delegation`);
@@ -45,6 +45,7 @@ from roller.harnesses.base import (
 )
 from roller.harnesses.openclaw import delegation
 from roller.harnesses.openclaw.lifecycle import drain_state, registry_gaps
+from roller.harnesses.openclaw.masking import unmask_runs
 from roller.harnesses.openclaw.replay import replayed_ids
 from roller.harnesses.openclaw.store import STATE_DB, Store, read_store
 from roller.harnesses.openclaw.tree import NATIVE_ROOT, Tree, session_tree
@@ -68,9 +69,7 @@ def _participants(tree: Tree) -> tuple[NativeParticipant, ...]:
     )
 
 
-def _identity(
-    tree: Tree, unmasked_ids: dict[str, str]
-) -> tuple[NativeIdentity, NativeCoverage, dict[str, dict[str, str]]]:
+def _identity(tree: Tree) -> tuple[NativeIdentity, NativeCoverage, dict[str, dict[str, str]]]:
     keys: dict[str, list[str]] = {}
     runs: dict[str, set[str | None]] = {}
     ids: dict[str, set[str]] = {}
@@ -78,7 +77,7 @@ def _identity(
         assert e.response_id is not None
         if key not in keys.setdefault(e.response_id, []):
             keys[e.response_id].append(key)
-        runs.setdefault(e.response_id, set()).add(delegation.run_of(e, unmasked_ids))
+        runs.setdefault(e.response_id, set()).add(e.run_id)
         ids.setdefault(key, set()).add(e.response_id)
     native_ids = {
         rid: {"run_id": run}
@@ -166,15 +165,13 @@ def _missing_stores(native_dir: Path, store: Store, problems: list[NativeProblem
 
 def read_native(native_dir: Path) -> NativeCapture:
     """OpenClaw's stores under `native_dir` as native facts (see the module docstring)."""
-    store = read_store(native_dir / NATIVE_ROOT)
+    store = unmask_runs(read_store(native_dir / NATIVE_ROOT))
     problems = list(store.problems)
     _missing_stores(native_dir, store, problems)
     tree = session_tree(store, problems)
-    unmasked_ids = delegation.unmasked_run_ids(store)
-    identity, coverage, native_ids = _identity(tree, unmasked_ids)
+    identity, coverage, native_ids = _identity(tree)
     found = delegation.spawns(tree)
-    notifications = delegation.notification_ids(tree, found, unmasked_ids)
-    for response_id, notification in notifications.items():
+    for response_id, notification in delegation.notification_ids(tree, found).items():
         if response_id in native_ids:
             native_ids[response_id]["notification_id"] = notification
     roots = {s.key for s in tree.sessions.values() if s.parent_key is None}
@@ -183,14 +180,12 @@ def read_native(native_dir: Path) -> NativeCapture:
     return NativeCapture(
         participants=_participants(tree),
         identity=identity,
-        relations=tuple(delegation.relations(tree, store, found, unmasked_ids)),
+        relations=tuple(delegation.relations(tree, store, found)),
         coverage=coverage,
         lifecycle=lifecycle,
         subtasks="supported",
         problems=tuple(problems),
-        main_trajectory_blocked_by=tuple(
-            delegation.unbound_announces(tree, found, roots, unmasked_ids)
-        ),
+        main_trajectory_blocked_by=tuple(delegation.unbound_announces(tree, found, roots)),
         call_native_ids=native_ids,
         replayed_tool_ids=replayed,
     )

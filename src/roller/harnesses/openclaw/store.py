@@ -103,6 +103,8 @@ class Event:
     details: Any = None
     text: str = ""
     idempotency_key: str | None = None
+    # `runId` as stored, when OpenClaw masked it and `run_id` is read back (`masking`)
+    stored_run_id: str | None = None
 
     @property
     def where(self) -> str:
