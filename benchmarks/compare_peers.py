@@ -57,8 +57,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
+from cpu_clock import process_cpu_seconds
 from loadgen import Batch, Pool, Target
-from proxy_overhead import CLK_TCK, HEADERS, TOKEN, percentile, write_scenario
+from proxy_overhead import HEADERS, TOKEN, percentile, write_scenario
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -89,14 +90,8 @@ class Server:
         return pids
 
     def cpu_seconds(self) -> float:
-        total = 0.0
-        for pid in self.tree():
-            try:
-                fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            total += (int(fields[11]) + int(fields[12])) / CLK_TCK
-        return total
+        """The CPU time of the process and its children so far, exact (`cpu_clock`)."""
+        return sum(filter(None, map(process_cpu_seconds, self.tree())))
 
     def peak_rss_mb(self) -> float:
         total = 0

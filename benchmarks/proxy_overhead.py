@@ -50,6 +50,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from cpu_clock import process_cpu_seconds
 from loadgen import Batch, Pool, Target
 
 from roller.capture.tape import read_tape
@@ -64,7 +65,6 @@ REPLY_TEXT = (
 TARGET_ADDED_P50_MS = 0.5
 TARGET_ADDED_P99_MS = 3.0
 TARGET_TTFB_RATIO = 1.05
-CLK_TCK = os.sysconf("SC_CLK_TCK")
 # (requests, paced-stream requests, rounds) per target and row
 FULL = (2000, 400, 5)
 QUICK = (300, 80, 3)
@@ -79,9 +79,11 @@ class Process:
     log: Path
 
     def cpu_seconds(self) -> float:
-        """User + system CPU of the process so far (from /proc, clock-tick resolution)."""
-        fields = Path(f"/proc/{self.popen.pid}/stat").read_text().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / CLK_TCK
+        """The process's CPU time so far, every thread's, exact (`cpu_clock`)."""
+        seconds = process_cpu_seconds(self.popen.pid)
+        if seconds is None:
+            raise RuntimeError(f"{self.name} (pid {self.popen.pid}) is gone: see {self.log}")
+        return seconds
 
     def stop(self) -> int:
         if self.popen.poll() is None:
