@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from roller.wire import PROTOCOL_NAMES, anthropic, codec_for
 from roller.wire.ending import quick_ending, response_ending
 from roller.wire.response import read_response
-from roller.wire.sse import decode_body, well_formed_fields
+from roller.wire.sse import decode_body, fields_holding, well_formed, well_formed_fields
 from tests.wire.settings import EXAMPLES, TIMEOUT
 from tests.wire.streams import (
     anthropic_stream,
@@ -41,11 +41,42 @@ def _full_terminal(body: bytes) -> bool | None:
     return read_response(anthropic.CODEC, 200, STREAM, body).terminal
 
 
+def _escaped(word: str, rng: random.Random) -> str:
+    """`word` with one ASCII character as a JSON `\\u00XX` escape (either case)."""
+    i = rng.randrange(len(word))
+    code = f"{ord(word[i]):04x}"
+    return word[:i] + "\\u" + (code.upper() if rng.random() < 0.5 else code) + word[i + 1 :]
+
+
+def _words_elsewhere(rng: random.Random, data: Any) -> tuple[str | None, Any]:
+    """An event holding a kind's word where it names no kind: in a text, or a name
+    that only starts with it (`stream_terminal` parses such an event, to no effect)."""
+    word = rng.choice(["error", "message_start", "message_stop", "message_st"])
+    if rng.random() < 0.5:
+        delta = {"type": "text_delta", "text": f"an {word} in the text"}
+        return "content_block_delta", {"type": "content_block_delta", "index": 0, "delta": delta}
+    return word + rng.choice(["ed", "s", "_x"]), data
+
+
+def _escaped_kind(rng: random.Random, data: Any) -> str:
+    """An event's JSON with its kind, or its `type` key, spelled with an escape (the
+    last `type`, the one that counts): only the escape says it is an `error`,
+    `message_start` or `message_stop`."""
+    kind = rng.choice(["error", "message_start", "message_stop"])
+    key = _escaped("type", rng) if rng.random() < 0.3 else "type"
+    spelled = _escaped(kind, rng) if key == "type" or rng.random() < 0.5 else kind
+    rest = {k: v for k, v in data.items() if k != "type"} if isinstance(data, dict) else {}
+    if kind == "message_start":
+        rest.setdefault("message", {"id": "m"})
+    members = [f"{json.dumps(k)}: {json.dumps(v)}" for k, v in rest.items()]
+    return "{" + ", ".join([*members, f'"{key}": "{spelled}"']) + "}"
+
+
 def _mutated(rng: random.Random) -> list[tuple[str | None, Any]]:
     events: list[tuple[str | None, Any]] = list(anthropic_stream(rng, may_cut=False).events)
     for _ in range(rng.randint(0, 3)):
         i = rng.randrange(len(events))
-        what = rng.randrange(9)
+        what = rng.randrange(11)
         name, data = events[i]
         if what == 0:
             del events[i]
@@ -69,8 +100,12 @@ def _mutated(rng: random.Random) -> list[tuple[str | None, Any]]:
             events[i] = (rng.choice(_KINDS) or None, data)  # the SSE event name
         elif what == 7:
             events[i] = (name, rng.choice(["not json", "[1, 2]", "null", '"message_stop"']))
-        elif isinstance(data, dict) and data.get("type") == "message_start":
+        elif what == 8 and isinstance(data, dict) and data.get("type") == "message_start":
             events[i] = (name, {"type": "message_start", "message": json_value(rng)})
+        elif what == 9:
+            events.insert(i, _words_elsewhere(rng, data))
+        elif what == 10:
+            events[i] = (name if rng.random() < 0.5 else None, _escaped_kind(rng, data))
         if not events:
             events = [(None, {"type": "ping"})]
     return events
@@ -158,6 +193,32 @@ def test_well_formed_fields_are_the_decoded_events_encoded() -> None:
         ]
     for bad in (b"data: x\r\n\r\n", b"\xef\xbb\xbfdata: x\n\n", b"data: \xff\n\n", b"data: x\n"):
         assert well_formed_fields(bad) is None
+
+
+def test_the_events_holding_a_word_are_the_well_formed_fields_holding_it() -> None:
+    rng = random.Random(11)
+    words = (b"message_st", b"error")
+    for _ in range(300):
+        events = _mutated(rng)
+        body = serialize(events, newline="\n", ensure_ascii=rng.random() < 0.5, comments=False)
+        fields = well_formed_fields(body)
+        assert fields and well_formed(body)
+        assert fields_holding(body, words) == [
+            (name, data)
+            for name, data in fields
+            if any(word in (name or b"") or word in data for word in words)
+        ]
+    for bad in (
+        b"",
+        b"data: x\r\n\r\n",
+        b"\xef\xbb\xbfdata: x\n\n",
+        b"data: \xff\n\n",
+        b"data: x\n",
+        b"event: a\n\n",
+        b"data: x\n\ndata: y",
+        b": comment\ndata: x\n\n",
+    ):
+        assert not well_formed(bad) and not well_formed_fields(bad), bad
 
 
 JSON = [["content-type", "application/json"]]

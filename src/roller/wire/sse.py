@@ -28,7 +28,11 @@ Any other body takes the decoder (tests/wire/test_sse.py checks the two agree).
 `well_formed_fields(body)` gives the same blocks of such a body as raw (event, data)
 bytes, for a reader that needs a few facts of every event and not its text: UTF-8 never
 encodes a byte 0x0A inside a character, so the bytes expression matches where the text
-one does, and each data's bytes are its text's encoding.
+one does, and each data's bytes are its text's encoding. `well_formed(body)` says only
+whether there are such blocks (one expression over the body, no block made), and
+`fields_holding(body, words)` gives those of its blocks whose event name or data holds
+one of `words`, in order: in such a body a blank line ends a block and nothing else, so
+the block around a word found in the body is the text between the blank lines around it.
 """
 
 from __future__ import annotations
@@ -38,12 +42,21 @@ import re
 
 from roller.wire.types import SSEEvent
 
-__all__ = ["SSEDecoder", "SSEEvent", "decode_body", "encode_event", "well_formed_fields"]
+__all__ = [
+    "SSEDecoder",
+    "SSEEvent",
+    "decode_body",
+    "encode_event",
+    "fields_holding",
+    "well_formed",
+    "well_formed_fields",
+]
 
 _LINE_END = re.compile(r"\r\n|\r|\n")
 _DIGITS = re.compile(r"[0-9]+")
 _WELL_FORMED = re.compile(r"(?:event: ([^\n]*)\n)?data: ([^\n]*)\n\n")
 _WELL_FORMED_BYTES = re.compile(rb"(?:event: ([^\n]*)\n)?data: ([^\n]*)\n\n")
+_WELL_FORMED_BODY = re.compile(rb"(?:(?:event: [^\n]*\n)?data: [^\n]*\n\n)+")
 
 
 def decode_body(body: bytes) -> tuple[list[SSEEvent], str | None]:
@@ -109,6 +122,36 @@ def well_formed_fields(body: bytes) -> list[tuple[bytes | None, bytes]] | None:
         pos = match.end()
         fields.append((match[1] or None, match[2]))
     return fields if pos == len(body) else None
+
+
+def well_formed(body: bytes) -> bool:
+    """Whether `body` is in the form servers write with at least one event: whether
+    `well_formed_fields(body)` gives any."""
+    if b"\r" in body or body.startswith(b"\xef\xbb\xbf"):
+        return False
+    try:
+        body.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return _WELL_FORMED_BODY.fullmatch(body) is not None
+
+
+def fields_holding(body: bytes, words: tuple[bytes, ...]) -> list[tuple[bytes | None, bytes]]:
+    """The `well_formed_fields` of a `well_formed` body whose event name or data holds
+    one of `words` (each of letters, digits and `_`), in order, each once."""
+    starts: set[int] = set()
+    for word in words:
+        at = body.find(word)
+        while at >= 0:
+            starts.add(body.rfind(b"\n\n", 0, at) + 2)  # after the blank line before it
+            at = body.find(word, at + len(word))
+    # (no blank line before: the first block, at 0 — rfind's -1 + 2 is 1, a byte into it)
+    fields: list[tuple[bytes | None, bytes]] = []
+    for start in sorted(0 if s == 1 else s for s in starts):
+        match = _WELL_FORMED_BYTES.match(body, start)
+        assert match is not None  # a well-formed body's block starts there
+        fields.append((match[1] or None, match[2]))
+    return fields
 
 
 class SSEDecoder:

@@ -29,7 +29,14 @@ generated, cut and mutated streams):
   `message_stop` but an `error` change nothing. No other event moves those facts, and
   the assembler raises on none (it keeps what it cannot merge);
 - each event's data is parsed as the assembler parses it (`json_values`, the values
-  `parse_json` gives).
+  `parse_json` gives);
+- only an event whose kind is `error`, `message_start` or `message_stop` can move the
+  fact, and such an event's name or data holds `error` or `message_st` as bytes unless
+  its JSON spells the kind (or the `type` key) with a `\\u` escape, which for an ASCII
+  character is always `\\u00XX`: so in a body without `\\u00`, only the events holding
+  one of those two words are parsed (`sse.fields_holding`: at burst's 2,273-byte, 17-event
+  reply, the two of them: 21 µs where parsing all 17 took 37). Other events, and a
+  body with `\\u00` anywhere, are read as before: every event parsed.
 """
 
 from __future__ import annotations
@@ -38,9 +45,12 @@ import orjson
 
 from roller.wire.anthropic.stream import is_error_body
 from roller.wire.jsonvalues import json_values, orjson_fails_alike
-from roller.wire.sse import well_formed_fields
+from roller.wire.sse import fields_holding, well_formed, well_formed_fields
 
 __all__ = ["stream_terminal", "whole_terminal"]
+
+# Every kind that can move the fact (`error`, `message_start`, `message_stop`) holds one.
+_KIND_WORDS = (b"message_st", b"error")
 
 
 def whole_terminal(body: bytes) -> bool | None:
@@ -56,10 +66,17 @@ def whole_terminal(body: bytes) -> bool | None:
 
 def stream_terminal(body: bytes) -> bool | None:
     """The stream's `terminal` fact, or None: not decided here (module docstring)."""
-    fields = well_formed_fields(body)
-    if not fields:
+    if not well_formed(body):
         return None
-    values = json_values([data for _, data in fields], body)
+    if b"\\u00" in body:  # a kind may be spelled with escapes: every event is read
+        fields = well_formed_fields(body) or []
+        datas = [data for _, data in fields]
+        within = body
+    else:
+        fields = fields_holding(body, _KIND_WORDS)
+        datas = [data for _, data in fields]
+        within = b"\n".join(datas)  # the parse's guard over these alone, not the body
+    values = json_values(datas, within)
     started = stopped = False
     for (name, _), obj in zip(fields, values, strict=True):
         if not isinstance(obj, dict):
