@@ -208,6 +208,15 @@ def test_the_events_holding_a_word_are_the_well_formed_fields_holding_it() -> No
             for name, data in fields
             if any(word in (name or b"") or word in data for word in words)
         ]
+    many = (
+        b"event: message_start\ndata: {}\n\n"
+        + b"data: " + b"error message_stop " * 500 + b"\n\n"
+        + b"data: {}\n\nevent: error\ndata: error\n\n"
+    )  # fmt: skip
+    assert well_formed(many)
+    assert fields_holding(many, words) == [
+        (name, data) for name, data in well_formed_fields(many) or [] if name or data != b"{}"
+    ]
     for bad in (
         b"",
         b"data: x\r\n\r\n",

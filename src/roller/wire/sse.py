@@ -144,7 +144,9 @@ def fields_holding(body: bytes, words: tuple[bytes, ...]) -> list[tuple[bytes | 
         at = body.find(word)
         while at >= 0:
             starts.add(body.rfind(b"\n\n", 0, at) + 2)  # after the blank line before it
-            at = body.find(word, at + len(word))
+            # On from the block's end: another hit in it names the same block, and each
+            # block is scanned once however often it holds the word.
+            at = body.find(word, body.find(b"\n\n", at) + 2)
     # (no blank line before: the first block, at 0 — rfind's -1 + 2 is 1, a byte into it)
     fields: list[tuple[bytes | None, bytes]] = []
     for start in sorted(0 if s == 1 else s for s in starts):
