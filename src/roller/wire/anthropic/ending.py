@@ -68,15 +68,11 @@ def stream_terminal(body: bytes) -> bool | None:
     """The stream's `terminal` fact, or None: not decided here (module docstring)."""
     if not well_formed(body):
         return None
-    if b"\\u00" in body:  # a kind may be spelled with escapes: every event is read
-        fields = well_formed_fields(body) or []
-        datas = [data for _, data in fields]
-        within = body
-    else:
-        fields = fields_holding(body, _KIND_WORDS)
-        datas = [data for _, data in fields]
-        within = b"\n".join(datas)  # the parse's guard over these alone, not the body
-    values = json_values(datas, within)
+    every = b"\\u00" in body  # a kind may be spelled with escapes: every event is read
+    fields = (well_formed_fields(body) or []) if every else fields_holding(body, _KIND_WORDS)
+    datas = [data for _, data in fields]
+    # the parse's guard over the body, or over the few events parsed alone
+    values = json_values(datas, body if every else b"\n".join(datas))
     started = stopped = False
     for (name, _), obj in zip(fields, values, strict=True):
         if not isinstance(obj, dict):
