@@ -6,21 +6,36 @@ whole and grows with the square of a conversation's length. compact/v3 stores ev
 request body as a tree of content-addressed nodes in one file, `contexts.blobs`:
 - a leaf holds bytes (zlib-compressed when that is shorter);
 - a concat node holds the digests of its children: its bytes are theirs, in order.
-`split(body)` cuts a JSON object body along its structure (`_members`): one piece per
-top-level key and value, and each array value as a chain — the first `n` elements are
-the chain of `n - 1` elements plus element `n` (with its leading comma) — so call k+1 of
-a conversation shares call k's chain node for its first messages and adds one node per
-new message. Any other body (not a JSON object, not UTF-8, unbalanced) is one leaf. The
-cut never changes a byte: joining the pieces gives the body exactly (checked as it is
-written), and a reader checks every rebuilt body against the call's `context_sha256`.
+
+The cut (`BlobWriter.add_body`) follows a JSON object body's structure: one piece per
+top-level key (the text up to its value) and value, and each array value as a chain —
+the first `n` elements are the chain of `n - 1` elements plus element `n` (the text from
+the end of element `n - 1`: its comma and spaces), closed by the text after the last
+element — so call k+1 of a conversation shares call k's chain node for its first
+messages and adds one node per new message. Any other body (not a JSON object, not
+UTF-8, unbalanced, nested past the parser's depth) is one leaf. The pieces are
+contiguous slices of the body, so joining them gives it exactly; a reader checks every
+rebuilt body against the call's `context_sha256`.
+
+Cost: a body is cut in time proportional to what is new in it. The writer keeps the
+cuts of recent arrays (`_Chains`: each array's text up to its last element's end and
+the chain digest there, bounded in count and characters); an array that begins with
+one of those texts, the element boundary confirmed by what follows it, resumes from its
+digest, and only the elements after it are parsed and hashed. A chain's digest is a
+function of those characters alone (the cut depends on nothing else), so the nodes and
+the root are the ones a cut from the first element gives (tests/capture/test_blobs.py
+checks the file byte for byte against that reference cut). Without it each call's
+whole transcript was parsed and hashed again: finalize in compact/v3 took 2.3× the
+time of compact/v2 at 10k calls (docs/benchmarks.md, round 11).
 
 File format: a sequence of frames, each a JSON header line `{"h": digest, "k": "b"|"c",
 "z": "zlib"|null, "n": len}`, exactly `n` payload bytes, then `\\n` (a leaf's bytes, or a
 concat node's 32-byte child digests). A node's digest is sha256 over its kind byte and
 its content (`b` + bytes, `c` + child digests), so a leaf and a node never collide. A
-node is written once, after its children. The reader indexes the headers (a few dozen
-bytes per node in memory) and rebuilds a body by walking its tree; a frame whose payload
-does not hash to its digest, or does not decompress, is a `BlobError`.
+node is written once, after its children; a body's frames are written only once its
+cut is complete. The reader indexes the headers (a few dozen bytes per node in memory)
+and rebuilds a body by walking its tree; a frame whose payload does not hash to its
+digest, or does not decompress, is a `BlobError`.
 """
 
 from __future__ import annotations
@@ -31,9 +46,8 @@ import os
 import zlib
 from collections import OrderedDict
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
+from typing import IO, Final
 
 from roller.errors import CaptureFormatError
 
@@ -53,83 +67,135 @@ def concat_digest(children: list[bytes]) -> bytes:
     return hashlib.sha256(b"c" + b"".join(children)).digest()
 
 
-@dataclass(frozen=True, slots=True)
-class Leaf:
-    data: bytes
-
-
-@dataclass(frozen=True, slots=True)
-class Concat:
-    children: tuple[Leaf | Concat, ...]
-
-
-Node = Leaf | Concat
+class _Uncut(Exception):
+    """The body cannot be cut along its structure: it is stored as one leaf."""
 
 
 class BlobWriter:
-    """Appends nodes to a blob file, each once (a set of digests is its whole memory)."""
+    """Appends nodes to a blob file, each once (a set of digests and the recent arrays'
+    cuts are its whole memory)."""
 
     def __init__(self, fh: IO[bytes]) -> None:
         self._fh = fh
         self._known: set[bytes] = set()
-
-    def add(self, node: Node) -> bytes:
-        """Store `node` and everything below it; its digest."""
-        if isinstance(node, Leaf):
-            digest = leaf_digest(node.data)
-            if digest not in self._known:
-                packed = zlib.compress(node.data, 6) if len(node.data) >= _SMALL else b""
-                if packed and len(packed) < len(node.data):
-                    self._frame(digest, "b", "zlib", packed)
-                else:
-                    self._frame(digest, "b", None, node.data)
-            return digest
-        children = [self.add(child) for child in node.children]
-        digest = concat_digest(children)
-        if digest not in self._known:
-            self._frame(digest, "c", None, b"".join(children))
-        return digest
+        self._chains = _Chains()
+        # The body being cut: its new frames, held until the cut is complete (a body
+        # that turns out not to cut writes nothing of its pieces), and its arrays' ends.
+        self._pending: list[bytes] = []
+        self._new: set[bytes] = set()
+        self._cut: list[tuple[str, bytes]] = []
 
     def add_body(self, body: bytes) -> str:
         """Store a request body cut along its structure; the hex digest of its root."""
-        node = split(body)
-        if join(node) != body:  # the cut is exact by construction; never store a doubt
-            node = Leaf(body)
-        return self.add(node).hex()
+        self._pending, self._new, self._cut = [], set(), []
+        try:
+            root = self._members(body.decode("utf-8"))
+        except (UnicodeDecodeError, ValueError, IndexError, RecursionError, _Uncut):
+            self._pending, self._new, self._cut = [], set(), []
+            root = self._leaf(body)
+        self._fh.write(b"".join(self._pending))
+        self._known |= self._new
+        for prefix, digest in self._cut:
+            self._chains.keep(prefix, digest)
+        self._pending, self._new, self._cut = [], set(), []
+        return root.hex()
 
-    def _frame(self, digest: bytes, kind: str, codec: str | None, payload: bytes) -> None:
-        header = {"h": digest.hex(), "k": kind, "z": codec, "n": len(payload)}
-        self._fh.write(json.dumps(header, separators=(",", ":")).encode() + b"\n")
-        self._fh.write(payload + b"\n")
-        self._known.add(digest)
+    # -- nodes
 
+    def _leaf(self, data: bytes) -> bytes:
+        digest = hashlib.sha256(b"b" + data).digest()
+        if digest not in self._known and digest not in self._new:
+            packed = zlib.compress(data, 6) if len(data) >= _SMALL else b""
+            if packed and len(packed) < len(data):
+                self._frame(digest, b"b", b'"zlib"', packed)
+            else:
+                self._frame(digest, b"b", b"null", data)
+        return digest
 
-def join(node: Node) -> bytes:
-    out: list[bytes] = []
-    stack: list[Node] = [node]
-    while stack:
-        top = stack.pop()
-        if isinstance(top, Leaf):
-            out.append(top.data)
+    def _concat(self, children: list[bytes]) -> bytes:
+        payload = b"".join(children)
+        digest = hashlib.sha256(b"c" + payload).digest()
+        if digest not in self._known and digest not in self._new:
+            self._frame(digest, b"c", b"null", payload)
+        return digest
+
+    def _frame(self, digest: bytes, kind: bytes, codec: bytes, payload: bytes) -> None:
+        # The header as `json.dumps({"h", "k", "z", "n"}, separators=(",", ":"))` writes it.
+        self._pending.append(
+            b'{"h":"%s","k":"%s","z":%s,"n":%d}\n%s\n'
+            % (digest.hex().encode(), kind, codec, len(payload), payload)
+        )
+        self._new.add(digest)
+
+    # -- the cut
+
+    def _members(self, text: str) -> bytes:
+        """A top-level object cut into: the text up to each value, each value, the rest."""
+        i = _skip(text, 0)
+        if text[i] != "{":
+            raise _Uncut
+        children: list[bytes] = []
+        start, i = 0, _skip(text, i + 1)
+        while text[i] != "}":
+            if text[i] != '"':
+                raise _Uncut
+            _, i = _scanstring(text, i + 1)
+            i = _skip(text, i)
+            if text[i] != ":":
+                raise _Uncut
+            i = _skip(text, i + 1)
+            children.append(self._leaf(text[start:i].encode()))
+            if text[i] == "[":
+                digest, i = self._array(text, i)
+                children.append(digest)
+            else:
+                _, end = _decoder.raw_decode(text, i)
+                children.append(self._leaf(text[i:end].encode()))
+                i = end
+            start, i = i, _skip(text, i)
+            if text[i] == ",":
+                i = _skip(text, i + 1)
+            elif text[i] != "}":
+                raise _Uncut
+        children.append(self._leaf(text[start:].encode()))
+        return self._concat(children)
+
+    def _array(self, text: str, i: int) -> tuple[bytes, int]:
+        """The array at `i` as (chain of its elements, closing text); and where it ends.
+        Element n's piece starts where element n - 1 ended (its comma and spaces)."""
+        first = _skip(text, i + 1)
+        if text[first] == "]":
+            return self._concat([self._leaf(text[i:first].encode()), self._leaf(b"]")]), first + 1
+        end, chain = self._chains.resume(text, i)
+        if end is None:  # from the first element
+            chain = self._leaf(text[i:first].encode())  # "[" and the spaces after it
+            piece_start, pos = first, first
         else:
-            stack.extend(reversed(top.children))
-    return b"".join(out)
+            after = _skip(text, end)
+            if text[after] == "]":
+                return self._closed(text, i, chain, end, after)
+            piece_start, pos = end, _skip(text, after + 1)
+        while True:
+            _, end = _decoder.raw_decode(text, pos)
+            chain = self._concat([chain, self._leaf(text[piece_start:end].encode())])
+            after = _skip(text, end)
+            if text[after] == "]":
+                return self._closed(text, i, chain, end, after)
+            if text[after] != ",":
+                raise _Uncut
+            piece_start, pos = end, _skip(text, after + 1)
 
+    def _closed(self, text: str, i: int, chain: bytes, end: int, after: int) -> tuple[bytes, int]:
+        """The array's node from its chain up to its last element's `end` and its closing
+        text; that chain kept for the next body once this one is stored."""
+        self._cut.append((text[i:end], chain))
+        return self._concat([chain, self._leaf(text[end : after + 1].encode())]), after + 1
 
-# -- cutting a body ----------------------------------------------------------------------
 
 _WS = " \t\n\r"
 _decoder = json.JSONDecoder()
-
-
-def split(body: bytes) -> Node:
-    """The body as a tree of pieces (module docstring); one leaf when it cannot be cut."""
-    try:
-        text = body.decode("utf-8")
-        pieces = _members(text)
-    except (UnicodeDecodeError, ValueError, IndexError):
-        return Leaf(body)
-    return Concat(tuple(pieces))
+_scanstring = json.decoder.scanstring  # type: ignore[attr-defined]
+_AFTER_ELEMENT: Final = frozenset(_WS + ",]")  # what may follow an element's last character
 
 
 def _skip(text: str, i: int) -> int:
@@ -138,55 +204,57 @@ def _skip(text: str, i: int) -> int:
     return i
 
 
-def _members(text: str) -> list[Node]:
-    """A top-level object cut into: the text up to each value, each value, the rest."""
-    i = _skip(text, 0)
-    if text[i] != "{":
-        raise ValueError("not an object")
-    out: list[Node] = []
-    start, i = 0, _skip(text, i + 1)
-    while text[i] != "}":
-        if text[i] != '"':
-            raise ValueError("no key")
-        _, i = json.decoder.scanstring(text, i + 1)  # type: ignore[attr-defined]
-        i = _skip(text, i)
-        if text[i] != ":":
-            raise ValueError("no colon")
-        i = _skip(text, i + 1)
-        out.append(Leaf(text[start:i].encode()))
-        if text[i] == "[":
-            node, i = _array(text, i)
-            out.append(node)
-        else:
-            _, end = _decoder.raw_decode(text, i)
-            out.append(Leaf(text[i:end].encode()))
-            i = end
-        start, i = i, _skip(text, i)
-        if text[i] == ",":
-            i = _skip(text, i + 1)
-        elif text[i] != "}":
-            raise ValueError("no comma")
-    out.append(Leaf(text[start:].encode()))
-    return out
+class _Chains:
+    """Recent arrays' chains: each array's text from its `[` to its last element's end,
+    with the chain digest of that text, found by the text's first `KEY` characters.
+    Bounded: `KEYS` first texts, `PER_KEY` chains under each, `CHARS` characters in all
+    (the least recently used first text goes first)."""
 
+    KEY: Final = 256  # shorter arrays are cheap to cut again and are not kept
+    KEYS: Final = 64
+    PER_KEY: Final = 4
+    CHARS: Final = 64 << 20
 
-def _array(text: str, i: int) -> tuple[Node, int]:
-    """The array at `i` as (chain of its elements, closing text); and where it ends.
-    Element n's piece starts where element n - 1 ended (its comma and spaces)."""
-    first = _skip(text, i + 1)
-    chain: Node = Leaf(text[i:first].encode())  # "[" and the spaces after it
-    if text[first] == "]":
-        return Concat((chain, Leaf(b"]"))), first + 1
-    piece_start, pos = first, first
-    while True:
-        _, end = _decoder.raw_decode(text, pos)
-        chain = Concat((chain, Leaf(text[piece_start:end].encode())))
-        after = _skip(text, end)
-        if text[after] == "]":
-            return Concat((chain, Leaf(text[end : after + 1].encode()))), after + 1
-        if text[after] != ",":
-            raise ValueError("no comma in array")
-        piece_start, pos = end, _skip(text, after + 1)
+    def __init__(self) -> None:
+        self._by_key: OrderedDict[str, list[tuple[str, bytes]]] = OrderedDict()
+        self._chars = 0
+
+    def resume(self, text: str, i: int) -> tuple[int | None, bytes]:
+        """The longest kept chain the array at `i` begins with, where an element of its
+        own ends: (the end of that element in `text`, the chain's digest), or (None, b"")."""
+        kept = self._by_key.get(text[i : i + self.KEY])
+        best: tuple[int | None, bytes] = (None, b"")
+        if kept is None:
+            return best
+        longest = 0
+        for prefix, digest in kept:
+            end = i + len(prefix)
+            # A number's end is known only by what follows it: that must end an element.
+            if (
+                len(prefix) > longest
+                and end < len(text)
+                and text[end] in _AFTER_ELEMENT
+                and text.startswith(prefix, i)
+            ):
+                best, longest = (end, digest), len(prefix)
+        return best
+
+    def keep(self, prefix: str, digest: bytes) -> None:
+        if len(prefix) < self.KEY:
+            return
+        key = prefix[: self.KEY]
+        kept = self._by_key.pop(key, [])
+        for old in [k for k in kept if prefix.startswith(k[0])]:  # this one covers them
+            kept.remove(old)
+            self._chars -= len(old[0])
+        kept.insert(0, (prefix, digest))
+        self._chars += len(prefix)
+        while len(kept) > self.PER_KEY:
+            self._chars -= len(kept.pop()[0])
+        self._by_key[key] = kept
+        while len(self._by_key) > self.KEYS or (self._chars > self.CHARS and self._by_key):
+            _, dropped = self._by_key.popitem(last=False)
+            self._chars -= sum(len(p) for p, _ in dropped)
 
 
 # -- reading ----------------------------------------------------------------------------

@@ -1,0 +1,299 @@
+"""compact/v3's blob writer: the file it writes is the one the reference cut gives.
+
+The reference (`_Reference`, below) is the cut as the module docstring states it, done
+the plain way: every body cut from its first byte into a tree, every node hashed, the
+tree's frames written post-order, each digest once. `BlobWriter` resumes each array from
+the recent arrays' cuts instead of cutting it again; over generated sequences of bodies
+(growing conversations taking turns, histories edited, numbers and spaces where a kept
+cut ends, bodies that do not cut) the two files are equal byte for byte, every root is
+the same, and `BlobStore` rebuilds every body exactly.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import zlib
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from roller.capture.blobs import BlobStore, BlobWriter, _Chains
+from tests.wire.settings import FUZZ
+
+# -- the reference cut ------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Leaf:
+    data: bytes
+
+
+@dataclass(frozen=True)
+class _Concat:
+    children: tuple[_Leaf | _Concat, ...]
+
+
+_Node = _Leaf | _Concat
+_WS = " \t\n\r"
+_decoder = json.JSONDecoder()
+
+
+def _skip(text: str, i: int) -> int:
+    while i < len(text) and text[i] in _WS:
+        i += 1
+    return i
+
+
+def _cut(body: bytes) -> _Node:
+    try:
+        text = body.decode("utf-8")
+        return _Concat(tuple(_members(text)))
+    except (UnicodeDecodeError, ValueError, IndexError, RecursionError):
+        return _Leaf(body)
+
+
+def _members(text: str) -> list[_Node]:
+    i = _skip(text, 0)
+    if text[i] != "{":
+        raise ValueError("not an object")
+    out: list[_Node] = []
+    start, i = 0, _skip(text, i + 1)
+    while text[i] != "}":
+        if text[i] != '"':
+            raise ValueError("no key")
+        _, i = json.decoder.scanstring(text, i + 1)  # type: ignore[attr-defined]
+        i = _skip(text, i)
+        if text[i] != ":":
+            raise ValueError("no colon")
+        i = _skip(text, i + 1)
+        out.append(_Leaf(text[start:i].encode()))
+        if text[i] == "[":
+            node, i = _array(text, i)
+            out.append(node)
+        else:
+            _, end = _decoder.raw_decode(text, i)
+            out.append(_Leaf(text[i:end].encode()))
+            i = end
+        start, i = i, _skip(text, i)
+        if text[i] == ",":
+            i = _skip(text, i + 1)
+        elif text[i] != "}":
+            raise ValueError("no comma")
+    out.append(_Leaf(text[start:].encode()))
+    return out
+
+
+def _array(text: str, i: int) -> tuple[_Node, int]:
+    first = _skip(text, i + 1)
+    chain: _Node = _Leaf(text[i:first].encode())
+    if text[first] == "]":
+        return _Concat((chain, _Leaf(b"]"))), first + 1
+    piece_start, pos = first, first
+    while True:
+        _, end = _decoder.raw_decode(text, pos)
+        chain = _Concat((chain, _Leaf(text[piece_start:end].encode())))
+        after = _skip(text, end)
+        if text[after] == "]":
+            return _Concat((chain, _Leaf(text[end : after + 1].encode()))), after + 1
+        if text[after] != ",":
+            raise ValueError("no comma in array")
+        piece_start, pos = end, _skip(text, after + 1)
+
+
+class _Reference:
+    def __init__(self) -> None:
+        self.out = io.BytesIO()
+        self.known: set[bytes] = set()
+
+    def add_body(self, body: bytes) -> str:
+        return self._add(_cut(body)).hex()
+
+    def _add(self, node: _Node) -> bytes:
+        if isinstance(node, _Leaf):
+            digest = hashlib.sha256(b"b" + node.data).digest()
+            if digest not in self.known:
+                packed = zlib.compress(node.data, 6) if len(node.data) >= 64 else b""
+                if packed and len(packed) < len(node.data):
+                    self._frame(digest, "b", "zlib", packed)
+                else:
+                    self._frame(digest, "b", None, node.data)
+            return digest
+        children = [self._add(child) for child in node.children]
+        digest = hashlib.sha256(b"c" + b"".join(children)).digest()
+        if digest not in self.known:
+            self._frame(digest, "c", None, b"".join(children))
+        return digest
+
+    def _frame(self, digest: bytes, kind: str, codec: str | None, payload: bytes) -> None:
+        header = {"h": digest.hex(), "k": kind, "z": codec, "n": len(payload)}
+        self.out.write(json.dumps(header, separators=(",", ":")).encode() + b"\n")
+        self.out.write(payload + b"\n")
+        self.known.add(digest)
+
+
+# -- generated bodies -------------------------------------------------------------------
+
+_TEXT = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=40)
+# Scalars, numbers among them: a kept cut that ends on `1` must not resume a `12`.
+_SCALAR = st.one_of(st.integers(-5, 5_000), st.sampled_from([0.5, True, False, None, 1e300]), _TEXT)
+
+
+def _message(text: st.SearchStrategy[str]) -> st.SearchStrategy[object]:
+    return st.one_of(
+        _SCALAR,
+        st.fixed_dictionaries({"role": st.sampled_from(["user", "assistant"]), "content": text}),
+        st.lists(_SCALAR, max_size=3),
+    )
+
+
+# Long enough that arrays pass `_Chains.KEY` and are kept (short ones never are).
+_LONG = st.builds(lambda t, n: t * n, _TEXT, st.integers(0, 40))
+_SPACE = st.sampled_from(["", " ", "\n  ", "\t"])
+
+
+@st.composite
+def _bodies(draw: st.DrawFn) -> list[bytes]:
+    """Conversations taking turns, each body its transcript so far; now and then a
+    history edited, spaced otherwise, cut short or not JSON at all."""
+    conversations = [
+        draw(st.lists(_message(_LONG), min_size=1, max_size=8))
+        for _ in range(draw(st.integers(1, 3)))
+    ]
+    tools = draw(st.lists(_message(_LONG), max_size=3))
+    turns = [0] * len(conversations)
+    out = []
+    for _ in range(draw(st.integers(1, 14))):
+        c = draw(st.integers(0, len(conversations) - 1))
+        turns[c] = min(turns[c] + draw(st.integers(0, 2)), len(conversations[c]))
+        messages = list(conversations[c][: turns[c]])
+        if messages and draw(st.booleans()) and draw(st.booleans()):
+            messages[draw(st.integers(0, len(messages) - 1))] = draw(_message(_LONG))
+        edit = draw(st.integers(0, 5)) == 0  # one character of the history changed
+        space = draw(_SPACE)
+        body = (
+            json.dumps(
+                {"model": "m", "tools": tools, "messages": messages, "stream": True},
+                ensure_ascii=draw(st.booleans()),
+                separators=(",", ":") if not space else (f",{space}", ": "),
+            )
+            .replace("[", "[" + space)
+            .replace("]", space + "]")
+            .encode()
+        )
+        if edit and len(body) > 2:
+            at = draw(st.integers(1, len(body) - 2))
+            body = body[:at] + (b"Y" if body[at : at + 1] != b"Y" else b"Z") + body[at + 1 :]
+        kind = draw(st.integers(0, 20))
+        if kind == 0:
+            body = body[: draw(st.integers(0, len(body)))]  # cut short
+        elif kind == 1:
+            body = body + b"\xff"  # not UTF-8
+        elif kind == 2:
+            body = body[:-1] + b" }"  # trailing space inside
+        out.append(body)
+    return out
+
+
+def _write(bodies: list[bytes]) -> tuple[bytes, list[str], bytes, list[str]]:
+    new, reference = io.BytesIO(), _Reference()
+    writer = BlobWriter(new)
+    roots = [writer.add_body(b) for b in bodies]
+    expected = [reference.add_body(b) for b in bodies]
+    return new.getvalue(), roots, reference.out.getvalue(), expected
+
+
+@FUZZ
+@given(_bodies())
+def test_the_file_is_the_reference_cuts(
+    tmp_path_factory: pytest.TempPathFactory, bodies: list[bytes]
+) -> None:
+    written, roots, expected_file, expected_roots = _write(bodies)
+    assert roots == expected_roots
+    assert written == expected_file
+    path = tmp_path_factory.mktemp("blobs") / "contexts.blobs"
+    path.write_bytes(written)
+    with BlobStore(path) as store:
+        assert [store.body(r) for r in roots] == bodies
+
+
+def _conversation(n: int, last: str = "") -> bytes:
+    messages = [{"role": "user", "content": f"turn {k} " + "x" * 300} for k in range(n)]
+    body = json.dumps({"model": "m", "messages": messages}, separators=(",", ":"))
+    return (body[:-2] + last + "]}").encode() if last else body.encode()
+
+
+def test_a_growing_conversation_is_cut_from_its_kept_chain(tmp_path: Path) -> None:
+    bodies = [_conversation(n) for n in range(1, 30)]
+    written, roots, expected_file, expected_roots = _write(bodies)
+    assert (roots, written) == (expected_roots, expected_file)
+    # Each body after the first parses only its new message: the kept chain is resumed.
+    calls = []
+    original = json.JSONDecoder.raw_decode
+
+    def counting(self: json.JSONDecoder, s: str, idx: int = 0) -> tuple[object, int]:
+        calls.append(idx)
+        return original(self, s, idx)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(json.JSONDecoder, "raw_decode", counting)
+        writer = BlobWriter(io.BytesIO())
+        for body in bodies:
+            writer.add_body(body)
+    # per body: `"m"`, then the one element its kept chain does not hold
+    assert len(calls) == 2 * len(bodies)
+
+
+@pytest.mark.parametrize("number", ["12", "1.5", "1e3", "10", "1 ", "1"])
+def test_a_kept_cut_ending_in_a_number_is_not_resumed_inside_one(number: str) -> None:
+    # The first body's array ends in `1`; the second's may continue that number.
+    bodies = [_conversation(3, last=",1"), _conversation(3, last="," + number)]
+    written, roots, expected_file, expected_roots = _write(bodies)
+    assert (roots, written) == (expected_roots, expected_file)
+
+
+def test_an_edited_history_of_the_same_length_is_cut_again() -> None:
+    # Same first characters, same length, one character changed inside a kept chain.
+    before = _conversation(5)
+    after = before.replace(b"turn 3 x", b"turn 3 Y")
+    assert len(after) == len(before) and after != before
+    written, roots, expected_file, expected_roots = _write([before, after, before])
+    assert (roots, written) == (expected_roots, expected_file)
+    assert roots[0] == roots[2] != roots[1]
+
+
+def test_a_body_that_does_not_cut_writes_none_of_its_pieces() -> None:
+    good = _conversation(4)
+    torn = good[:-30]  # an unfinished last message: every earlier piece was cut
+    written, roots, expected_file, expected_roots = _write([torn, good])
+    assert (roots, written) == (expected_roots, expected_file)
+    out = io.BytesIO()
+    BlobWriter(out).add_body(torn)
+    assert out.getvalue().count(b'"k":') == 1  # the body as one leaf, nothing else
+
+
+def test_a_body_nested_past_the_parsers_depth_is_one_leaf() -> None:
+    deep = b'{"messages":[' + b"[" * 100_000 + b"]" * 100_000 + b"]}"
+    out = io.BytesIO()
+    root = BlobWriter(out).add_body(deep)
+    assert root == hashlib.sha256(b"b" + deep).hexdigest()
+
+
+def test_the_kept_chains_are_bounded() -> None:
+    chains = _Chains()
+    for n in range(200):
+        chains.keep(f"[{n:04d}" + "y" * 1000, bytes(32))
+    assert len(chains._by_key) == _Chains.KEYS
+    big = _Chains()
+    for n in range(8):
+        big.keep(f"[{n:04d}" + "z" * (20 << 20), bytes(32))
+    assert big._chars <= _Chains.CHARS
+    # A chain that extends a kept one replaces it.
+    one = _Chains()
+    one.keep("[" + "a" * 300, b"1" * 32)
+    one.keep("[" + "a" * 400, b"2" * 32)
+    assert [d for _, d in one._by_key["[" + "a" * 255]] == [b"2" * 32]
