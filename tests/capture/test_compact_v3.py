@@ -18,7 +18,9 @@ import pytest
 
 from roller.capture.integrity import validate_attempt
 from roller.capture.layout import AttemptPaths
+from roller.capture.models import CallRecord
 from roller.capture.reader import iter_calls, read_attempt
+from roller.capture.writer import serialize
 from roller.errors import CaptureFormatError
 from roller.export.calls import capture_records
 from roller.export.trajectory import build_trajectory
@@ -53,6 +55,9 @@ def test_v3_reads_validates_and_exports_as_its_v2_twin(
     v3 = _published(harness, name, tmp_path / "v3", "compact/v3")
     assert v3.contexts.is_file() and not v2.contexts.exists()
     assert b'"context_ref":' in v3.calls.read_bytes()
+    # Each line is what the record's own serializer writes (`context_ref` spliced in).
+    for line in v3.calls.read_bytes().splitlines():
+        assert serialize(CallRecord.model_validate_json(line)).encode() == line
     assert list(iter_calls(v3)) == list(iter_calls(v2))
     two, three = read_attempt(v2), read_attempt(v3)
     assert three.relations == two.relations

@@ -100,3 +100,12 @@ def with_context(line: bytes, context: bytes | None) -> bytes:
     at = line.index(_PLACEHOLDER)
     head = at + len(b',"context":')
     return line[:head] + context + line[head + len(b"null") :]
+
+
+def with_context_ref(line: bytes, ref: str) -> bytes:
+    """A call record serialized with `context: null` and no `context_ref`, with its
+    `context_ref` (compact/v3) in place: the field follows `context`, as the record's
+    serializer writes it (the same first `"context":null,"context_sha256":` as
+    `with_context`); `ref` is a hex digest, a JSON string as it is."""
+    head = line.index(_PLACEHOLDER) + len(b',"context":null,')
+    return b'%s"context_ref":"%s",%s' % (line[:head], ref.encode(), line[head:])

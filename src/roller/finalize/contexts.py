@@ -15,10 +15,9 @@ from pathlib import Path
 from typing import IO
 
 from roller.capture.blobs import BlobWriter
-from roller.capture.context import with_context
+from roller.capture.context import with_context, with_context_ref
 from roller.capture.layout import CONTEXTS, AttemptPaths
-from roller.capture.models import CallRecord, StorageLayout
-from roller.capture.writer import serialize
+from roller.capture.models import StorageLayout
 
 
 class Contexts:
@@ -46,9 +45,7 @@ class Contexts:
             return with_context(record + b"\n", context)
         if not body:
             return record + b"\n"
-        ref = self._blobs.add_body(body)
-        stored = CallRecord.model_validate_json(record).model_copy(update={"context_ref": ref})
-        return serialize(stored).encode() + b"\n"
+        return with_context_ref(record, self._blobs.add_body(body)) + b"\n"
 
     def gives_back(self, body: bytes, context_is_body: bool) -> bool:
         """Whether the published capture holds this request body exactly (so raw/'s tape
