@@ -219,6 +219,8 @@ def test_the_file_is_the_reference_cuts(
     path.write_bytes(written)
     with BlobStore(path) as store:
         assert [store.body(r) for r in roots] == bodies
+    with BlobStore(path, cache_bytes=0) as store:  # nothing kept: every node read again
+        assert [store.body(r) for r in reversed(roots)] == bodies[::-1]
 
 
 def _conversation(n: int, last: str = "") -> bytes:
@@ -297,3 +299,28 @@ def test_the_kept_chains_are_bounded() -> None:
     one.keep("[" + "a" * 300, b"1" * 32)
     one.keep("[" + "a" * 400, b"2" * 32)
     assert [d for _, d in one._by_key["[" + "a" * 255]] == [b"2" * 32]
+
+
+def test_a_long_chain_is_rebuilt_without_recursion(tmp_path: Path) -> None:
+    body = json.dumps({"messages": list(range(20_000))}).encode()
+    path = tmp_path / "contexts.blobs"
+    with path.open("wb") as fh:
+        root = BlobWriter(fh).add_body(body)
+    with BlobStore(path) as store:
+        assert store.body(root) == body
+
+
+def test_a_body_is_rebuilt_from_the_nodes_an_earlier_one_rebuilt(tmp_path: Path) -> None:
+    bodies = [_conversation(n) for n in range(1, 12)]
+    path = tmp_path / "contexts.blobs"
+    with path.open("wb") as fh:
+        writer = BlobWriter(fh)
+        roots = [writer.add_body(b) for b in bodies]
+    with BlobStore(path) as store:
+        reads = []
+        original = store._node
+        store._node = lambda digest: reads.append(digest) or original(digest)  # type: ignore[method-assign]
+        assert [store.body(r) for r in roots] == bodies
+    # After the first body, each reads its root, its array and chain nodes and the one
+    # new message's leaf, never the earlier messages again.
+    assert len(reads) < 3 * len(bodies) + 20

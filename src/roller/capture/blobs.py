@@ -261,7 +261,13 @@ class _Chains:
 
 
 class BlobStore:
-    """A blob file opened for reading: `body(hex digest)` rebuilds what was stored."""
+    """A blob file opened for reading: `body(hex digest)` rebuilds what was stored.
+
+    Recently rebuilt bytes are kept per node (`cache_bytes` in all, least recently
+    used first out): a leaf's payload, and every node's bytes below a body's root. Call
+    k+1 of a conversation names call k's chain nodes for its first messages, so its body
+    is rebuilt from the first node an earlier body rebuilt, not from every element's
+    leaf again. Each node read from the file is checked against its digest first."""
 
     def __init__(self, path: Path, cache_bytes: int = 32 << 20) -> None:
         self.path = path
@@ -302,28 +308,51 @@ class BlobStore:
             digest = bytes.fromhex(hex_digest)
         except ValueError:
             raise BlobError(f"{self.path}: {hex_digest!r} is not a digest") from None
-        return b"".join(self._leaves(digest))
+        return self._rebuilt(digest)
 
-    def _leaves(self, digest: bytes) -> Iterator[bytes]:
-        stack = [digest]
+    def _rebuilt(self, root: bytes) -> bytes:
+        """The bytes below `root`, walked depth first without recursion (a chain is as
+        deep as its array is long), down to the nodes whose bytes are kept."""
+        stack: list[tuple[bytes, int]] = [(root, -1)]  # (node, -1) or (node, its child count)
+        done: list[bytes] = []  # the bytes of the nodes walked, in order
         while stack:
-            d = stack.pop()
-            kind, payload = self._node(d)
+            digest, count = stack.pop()
+            if count >= 0:  # its children are done: its bytes are theirs
+                cut = len(done) - count
+                data = b"".join(done[cut:])
+                del done[cut:]
+                if digest != root:
+                    self._keep(digest, data)
+                done.append(data)
+                continue
+            kept = self._cache.get(digest)
+            if kept is not None:
+                self._cache.move_to_end(digest)
+                done.append(kept)
+                continue
+            kind, payload = self._node(digest)
             if kind == "b":
-                yield payload
-            else:
-                children = [payload[j : j + _DIGEST] for j in range(0, len(payload), _DIGEST)]
-                stack.extend(reversed(children))
+                self._keep(digest, payload)
+                done.append(payload)
+                continue
+            children = [payload[j : j + _DIGEST] for j in range(0, len(payload), _DIGEST)]
+            stack.append((digest, len(children)))
+            stack.extend((child, -1) for child in reversed(children))
+        return done[0]
+
+    def _keep(self, digest: bytes, data: bytes) -> None:
+        self._cache[digest] = data
+        self._cached += len(data)
+        while self._cached > self._cache_bytes and self._cache:
+            _, old = self._cache.popitem(last=False)
+            self._cached -= len(old)
 
     def _node(self, digest: bytes) -> tuple[str, bytes]:
-        hit = self._cache.get(digest)
+        """A node's kind and payload, read from the file and checked against its digest."""
         entry = self._index.get(digest)
         if entry is None:
             raise BlobError(f"{self.path}: no node {digest.hex()}")
         start, n, kind, codec = entry
-        if hit is not None:
-            self._cache.move_to_end(digest)
-            return kind, hit
         payload = os.pread(self._fd, n, start)
         if codec == "zlib":
             try:
@@ -335,11 +364,6 @@ class BlobStore:
         check = leaf_digest(payload) if kind == "b" else hashlib.sha256(b"c" + payload).digest()
         if check != digest or (kind == "c" and len(payload) % _DIGEST):
             raise BlobError(f"{self.path}: node {digest.hex()} does not hash to its digest")
-        self._cache[digest] = payload
-        self._cached += len(payload)
-        while self._cached > self._cache_bytes and self._cache:
-            _, old = self._cache.popitem(last=False)
-            self._cached -= len(old)
         return kind, payload
 
 
