@@ -263,8 +263,11 @@ RESPONSE_META = {
 }
 
 
-def build_attempt(root: Path, calls: int, shape: Shape, retention: str) -> AttemptPaths:
-    """An attempt directory with raw/attempt.json and a synthetic tape of `calls` calls."""
+def build_attempt(
+    root: Path, calls: int, shape: Shape, retention: str, layout: str = "compact/v2"
+) -> AttemptPaths:
+    """An attempt directory with raw/attempt.json (naming the storage layout finalize
+    publishes in) and a synthetic tape of `calls` calls."""
     paths = AttemptPaths(root / "samples" / "bench" / "capture" / "attempt-0001")
     paths.raw.mkdir(parents=True)
     inputs = AttemptInputs(
@@ -279,6 +282,7 @@ def build_attempt(root: Path, calls: int, shape: Shape, retention: str) -> Attem
         exit_code=0,
         timed_out=False,
         launch_error=None,
+        storage_layout=layout,  # type: ignore[arg-type]
     )
     paths.attempt_inputs.write_text(inputs.model_dump_json(by_alias=True) + "\n")
     fixed = fixed_part(shape.fixed_kb)
@@ -381,9 +385,10 @@ def run_child(
 
 def sizes(paths: AttemptPaths, tape: int) -> dict[str, int]:
     out = {"tape": tape}
-    for name in ("calls.jsonl", "relations.jsonl"):
+    for name in ("calls.jsonl", "relations.jsonl", "contexts.blobs"):
         file = paths.root / name
-        out[name] = file.stat().st_size if file.exists() else 0
+        if file.exists():
+            out[name] = file.stat().st_size
     return out
 
 
@@ -394,11 +399,12 @@ def measure_size(
     retention: str,
     limit_gb: float,
     operations: list[str],
+    layout: str,
 ) -> list[Measured]:
     root = work / f"n{calls}"
     shutil.rmtree(root, ignore_errors=True)
     started = time.perf_counter()
-    paths = build_attempt(root, calls, shape, retention)
+    paths = build_attempt(root, calls, shape, retention, layout)
     tape = sum(p.stat().st_size for p in paths.tape.iterdir())
     print(f"  built {calls} calls in {time.perf_counter() - started:.1f} s", flush=True)
     rows = []
@@ -424,6 +430,7 @@ def report(rows: list[Measured], args: argparse.Namespace) -> None:
         f"finalize at scale: conversations of a {args.root_turns}-call root and "
         f"{args.children} x {args.child_turns}-call subagents; {args.fixed_kb} KiB "
         f"system+tools, +{args.turn_kb} KiB per turn; retention {args.retention}; "
+        f"{args.storage_layout}; "
         f"load average {os.getloadavg()[0]:.1f}"
     )
     counts = sorted({r.calls for r in rows})
@@ -463,6 +470,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="on-error (default): a complete capture's raw/ is cleaned; full: kept, "
         "with a response body file per call",
     )
+    p.add_argument(
+        "--storage-layout",
+        default="compact/v2",
+        choices=["compact/v2", "compact/v3"],
+        help="the layout finalize publishes in (raw/attempt.json's storage_layout)",
+    )
     p.add_argument("--workdir", type=Path, default=None, help="default: a temporary directory")
     p.add_argument("--json", type=Path, default=None, help="write every figure here")
     return p.parse_args(argv)
@@ -478,7 +491,13 @@ def main(argv: list[str] | None = None) -> None:
         for n in counts:
             print(f"{n} calls:", flush=True)
             rows += measure_size(
-                work, n, shape, args.retention, args.memory_limit_gb, args.operations.split(",")
+                work,
+                n,
+                shape,
+                args.retention,
+                args.memory_limit_gb,
+                args.operations.split(","),
+                args.storage_layout,
             )
     finally:
         if args.workdir is None:
