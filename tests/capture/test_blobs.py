@@ -22,7 +22,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from roller.capture.blobs import BlobStore, BlobWriter, _Chains
+from roller.capture.blobs import BlobStore, BlobWriter, _Kept
 from tests.wire.settings import FUZZ
 
 # -- the reference cut ------------------------------------------------------------------
@@ -151,7 +151,7 @@ def _message(text: st.SearchStrategy[str]) -> st.SearchStrategy[object]:
     )
 
 
-# Long enough that arrays pass `_Chains.KEY` and are kept (short ones never are).
+# Long enough that arrays pass `_Kept.KEY` and are kept (short ones never are).
 _LONG = st.builds(lambda t, n: t * n, _TEXT, st.integers(0, 40))
 _SPACE = st.sampled_from(["", " ", "\n  ", "\t"])
 
@@ -250,6 +250,41 @@ def test_a_growing_conversation_is_cut_from_its_kept_chain(tmp_path: Path) -> No
     assert len(calls) == 2 * len(bodies)
 
 
+def test_a_body_resumes_after_its_kept_head() -> None:
+    # System prompt and tools of harness size before the messages: after the first body
+    # (kept to its tools, its first array with new elements), nothing before the
+    # messages is parsed again; a head spaced otherwise is cut again, to the same file.
+    head = {"model": "m", "system": "s" * 600, "tools": [{"name": f"t{k}"} for k in range(40)]}
+
+    def body(n: int, colon: str = ":", system: str = "s") -> bytes:
+        messages = [{"role": "user", "content": f"turn {k} " + "x" * 300} for k in range(n)]
+        value = head | {"system": system * 600, "messages": messages}
+        return json.dumps(value, separators=(",", colon), ensure_ascii=False).encode()
+
+    bodies = [body(n) for n in range(1, 8)] + [body(8, ": "), body(9)]
+    # A space where a kept head ends: the key's piece takes it, so no resuming there.
+    bodies.append(body(10).replace(b'"messages":[', b'"messages": ['))
+    # A head of non-ASCII text: its offsets in characters are not its bytes'.
+    bodies += [body(n, system="é") for n in range(1, 5)]
+    written, roots, expected_file, expected_roots = _write(bodies)
+    assert (roots, written) == (expected_roots, expected_file)
+    calls = []
+    original = json.JSONDecoder.raw_decode
+
+    def counting(self: json.JSONDecoder, s: str, idx: int = 0) -> tuple[object, int]:
+        calls.append(s[idx : idx + 12])
+        return original(self, s, idx)
+
+    writer = BlobWriter(io.BytesIO())
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(json.JSONDecoder, "raw_decode", counting)
+        for n in range(1, 8):
+            del calls[:]
+            writer.add_body(body(n))
+            parsed_head = [c for c in calls if not c.startswith('{"role"')]
+            assert (len(parsed_head) == 0) == (n > 1), (n, calls)
+
+
 @pytest.mark.parametrize("number", ["12", "1.5", "1e3", "10", "1 ", "1"])
 def test_a_kept_cut_ending_in_a_number_is_not_resumed_inside_one(number: str) -> None:
     # The first body's array ends in `1`; the second's may continue that number.
@@ -286,19 +321,19 @@ def test_a_body_nested_past_the_parsers_depth_is_one_leaf() -> None:
 
 
 def test_the_kept_chains_are_bounded() -> None:
-    chains = _Chains()
+    chains = _Kept[str]()
     for n in range(200):
-        chains.keep(f"[{n:04d}" + "y" * 1000, bytes(32))
-    assert len(chains._by_key) == _Chains.KEYS
-    big = _Chains()
+        chains.keep(f"[{n:04d}" + "y" * 1000, (bytes(32),))
+    assert len(chains._by_key) == _Kept.KEYS
+    big = _Kept[str]()
     for n in range(8):
-        big.keep(f"[{n:04d}" + "z" * (20 << 20), bytes(32))
-    assert big._chars <= _Chains.CHARS
+        big.keep(f"[{n:04d}" + "z" * (20 << 20), (bytes(32),))
+    assert big._units <= _Kept.UNITS
     # A chain that extends a kept one replaces it.
-    one = _Chains()
-    one.keep("[" + "a" * 300, b"1" * 32)
-    one.keep("[" + "a" * 400, b"2" * 32)
-    assert [d for _, d in one._by_key["[" + "a" * 255]] == [b"2" * 32]
+    one = _Kept[str]()
+    one.keep("[" + "a" * 300, (b"1" * 32,))
+    one.keep("[" + "a" * 400, (b"2" * 32,))
+    assert [d for _, d in one._by_key["[" + "a" * 255]] == [(b"2" * 32,)]
 
 
 def test_a_long_chain_is_rebuilt_without_recursion(tmp_path: Path) -> None:

@@ -17,16 +17,19 @@ UTF-8, unbalanced, nested past the parser's depth) is one leaf. The pieces are
 contiguous slices of the body, so joining them gives it exactly; a reader checks every
 rebuilt body against the call's `context_sha256`.
 
-Cost: a body is cut in time proportional to what is new in it. The writer keeps the
-cuts of recent arrays (`_Chains`: each array's text up to its last element's end and
-the chain digest there, bounded in count and characters); an array that begins with
-one of those texts, the element boundary confirmed by what follows it, resumes from its
-digest, and only the elements after it are parsed and hashed. A chain's digest is a
-function of those characters alone (the cut depends on nothing else), so the nodes and
-the root are the ones a cut from the first element gives (tests/capture/test_blobs.py
-checks the file byte for byte against that reference cut). Without it each call's
-whole transcript was parsed and hashed again: finalize in compact/v3 took 2.3× the
-time of compact/v2 at 10k calls (docs/benchmarks.md, round 11).
+Cost: a body is cut in time proportional to what is new in it. The writer keeps recent
+prefixes with the digests cut up to their end (`_Kept`, bounded in count and size): each
+array's text up to its last element's end with the chain digest there, and each body's
+bytes up to its first array with new elements with the pieces before that value. A body
+that begins with a kept body's bytes (the next byte not a space: the key's piece ends
+there) resumes at that value, and an array that begins with a kept array's text (the
+element boundary confirmed by what follows it, for numbers) resumes from its chain, so
+only the new elements are parsed and hashed. What is cut up to a point is a function of
+the bytes before it alone, so the nodes and the root are the ones a cut from the first
+byte gives (tests/capture/test_blobs.py checks the file byte for byte against that
+reference cut). Without it each call's whole transcript was parsed and hashed again:
+finalize in compact/v3 took 2.3× the time of compact/v2 at 10k calls (docs/benchmarks.md,
+round 11).
 
 File format: a sequence of frames, each a JSON header line `{"h": digest, "k": "b"|"c",
 "z": "zlib"|null, "n": len}`, exactly `n` payload bytes, then `\\n` (a leaf's bytes, or a
@@ -47,7 +50,7 @@ import zlib
 from collections import OrderedDict
 from collections.abc import Iterator
 from pathlib import Path
-from typing import IO, Final
+from typing import IO, Final, Generic, TypeVar
 
 from roller.errors import CaptureFormatError
 
@@ -78,26 +81,30 @@ class BlobWriter:
     def __init__(self, fh: IO[bytes]) -> None:
         self._fh = fh
         self._known: set[bytes] = set()
-        self._chains = _Chains()
+        self._chains: _Kept[str] = _Kept()  # arrays: text to the last element's end, its chain
+        self._tops: _Kept[bytes] = _Kept()  # bodies: bytes to a top-level value, children so far
         # The body being cut: its new frames, held until the cut is complete (a body
         # that turns out not to cut writes nothing of its pieces), and its arrays' ends.
         self._pending: list[bytes] = []
         self._new: set[bytes] = set()
         self._cut: list[tuple[str, bytes]] = []
+        self._top: list[tuple[int, tuple[bytes, ...]]] = []  # at most one
 
     def add_body(self, body: bytes) -> str:
         """Store a request body cut along its structure; the hex digest of its root."""
-        self._pending, self._new, self._cut = [], set(), []
+        self._pending, self._new, self._cut, self._top = [], set(), [], []
         try:
-            root = self._members(body.decode("utf-8"))
+            root = self._members(body)
         except (UnicodeDecodeError, ValueError, IndexError, RecursionError, _Uncut):
-            self._pending, self._new, self._cut = [], set(), []
+            self._pending, self._new, self._cut, self._top = [], set(), [], []
             root = self._leaf(body)
         self._fh.write(b"".join(self._pending))
         self._known |= self._new
         for prefix, digest in self._cut:
-            self._chains.keep(prefix, digest)
-        self._pending, self._new, self._cut = [], set(), []
+            self._chains.keep(prefix, (digest,))
+        for end, children in self._top:
+            self._tops.keep(body[:end], children)
+        self._pending, self._new, self._cut, self._top = [], set(), [], []
         return root.hex()
 
     # -- nodes
@@ -129,24 +136,31 @@ class BlobWriter:
 
     # -- the cut
 
-    def _members(self, text: str) -> bytes:
-        """A top-level object cut into: the text up to each value, each value, the rest."""
-        i = _skip(text, 0)
-        if text[i] != "{":
-            raise _Uncut
-        children: list[bytes] = []
-        start, i = 0, _skip(text, i + 1)
-        while text[i] != "}":
-            if text[i] != '"':
-                raise _Uncut
-            _, i = _scanstring(text, i + 1)
-            i = _skip(text, i)
-            if text[i] != ":":
+    def _members(self, body: bytes) -> bytes:
+        """A top-level object cut into: the text up to each value, each value, the rest.
+        Resumed where a kept body's bytes end, at one of its values (`_tops`): the
+        pieces before it are this body's too."""
+        offset, children = self._resumed(body)
+        text = body[offset:].decode("utf-8")
+        at_value = bool(offset)
+        start = i = 0
+        if not at_value:
+            i = _skip(text, 0)
+            if text[i] != "{":
                 raise _Uncut
             i = _skip(text, i + 1)
-            children.append(self._leaf(text[start:i].encode()))
+        while at_value or text[i] != "}":
+            if not at_value:
+                i = self._key(text, i)
+                children.append(self._leaf(text[start:i].encode()))
+            at_value = False
             if text[i] == "[":
-                digest, i = self._array(text, i)
+                value = i
+                digest, i, fresh = self._array(text, i)
+                # Kept: the body's bytes up to its first array with new elements, where
+                # the conversation's next call resumes (bytes: an ASCII text's offsets).
+                if fresh and not self._top and text.isascii():
+                    self._top.append((offset + value, tuple(children)))
                 children.append(digest)
             else:
                 _, end = _decoder.raw_decode(text, i)
@@ -160,27 +174,53 @@ class BlobWriter:
         children.append(self._leaf(text[start:].encode()))
         return self._concat(children)
 
-    def _array(self, text: str, i: int) -> tuple[bytes, int]:
-        """The array at `i` as (chain of its elements, closing text); and where it ends.
-        Element n's piece starts where element n - 1 ended (its comma and spaces)."""
+    def _resumed(self, body: bytes) -> tuple[int, list[bytes]]:
+        """Where a kept body's bytes that this one begins with end, at a value (its first
+        byte not a space: the key's piece ends there in this body too), and the pieces
+        up to there; (0, []) when none."""
+        for length, children in self._tops.matches(body, 0):
+            first = body[length : length + 1]
+            if first and first not in b" \t\n\r":
+                return length, list(children)
+        return 0, []
+
+    @staticmethod
+    def _key(text: str, i: int) -> int:
+        """Past the key at `i`, its colon and the spaces after it: where its value starts."""
+        if text[i] != '"':
+            raise _Uncut
+        _, i = _scanstring(text, i + 1)
+        i = _skip(text, i)
+        if text[i] != ":":
+            raise _Uncut
+        return _skip(text, i + 1)
+
+    def _array(self, text: str, i: int) -> tuple[bytes, int, bool]:
+        """The array at `i` as (chain of its elements, closing text); where it ends; and
+        whether an element was cut (not all resumed from a kept chain). Element n's
+        piece starts where element n - 1 ended (its comma and spaces)."""
         first = _skip(text, i + 1)
         if text[first] == "]":
-            return self._concat([self._leaf(text[i:first].encode()), self._leaf(b"]")]), first + 1
-        end, chain = self._chains.resume(text, i)
-        if end is None:  # from the first element
+            node = self._concat([self._leaf(text[i:first].encode()), self._leaf(b"]")])
+            return node, first + 1, False
+        for length, (chain,) in self._chains.matches(text, i):
+            end = i + length
+            # A number's end is known only by what follows it: that must end an element.
+            if end < len(text) and text[end] in _AFTER_ELEMENT:
+                after = _skip(text, end)
+                if text[after] == "]":
+                    return *self._closed(text, i, chain, end, after), False
+                piece_start, pos = end, _skip(text, after + 1)
+                break
+        else:  # from the first element
             chain = self._leaf(text[i:first].encode())  # "[" and the spaces after it
             piece_start, pos = first, first
-        else:
-            after = _skip(text, end)
-            if text[after] == "]":
-                return self._closed(text, i, chain, end, after)
-            piece_start, pos = end, _skip(text, after + 1)
         while True:
             _, end = _decoder.raw_decode(text, pos)
             chain = self._concat([chain, self._leaf(text[piece_start:end].encode())])
             after = _skip(text, end)
             if text[after] == "]":
-                return self._closed(text, i, chain, end, after)
+                return *self._closed(text, i, chain, end, after), True
             if text[after] != ",":
                 raise _Uncut
             piece_start, pos = end, _skip(text, after + 1)
@@ -204,57 +244,48 @@ def _skip(text: str, i: int) -> int:
     return i
 
 
-class _Chains:
-    """Recent arrays' chains: each array's text from its `[` to its last element's end,
-    with the chain digest of that text, found by the text's first `KEY` characters.
-    Bounded: `KEYS` first texts, `PER_KEY` chains under each, `CHARS` characters in all
-    (the least recently used first text goes first)."""
+_S = TypeVar("_S", str, bytes)
 
-    KEY: Final = 256  # shorter arrays are cheap to cut again and are not kept
+
+class _Kept(Generic[_S]):
+    """Recent prefixes (an array's text to its last element's end; a body's bytes to one
+    of its values) with the digests cut up to their end, found by their first `KEY`
+    characters or bytes. Bounded: `KEYS` first parts, `PER_KEY` prefixes under each,
+    `UNITS` characters or bytes in all (the least recently used first part goes first)."""
+
+    KEY: Final = 256  # shorter prefixes are cheap to cut again and are not kept
     KEYS: Final = 64
     PER_KEY: Final = 4
-    CHARS: Final = 64 << 20
+    UNITS: Final = 64 << 20
 
     def __init__(self) -> None:
-        self._by_key: OrderedDict[str, list[tuple[str, bytes]]] = OrderedDict()
-        self._chars = 0
+        self._by_key: OrderedDict[_S, list[tuple[_S, tuple[bytes, ...]]]] = OrderedDict()
+        self._units = 0
 
-    def resume(self, text: str, i: int) -> tuple[int | None, bytes]:
-        """The longest kept chain the array at `i` begins with, where an element of its
-        own ends: (the end of that element in `text`, the chain's digest), or (None, b"")."""
-        kept = self._by_key.get(text[i : i + self.KEY])
-        best: tuple[int | None, bytes] = (None, b"")
+    def matches(self, seq: _S, i: int) -> list[tuple[int, tuple[bytes, ...]]]:
+        """The kept prefixes `seq` holds at `i`, longest first: (length, digests)."""
+        kept = self._by_key.get(seq[i : i + self.KEY])
         if kept is None:
-            return best
-        longest = 0
-        for prefix, digest in kept:
-            end = i + len(prefix)
-            # A number's end is known only by what follows it: that must end an element.
-            if (
-                len(prefix) > longest
-                and end < len(text)
-                and text[end] in _AFTER_ELEMENT
-                and text.startswith(prefix, i)
-            ):
-                best, longest = (end, digest), len(prefix)
-        return best
+            return []
+        found = [(len(prefix), cut) for prefix, cut in kept if seq.startswith(prefix, i)]
+        return sorted(found, key=lambda match: -match[0])
 
-    def keep(self, prefix: str, digest: bytes) -> None:
+    def keep(self, prefix: _S, cut: tuple[bytes, ...]) -> None:
         if len(prefix) < self.KEY:
             return
         key = prefix[: self.KEY]
         kept = self._by_key.pop(key, [])
         for old in [k for k in kept if prefix.startswith(k[0])]:  # this one covers them
             kept.remove(old)
-            self._chars -= len(old[0])
-        kept.insert(0, (prefix, digest))
-        self._chars += len(prefix)
+            self._units -= len(old[0])
+        kept.insert(0, (prefix, cut))
+        self._units += len(prefix)
         while len(kept) > self.PER_KEY:
-            self._chars -= len(kept.pop()[0])
+            self._units -= len(kept.pop()[0])
         self._by_key[key] = kept
-        while len(self._by_key) > self.KEYS or (self._chars > self.CHARS and self._by_key):
+        while len(self._by_key) > self.KEYS or (self._units > self.UNITS and self._by_key):
             _, dropped = self._by_key.popitem(last=False)
-            self._chars -= sum(len(p) for p, _ in dropped)
+            self._units -= sum(len(p) for p, _ in dropped)
 
 
 # -- reading ----------------------------------------------------------------------------
