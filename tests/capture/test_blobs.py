@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import tracemalloc
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,7 +23,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from roller.capture.blobs import BlobStore, BlobWriter, _Kept
+from roller.capture.blobs import BlobError, BlobStore, BlobWriter, _Kept
 from tests.wire.settings import FUZZ
 
 # -- the reference cut ------------------------------------------------------------------
@@ -359,3 +360,78 @@ def test_a_body_is_rebuilt_from_the_nodes_an_earlier_one_rebuilt(tmp_path: Path)
     # After the first body, each reads its root, its array and chain nodes and the one
     # new message's leaf, never the earlier messages again.
     assert len(reads) < 3 * len(bodies) + 20
+
+
+def _store_file(tmp_path: Path) -> tuple[Path, bytes, str]:
+    body = _conversation(3)
+    path = tmp_path / "contexts.blobs"
+    with path.open("wb") as fh:
+        root = BlobWriter(fh).add_body(body)
+    return path, body, root
+
+
+def test_a_header_in_any_json_form_is_read(tmp_path: Path) -> None:
+    # Spaces, keys in another order, a compressed leaf and a node: read by JSON.
+    text, packed = b"plain", zlib.compress(b"x" * 100, 6)
+    leaves = [hashlib.sha256(b"b" + text).digest(), hashlib.sha256(b"b" + b"x" * 100).digest()]
+    node = hashlib.sha256(b"c" + b"".join(leaves)).digest()
+    frames = [(leaves[0], "b", None, text), (leaves[1], "b", "zlib", packed)]
+    frames.append((node, "c", None, b"".join(leaves)))
+    path = tmp_path / "contexts.blobs"
+    with path.open("wb") as fh:
+        for digest, kind, codec, payload in frames:
+            header = {"n": len(payload), "z": codec, "k": kind, "h": digest.hex()}
+            fh.write(json.dumps(header).encode() + b"\n" + payload + b"\n")
+    with BlobStore(path) as store:
+        assert store.body(node.hex()) == b"plain" + b"x" * 100
+
+
+@pytest.mark.parametrize(
+    ("damage", "message"),
+    [
+        (lambda data: data + b"{", "corrupt frame header"),
+        (lambda data: data + b'{"h":"zz","k":"b","z":null,"n":0}\n\n', "corrupt frame header"),
+        (lambda data: data + b'["h"]\n', "corrupt frame header"),
+        (lambda data: data[:-2], "torn frame"),
+        (lambda data: data.replace(b'"n":', b'"n":9', 1), "torn frame"),
+    ],
+)
+def test_a_damaged_frame_is_a_blob_error(tmp_path: Path, damage: object, message: str) -> None:
+    path, _, _ = _store_file(tmp_path)
+    path.write_bytes(damage(path.read_bytes()))  # type: ignore[operator]
+    with pytest.raises(BlobError, match=message):
+        BlobStore(path)
+
+
+def test_an_empty_store_holds_nothing(tmp_path: Path) -> None:
+    path = tmp_path / "contexts.blobs"
+    path.write_bytes(b"")
+    with BlobStore(path) as store, pytest.raises(BlobError, match="no node"):
+        store.body("00" * 32)
+
+
+def test_a_node_of_an_unknown_codec_fails_when_read(tmp_path: Path) -> None:
+    data = b"payload"
+    digest = hashlib.sha256(b"b" + data).digest()
+    header = {"h": digest.hex(), "k": "b", "z": "zstd", "n": len(data)}
+    path = tmp_path / "contexts.blobs"
+    path.write_bytes(json.dumps(header).encode() + b"\n" + data + b"\n")
+    with BlobStore(path) as store, pytest.raises(BlobError, match="unknown codec"):
+        store.body(digest.hex())
+
+
+def test_the_index_is_small_per_node(tmp_path: Path) -> None:
+    # ~120 bytes a node: a 100k-call capture's ~570k nodes in ~70 MB, not ~300.
+    path = tmp_path / "contexts.blobs"
+    with path.open("wb") as fh:
+        writer = BlobWriter(fh)
+        roots = [writer.add_body(b"body %d" % n) for n in range(20_000)]
+    tracemalloc.start()
+    try:
+        store = BlobStore(path)
+        held, _ = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    with store:
+        assert held / len(roots) < 160, held / len(roots)
+        assert store.body(roots[12_345]) == b"body 12345"
