@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import sys
 import tracemalloc
 import zlib
 from dataclasses import dataclass
@@ -327,9 +328,10 @@ def test_the_kept_chains_are_bounded() -> None:
         chains.keep(f"[{n:04d}" + "y" * 1000, (bytes(32),))
     assert len(chains._by_key) == _Kept.KEYS
     big = _Kept[str]()
-    for n in range(8):
-        big.keep(f"[{n:04d}" + "z" * (20 << 20), (bytes(32),))
-    assert big._units <= _Kept.UNITS
+    for n in range(8):  # wide characters: 4 bytes each in memory
+        big.keep(f"[{n:04d}" + "\U0001f600" * (5 << 20), (bytes(32),))
+    assert 0 < big._bytes <= _Kept.BYTES
+    assert sum(sys.getsizeof(p) for kept in big._by_key.values() for p, _ in kept) == big._bytes
     # A chain that extends a kept one replaces it.
     one = _Kept[str]()
     one.keep("[" + "a" * 300, (b"1" * 32,))

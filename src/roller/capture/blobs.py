@@ -47,6 +47,7 @@ import hashlib
 import json
 import os
 import re
+import sys
 import zlib
 from binascii import unhexlify
 from collections import OrderedDict
@@ -252,16 +253,17 @@ class _Kept(Generic[_S]):
     """Recent prefixes (an array's text to its last element's end; a body's bytes to one
     of its values) with the digests cut up to their end, found by their first `KEY`
     characters or bytes. Bounded: `KEYS` first parts, `PER_KEY` prefixes under each,
-    `UNITS` characters or bytes in all (the least recently used first part goes first)."""
+    `BYTES` of prefixes in memory in all (`sys.getsizeof`: a text of wide characters
+    takes up to four bytes a character); the least recently used first part goes first."""
 
     KEY: Final = 256  # shorter prefixes are cheap to cut again and are not kept
     KEYS: Final = 64
     PER_KEY: Final = 4
-    UNITS: Final = 64 << 20
+    BYTES: Final = 64 << 20
 
     def __init__(self) -> None:
         self._by_key: OrderedDict[_S, list[tuple[_S, tuple[bytes, ...]]]] = OrderedDict()
-        self._units = 0
+        self._bytes = 0
 
     def matches(self, seq: _S, i: int) -> list[tuple[int, tuple[bytes, ...]]]:
         """The kept prefixes `seq` holds at `i`, longest first: (length, digests)."""
@@ -278,15 +280,15 @@ class _Kept(Generic[_S]):
         kept = self._by_key.pop(key, [])
         for old in [k for k in kept if prefix.startswith(k[0])]:  # this one covers them
             kept.remove(old)
-            self._units -= len(old[0])
+            self._bytes -= sys.getsizeof(old[0])
         kept.insert(0, (prefix, cut))
-        self._units += len(prefix)
+        self._bytes += sys.getsizeof(prefix)
         while len(kept) > self.PER_KEY:
-            self._units -= len(kept.pop()[0])
+            self._bytes -= sys.getsizeof(kept.pop()[0])
         self._by_key[key] = kept
-        while len(self._by_key) > self.KEYS or (self._units > self.UNITS and self._by_key):
+        while len(self._by_key) > self.KEYS or (self._bytes > self.BYTES and self._by_key):
             _, dropped = self._by_key.popitem(last=False)
-            self._units -= sum(len(p) for p, _ in dropped)
+            self._bytes -= sum(sys.getsizeof(p) for p, _ in dropped)
 
 
 # -- reading ----------------------------------------------------------------------------
