@@ -24,7 +24,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from roller.capture.blobs import BlobError, BlobStore, BlobWriter, _Kept
+from roller.capture.blob_store import BlobStore
+from roller.capture.blobs import BlobError, BlobWriter, _Kept
 from tests.wire.settings import FUZZ
 
 # -- the reference cut ------------------------------------------------------------------

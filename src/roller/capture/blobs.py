@@ -36,27 +36,21 @@ File format: a sequence of frames, each a JSON header line `{"h": digest, "k": "
 concat node's 32-byte child digests). A node's digest is sha256 over its kind byte and
 its content (`b` + bytes, `c` + child digests), so a leaf and a node never collide. A
 node is written once, after its children; a body's frames are written only once its
-cut is complete. The reader indexes the headers (a few dozen bytes per node in memory)
-and rebuilds a body by walking its tree; a frame whose payload does not hash to its
-digest, or does not decompress, is a `BlobError`.
+cut is complete. `roller.capture.blob_store` reads the file back.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import os
-import re
 import sys
 import zlib
-from binascii import unhexlify
 from collections import OrderedDict
-from pathlib import Path
 from typing import IO, Final, Generic, TypeVar
 
 from roller.errors import CaptureFormatError
 
-_DIGEST = 32
+DIGEST_BYTES = 32  # a node's digest: sha256
 _SMALL = 64  # leaves shorter than this are stored as they are
 
 
@@ -66,10 +60,6 @@ class BlobError(CaptureFormatError):
 
 def leaf_digest(data: bytes) -> bytes:
     return hashlib.sha256(b"b" + data).digest()
-
-
-def concat_digest(children: list[bytes]) -> bytes:
-    return hashlib.sha256(b"c" + b"".join(children)).digest()
 
 
 class _Uncut(Exception):
@@ -289,162 +279,3 @@ class _Kept(Generic[_S]):
         while len(self._by_key) > self.KEYS or (self._bytes > self.BYTES and self._by_key):
             _, dropped = self._by_key.popitem(last=False)
             self._bytes -= sum(sys.getsizeof(p) for p, _ in dropped)
-
-
-# -- reading ----------------------------------------------------------------------------
-
-
-class BlobStore:
-    """A blob file opened for reading: `body(hex digest)` rebuilds what was stored.
-
-    Recently rebuilt bytes are kept per node (`cache_bytes` in all, least recently
-    used first out): a leaf's payload, and every node's bytes below a body's root. Call
-    k+1 of a conversation names call k's chain nodes for its first messages, so its body
-    is rebuilt from the first node an earlier body rebuilt, not from every element's
-    leaf again. Each node read from the file is checked against its digest first."""
-
-    def __init__(self, path: Path, cache_bytes: int = 32 << 20) -> None:
-        self.path = path
-        self._fd = os.open(path, os.O_RDONLY)
-        self._index: dict[int, int] = {}  # `_key(digest)` -> `_entry(...)`
-        self._cache: OrderedDict[bytes, bytes] = OrderedDict()
-        self._cached = 0
-        self._cache_bytes = cache_bytes
-        self._scan()
-
-    def close(self) -> None:
-        os.close(self._fd)
-
-    def __enter__(self) -> BlobStore:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def _scan(self) -> None:
-        """Index every frame's header. A header as the writer writes it is read by one
-        pattern (where `json.loads` on the line took most of the scan's time), any other
-        JSON header line by `json.loads`; a header that is neither, or a payload cut
-        short, is a `BlobError`. Read through a buffer, not mapped: a mapping would hold
-        every page of the file it touched (each frame's) in the process's memory."""
-        with open(self.path, "rb", buffering=1 << 20) as fh:
-            pos = 0
-            while line := fh.readline():
-                match = _HEADER.fullmatch(line)
-                if match is not None:
-                    digest, kind = unhexlify(match[1]), "b" if match[2] == b"b" else "c"
-                    codec, n = None if match[3] is None else "zlib", int(match[4])
-                else:
-                    digest, kind, codec, n = self._header(line, pos)
-                start = pos + len(line)
-                fh.seek(start + n)
-                if n > _LENGTH or fh.read(1) != b"\n":
-                    raise BlobError(f"{self.path}: torn frame at byte {pos}")
-                self._index[_key(digest)] = _entry(start, n, kind, codec)
-                pos = start + n + 1
-
-    def _header(self, line: bytes, pos: int) -> tuple[bytes, str, str | None, int]:
-        """A header line read as JSON: (digest, kind, codec, payload length)."""
-        try:
-            header = json.loads(line)
-            digest = bytes.fromhex(header["h"])
-            kind, codec, n = header["k"], header.get("z"), int(header["n"])
-            if len(digest) != _DIGEST or kind not in ("b", "c") or n < 0:
-                raise ValueError(header)
-            if codec is not None and not isinstance(codec, str):
-                raise ValueError(header)
-        except (ValueError, KeyError, TypeError, AttributeError, RecursionError) as exc:
-            raise BlobError(f"{self.path}: corrupt frame header at byte {pos}") from exc
-        return digest, kind, codec, n
-
-    def body(self, hex_digest: str) -> bytes:
-        try:
-            digest = bytes.fromhex(hex_digest)
-        except ValueError:
-            raise BlobError(f"{self.path}: {hex_digest!r} is not a digest") from None
-        return self._rebuilt(digest)
-
-    def _rebuilt(self, root: bytes) -> bytes:
-        """The bytes below `root`, walked depth first without recursion (a chain is as
-        deep as its array is long), down to the nodes whose bytes are kept."""
-        stack: list[tuple[bytes, int]] = [(root, -1)]  # (node, -1) or (node, its child count)
-        done: list[bytes] = []  # the bytes of the nodes walked, in order
-        while stack:
-            digest, count = stack.pop()
-            if count >= 0:  # its children are done: its bytes are theirs
-                cut = len(done) - count
-                data = b"".join(done[cut:])
-                del done[cut:]
-                if digest != root:
-                    self._keep(digest, data)
-                done.append(data)
-                continue
-            kept = self._cache.get(digest)
-            if kept is not None:
-                self._cache.move_to_end(digest)
-                done.append(kept)
-                continue
-            kind, payload = self._node(digest)
-            if kind == "b":
-                self._keep(digest, payload)
-                done.append(payload)
-                continue
-            children = [payload[j : j + _DIGEST] for j in range(0, len(payload), _DIGEST)]
-            stack.append((digest, len(children)))
-            stack.extend((child, -1) for child in reversed(children))
-        return done[0]
-
-    def _keep(self, digest: bytes, data: bytes) -> None:
-        self._cache[digest] = data
-        self._cached += len(data)
-        while self._cached > self._cache_bytes and self._cache:
-            _, old = self._cache.popitem(last=False)
-            self._cached -= len(old)
-
-    def _node(self, digest: bytes) -> tuple[str, bytes]:
-        """A node's kind and payload, read from the file and checked against its digest."""
-        entry = self._index.get(_key(digest))
-        if entry is None:
-            raise BlobError(f"{self.path}: no node {digest.hex()}")
-        start, n = entry >> _START, (entry >> _FLAGS) & _LENGTH
-        kind, codec = "c" if entry & _CONCAT else "b", entry & _CODEC
-        payload = os.pread(self._fd, n, start)
-        if codec == _ZLIB:
-            try:
-                payload = zlib.decompress(payload)
-            except zlib.error as exc:
-                raise BlobError(f"{self.path}: node {digest.hex()} does not decompress") from exc
-        elif codec != _RAW:
-            raise BlobError(f"{self.path}: node {digest.hex()} has an unknown codec")
-        check = leaf_digest(payload) if kind == "b" else hashlib.sha256(b"c" + payload).digest()
-        if check != digest or (kind == "c" and len(payload) % _DIGEST):
-            raise BlobError(f"{self.path}: node {digest.hex()} does not hash to its digest")
-        return kind, payload
-
-
-# The reader's index holds a node's digest by its first 16 bytes and its frame as one
-# integer: ~120 bytes a node in memory where (digest, tuple) entries took ~550 (a
-# 100k-call capture has ~570k nodes). Two digests sharing 16 bytes are a 2^-128 chance
-# a pair, and every node read is still checked against its whole digest.
-_RAW, _ZLIB, _OTHER = 0, 1, 2  # codecs, in the low two bits
-_CODEC: Final = 0b11
-_CONCAT: Final = 1 << 2
-_FLAGS: Final = 3
-_LENGTH: Final = (1 << 40) - 1
-_START: Final = _FLAGS + 40
-
-
-def _key(digest: bytes) -> int:
-    return int.from_bytes(digest[:16], "big")
-
-
-def _entry(start: int, n: int, kind: str, codec: str | None) -> int:
-    """A frame as one integer: payload offset, length, kind, codec."""
-    code = _RAW if codec is None else _ZLIB if codec == "zlib" else _OTHER
-    return (start << _START) | (n << _FLAGS) | (_CONCAT if kind == "c" else 0) | code
-
-
-# A frame header as `BlobWriter._frame` writes it.
-_HEADER: Final = re.compile(
-    rb'\{"h":"([0-9a-f]{64})","k":"([bc])","z":(?:null|"(zlib)"),"n":(0|[1-9][0-9]{0,14})\}\n'
-)

@@ -27,7 +27,8 @@ from array import array
 from collections.abc import Mapping
 from pathlib import Path
 
-from roller.capture.blobs import BlobError, BlobStore
+from roller.capture.blob_store import BlobStore
+from roller.capture.blobs import BlobError
 from roller.capture.context import context_json
 from roller.capture.files import fsync_dir
 from roller.capture.layout import AttemptPaths

@@ -21,7 +21,8 @@ from typing import Any, TypeVar, overload
 from pydantic import BaseModel, ValidationError
 
 from roller.capture import manifest_json
-from roller.capture.blobs import BlobError, BlobStore
+from roller.capture.blob_store import BlobStore
+from roller.capture.blobs import BlobError
 from roller.capture.compat import Upgrade, upgrade
 from roller.capture.context import parse_context
 from roller.capture.files import sha256_hex
