@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import os
 import sys
 import tracemalloc
 import zlib
@@ -402,8 +403,10 @@ def test_a_header_in_any_json_form_is_read(tmp_path: Path) -> None:
 def test_a_damaged_frame_is_a_blob_error(tmp_path: Path, damage: object, message: str) -> None:
     path, _, _ = _store_file(tmp_path)
     path.write_bytes(damage(path.read_bytes()))  # type: ignore[operator]
+    descriptors = len(os.listdir("/proc/self/fd"))
     with pytest.raises(BlobError, match=message):
         BlobStore(path)
+    assert len(os.listdir("/proc/self/fd")) == descriptors  # the file is closed again
 
 
 def test_an_empty_store_holds_nothing(tmp_path: Path) -> None:

@@ -62,6 +62,11 @@ def leaf_digest(data: bytes) -> bytes:
     return hashlib.sha256(b"b" + data).digest()
 
 
+def concat_digest(payload: bytes) -> bytes:
+    """A concat node's digest from its payload, its children's digests joined."""
+    return hashlib.sha256(b"c" + payload).digest()
+
+
 class _Uncut(Exception):
     """The body cannot be cut along its structure: it is stored as one leaf."""
 
@@ -80,29 +85,31 @@ class BlobWriter:
         self._pending: list[bytes] = []
         self._new: set[bytes] = set()
         self._cut: list[tuple[str, bytes]] = []
-        self._top: list[tuple[int, tuple[bytes, ...]]] = []  # at most one
 
     def add_body(self, body: bytes) -> str:
         """Store a request body cut along its structure; the hex digest of its root."""
-        self._pending, self._new, self._cut, self._top = [], set(), [], []
+        self._begin()
         try:
-            root = self._members(body)
+            root, top = self._members(body)
         except (UnicodeDecodeError, ValueError, IndexError, RecursionError, _Uncut):
-            self._pending, self._new, self._cut, self._top = [], set(), [], []
-            root = self._leaf(body)
+            self._begin()
+            root, top = self._leaf(body), None
         self._fh.write(b"".join(self._pending))
         self._known |= self._new
         for prefix, digest in self._cut:
             self._chains.keep(prefix, (digest,))
-        for end, children in self._top:
-            self._tops.keep(body[:end], children)
-        self._pending, self._new, self._cut, self._top = [], set(), [], []
+        if top is not None:
+            self._tops.keep(body[: top[0]], top[1])
+        self._begin()  # (the frames written: not held until the next body)
         return root.hex()
+
+    def _begin(self) -> None:
+        self._pending, self._new, self._cut = [], set(), []
 
     # -- nodes
 
     def _leaf(self, data: bytes) -> bytes:
-        digest = hashlib.sha256(b"b" + data).digest()
+        digest = leaf_digest(data)
         if digest not in self._known and digest not in self._new:
             packed = zlib.compress(data, 6) if len(data) >= _SMALL else b""
             if packed and len(packed) < len(data):
@@ -113,7 +120,7 @@ class BlobWriter:
 
     def _concat(self, children: list[bytes]) -> bytes:
         payload = b"".join(children)
-        digest = hashlib.sha256(b"c" + payload).digest()
+        digest = concat_digest(payload)
         if digest not in self._known and digest not in self._new:
             self._frame(digest, b"c", b"null", payload)
         return digest
@@ -128,10 +135,14 @@ class BlobWriter:
 
     # -- the cut
 
-    def _members(self, body: bytes) -> bytes:
+    def _members(self, body: bytes) -> tuple[bytes, tuple[int, tuple[bytes, ...]] | None]:
         """A top-level object cut into: the text up to each value, each value, the rest.
         Resumed where a kept body's bytes end, at one of its values (`_tops`): the
-        pieces before it are this body's too."""
+        pieces before it are this body's too. Returns the root and what to keep of the
+        body: the bytes up to its first array with new elements, where the
+        conversation's next call resumes (bytes: kept for an ASCII text only, whose
+        offsets are its bytes'), with the pieces before it."""
+        top: tuple[int, tuple[bytes, ...]] | None = None
         offset, children = self._resumed(body)
         text = body[offset:].decode("utf-8")
         at_value = bool(offset)
@@ -149,10 +160,8 @@ class BlobWriter:
             if text[i] == "[":
                 value = i
                 digest, i, fresh = self._array(text, i)
-                # Kept: the body's bytes up to its first array with new elements, where
-                # the conversation's next call resumes (bytes: an ASCII text's offsets).
-                if fresh and not self._top and text.isascii():
-                    self._top.append((offset + value, tuple(children)))
+                if fresh and top is None and text.isascii():
+                    top = (offset + value, tuple(children))
                 children.append(digest)
             else:
                 _, end = _decoder.raw_decode(text, i)
@@ -164,7 +173,7 @@ class BlobWriter:
             elif text[i] != "}":
                 raise _Uncut
         children.append(self._leaf(text[start:].encode()))
-        return self._concat(children)
+        return self._concat(children), top
 
     def _resumed(self, body: bytes) -> tuple[int, list[bytes]]:
         """Where a kept body's bytes that this one begins with end, at a value (its first
