@@ -7,7 +7,7 @@ Rules kept:
   that does not hash to it, or does not decompress, is a `BlobError` naming the node),
   so a damaged store never yields a body, and a reader checks each rebuilt body against
   its record's `context_sha256` besides (`roller.capture.reader`).
-- Memory is the index (~130 bytes a node: a 100k-call capture's ~570k nodes in ~72 MB)
+- Memory is the index (~45 bytes a node: a 100k-call capture's ~570k nodes in ~26 MB)
   and a bounded cache of rebuilt bytes, whatever the number of bodies read.
 """
 
@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Final
 
 from roller.capture.blobs import DIGEST_BYTES, BlobError, concat_digest, leaf_digest
+from roller.capture.digest_table import DigestMap
 
 
 class BlobStore:
@@ -40,7 +41,7 @@ class BlobStore:
     def __init__(self, path: Path, cache_bytes: int = 8 << 20) -> None:
         self.path = path
         self._fd = os.open(path, os.O_RDONLY)
-        self._index: dict[int, int] = {}  # `_key(digest)` -> `_entry(...)`
+        self._index = DigestMap(_KEY_BYTES, 2)  # digest -> (offset, `_flags(...)`)
         self._cache: OrderedDict[bytes, bytes] = OrderedDict()
         self._cached = 0
         self._cache_bytes = cache_bytes
@@ -78,7 +79,7 @@ class BlobStore:
                 fh.seek(start + n)
                 if n > _LENGTH or fh.read(1) != b"\n":
                     raise BlobError(f"{self.path}: torn frame at byte {pos}")
-                self._index[_key(digest)] = _entry(start, n, kind, codec)
+                self._index.put(digest, (start, _flags(n, kind, codec)))
                 pos = start + n + 1
 
     def _header(self, line: bytes, pos: int) -> tuple[bytes, str, str | None, int]:
@@ -141,11 +142,11 @@ class BlobStore:
 
     def _node(self, digest: bytes) -> tuple[str, bytes]:
         """A node's kind and payload, read from the file and checked against its digest."""
-        entry = self._index.get(_key(digest))
+        entry = self._index.get(digest)
         if entry is None:
             raise BlobError(f"{self.path}: no node {digest.hex()}")
-        start, n = entry >> _START, (entry >> _FLAGS) & _LENGTH
-        kind, codec = "c" if entry & _CONCAT else "b", entry & _CODEC
+        start, flags = entry
+        n, kind, codec = flags >> _FLAGS, "c" if flags & _CONCAT else "b", flags & _CODEC
         payload = os.pread(self._fd, n, start)
         if codec == _ZLIB:
             try:
@@ -160,26 +161,24 @@ class BlobStore:
         return kind, payload
 
 
-# The reader's index holds a node's digest by its first 16 bytes and its frame as one
-# integer: ~126 bytes a node in memory (traced) where (digest, tuple) entries took ~242
-# (a 100k-call capture has ~570k nodes). Two digests sharing 16 bytes are a 2^-128 chance
-# a pair, and every node read is still checked against its whole digest.
+# The reader's index holds a node's digest by its first 16 bytes, and its frame as its
+# payload's offset and one integer of length, kind and codec, in flat arrays
+# (`roller.capture.digest_table`): ~45 bytes a node in memory (traced) where a dict of
+# integers took ~126 and (digest, tuple) entries ~242 (a 100k-call capture has ~570k
+# nodes). Two digests sharing 16 bytes are a 2^-128 chance a pair, and every node read
+# is still checked against its whole digest.
+_KEY_BYTES: Final = 16
 _RAW, _ZLIB, _OTHER = 0, 1, 2  # codecs, in the low two bits
 _CODEC: Final = 0b11
 _CONCAT: Final = 1 << 2
 _FLAGS: Final = 3
 _LENGTH: Final = (1 << 40) - 1
-_START: Final = _FLAGS + 40
 
 
-def _key(digest: bytes) -> int:
-    return int.from_bytes(digest[:16], "big")
-
-
-def _entry(start: int, n: int, kind: str, codec: str | None) -> int:
-    """A frame as one integer: payload offset, length, kind, codec."""
+def _flags(n: int, kind: str, codec: str | None) -> int:
+    """A frame's payload length, kind and codec as one integer."""
     code = _RAW if codec is None else _ZLIB if codec == "zlib" else _OTHER
-    return (start << _START) | (n << _FLAGS) | (_CONCAT if kind == "c" else 0) | code
+    return (n << _FLAGS) | (_CONCAT if kind == "c" else 0) | code
 
 
 # A frame header as `BlobWriter._frame` writes it.
