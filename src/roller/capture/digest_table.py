@@ -13,7 +13,7 @@ An added key is appended at once and placed in the table by the next lookup, wit
 key added since, in one loop (a blob file's index is built by a scan of the whole file
 before its first lookup): an addition costs about what a `dict`'s does, a lookup ~1 µs
 more (a few Python operations): `roller validate` of a 100k-call compact/v3 capture
-peaks at 104 MB instead of 148 and takes ~3% longer (docs/benchmarks.md, round 12). The
+peaks at 101 MB instead of 148 and takes ~2% longer (docs/benchmarks.md, round 12). The
 blob writer keeps a Python `set`: it asks for every node it hashes, where that ~1 µs
 made finalize 3-4% slower. A key added again is appended again and, once placed,
 takes the slot of the earlier one (the later values win, as in a `dict`); the earlier
