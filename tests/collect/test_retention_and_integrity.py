@@ -138,6 +138,23 @@ def test_a_deleted_raw_body_is_caught(copy: AttemptPaths) -> None:
     assert "missing_file" in _codes(copy)
 
 
+def test_a_raw_body_linked_from_outside_the_capture_is_caught(
+    copy: AttemptPaths, tmp_path: Path
+) -> None:
+    # The same bytes, but a symlink out of the attempt: not the capture's file. The
+    # attempt reached through a symlink of its own stays valid (its root is resolved too).
+    linked = tmp_path / "linked-attempt"
+    linked.symlink_to(copy.root, target_is_directory=True)
+    assert validate_attempt(AttemptPaths(linked)).ok
+    body = sorted((copy.raw / "responses").iterdir())[0]
+    outside = tmp_path / "outside.body"
+    outside.write_bytes(body.read_bytes())
+    body.unlink()
+    body.symlink_to(outside)
+    assert "missing_file" in _codes(copy)
+    assert "missing_file" in _codes(AttemptPaths(linked))
+
+
 def _relation(calls: list[dict[str, Any]], relation_id: str, target: str) -> dict[str, Any]:
     return {
         "schema": "roller.relation/v1",

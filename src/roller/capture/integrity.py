@@ -96,9 +96,10 @@ def _scan_calls(
     participants = {p.participant_id for p in manifest.participants}
     views = CallViews()
     own: list[Problem] = []
+    real_root = paths.root.resolve()  # (once, not per call holding a raw body)
     try:
         for call in iter_calls(paths):
-            own += check_call(paths, participants, call)
+            own += check_call(paths, participants, call, real_root)
             views.add(call)
     except CaptureFormatError as exc:
         problems.append(Problem("record_invalid", paths.calls.name, str(exc)))

@@ -47,7 +47,11 @@ def status_inputs(call: CallRecord) -> StatusInputs:
     )
 
 
-def check_call(paths: AttemptPaths, participants: set[str], call: CallRecord) -> list[Problem]:
+def check_call(
+    paths: AttemptPaths, participants: set[str], call: CallRecord, real_root: Path | None = None
+) -> list[Problem]:
+    """`real_root`: the capture's root resolved, when the caller resolved it once for
+    every call (resolving it takes a `lstat` per path component)."""
     problems: list[Problem] = []
     where = f"call {call.call_id}"
     if call.participant_id is not None and call.participant_id not in participants:
@@ -88,16 +92,18 @@ def check_call(paths: AttemptPaths, participants: set[str], call: CallRecord) ->
     raw = call.response.raw_path
     if raw is not None:
         raw_file = paths.root / raw
-        if not inside(paths.root, raw_file) or not raw_file.is_file():
+        if not inside(paths.root, raw_file, real_root) or not raw_file.is_file():
             problems.append(Problem("missing_file", where, f"raw_path {raw} does not exist"))
         elif call.response.raw_sha256 != hashlib.sha256(raw_file.read_bytes()).hexdigest():
             problems.append(Problem("hash_mismatch", where, f"{raw} does not hash to raw_sha256"))
     return problems
 
 
-def inside(root: Path, path: Path) -> bool:
+def inside(root: Path, path: Path, real_root: Path | None = None) -> bool:
+    """Whether `path`, its symlinks resolved, is under `root` (`real_root`: `root`
+    resolved already)."""
     try:
-        path.resolve().relative_to(root.resolve())
+        path.resolve().relative_to(real_root or root.resolve())
     except ValueError:
         return False
     return True
