@@ -17,7 +17,10 @@ A capture is valid when:
 Each violation is a typed `Problem`; nothing is fixed or skipped silently. The checks of
 one record on its own are `roller.capture.record_checks`; this module reads the files
 once for their records, runs those on each record and holds the checks across records,
-while a thread hashes the files against the manifest (10k calls: 6.0 -> 5.5 s).
+while a thread hashes the files against the manifest (10k calls: 6.0 -> 5.5 s). No
+check reads a context's value, only whether it is null: call records are read with
+their inline contexts left unread (`roller.capture.reader.checked_call`, the same
+verdict as a full reading; 10k calls: 5.3 -> 4.4 s).
 """
 
 from __future__ import annotations
@@ -98,7 +101,7 @@ def _scan_calls(
     own: list[Problem] = []
     real_root = paths.root.resolve()  # (once, not per call holding a raw body)
     try:
-        for call in iter_calls(paths):
+        for call in iter_calls(paths, checking=True):
             own += check_call(paths, participants, call, real_root)
             views.add(call)
     except CaptureFormatError as exc:

@@ -23,6 +23,7 @@ from pydantic import BaseModel, ValidationError
 from roller.capture import manifest_json
 from roller.capture.blob_store import BlobStore
 from roller.capture.blobs import BlobError
+from roller.capture.call_check import unread_context_call
 from roller.capture.compat import Upgrade, upgrade
 from roller.capture.context import parse_context
 from roller.capture.files import sha256_hex
@@ -148,8 +149,10 @@ def _validated(path: Path, data: bytes, model: type[M], read: Callable[[bytes], 
         ) from exc
 
 
-def iter_jsonl(path: Path, model: type[M]) -> Iterator[M]:
-    """The records of a JSONL file, one line read and validated at a time."""
+def iter_jsonl(path: Path, model: type[M], read: Callable[[bytes], M] | None = None) -> Iterator[M]:
+    """The records of a JSONL file, one line read and validated at a time (by `read`
+    when given, which raises what `validate_json(line, model)` raises)."""
+    read = read or (lambda line: validate_json(line, model))
     try:
         fh = open(path, "rb")  # noqa: SIM115 (closed below, also when the caller stops)
     except OSError as exc:
@@ -159,7 +162,7 @@ def iter_jsonl(path: Path, model: type[M]) -> Iterator[M]:
             if not line.endswith(b"\n"):
                 raise CaptureFormatError(f"{path}:{lineno}: last line is not terminated")
             try:
-                yield validate_json(line, model)
+                yield read(line)
             except ValidationError as exc:
                 raise CaptureFormatError(
                     f"{path}:{lineno}: not a valid {model.__name__}: {_first_error(exc)}"
@@ -176,16 +179,27 @@ def read_manifest(paths: AttemptPaths) -> Manifest:
     return _validated(path, _read_bytes(path), Manifest, read)
 
 
-def iter_calls(paths: AttemptPaths) -> Iterator[CallRecord]:
+def checked_call(line: bytes) -> CallRecord:
+    """A calls.jsonl line read for a check: its context left unread when the fast path
+    can (`roller.capture.call_check`), else read in full; the verdict is the same."""
+    call = unread_context_call(line)
+    return validate_json(line, CallRecord) if call is None else call
+
+
+def iter_calls(paths: AttemptPaths, *, checking: bool = False) -> Iterator[CallRecord]:
     """The call records, each with its `context`, whatever the storage layout.
 
     compact/v3 (`context_ref`): the request body is rebuilt from contexts.blobs, must
     have `context_bytes` bytes and hash to `context_sha256`, and `context` is parsed from
     it as finalize parsed it (`roller.capture.context.parse_context`); the record then
     equals its compact/v2 twin. A body that does not rebuild or does not match is a
-    `CaptureFormatError` naming the call."""
+    `CaptureFormatError` naming the call. `checking`: for a check that looks at no
+    context's value (`roller.capture.integrity`): a context inline in the line
+    (compact/v2) is left unread, `CONTEXT_NOT_READ` unless null (`checked_call`: the
+    same verdict)."""
     if not paths.contexts.exists():
-        for call in iter_jsonl(paths.calls, CallRecord):
+        read = checked_call if checking else None
+        for call in iter_jsonl(paths.calls, CallRecord, read):
             if call.context_ref is not None:
                 raise BlobError(
                     f"{paths.calls}: call {call.call_id} references {paths.contexts.name}, "
@@ -193,6 +207,7 @@ def iter_calls(paths: AttemptPaths) -> Iterator[CallRecord]:
                 )
             yield call
         return
+    # (compact/v3's lines hold no context to skip: read in full, which is cheaper there.)
     with BlobStore(paths.contexts) as store:
         for call in iter_jsonl(paths.calls, CallRecord):
             yield with_stored_context(call, store)
