@@ -12,6 +12,7 @@ fast path leaves to the full reading).
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -35,9 +36,9 @@ def lines(tmp_path_factory: pytest.TempPathFactory) -> list[bytes]:
     return out
 
 
-def _verdict(read: object, line: bytes) -> tuple[str, object]:
+def _verdict(read: Callable[[bytes], CallRecord], line: bytes) -> tuple[str, object]:
     try:
-        call = read(line)  # type: ignore[operator]
+        call = read(line)
     except ValidationError as exc:
         return "invalid", str(exc)
     return "valid", call

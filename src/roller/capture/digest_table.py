@@ -1,13 +1,12 @@
 """Digests held in flat arrays: the compact/v3 blob reader's node index.
 
-`DigestSet(width)` holds digests (their first `width` bytes); `DigestMap(width, fields)`
-maps each to a fixed number of unsigned 64-bit integers (`get` gives None for one it
-does not hold; a digest put again takes its new values). The keys live back to back in
-one `bytearray`, the values in an `array("Q")`, and an open-addressing table of 32-bit
-positions into them (linear probing, at most half full, slots chosen by the key's
-`hash`) finds a key: ~45 bytes a 16-byte key with two values, where a `dict` from an
-integer prefix to one packed integer took ~126, and ~45 a 32-byte key alone, where a
-`set` of `bytes` took ~100 (a 100k-call capture has ~570k nodes).
+`DigestMap(width, fields)` maps digests (by their first `width` bytes) each to a fixed
+number of unsigned 64-bit integers (`get` gives None for one it does not hold; a digest
+put again takes its new values). The keys live back to back in one `bytearray`, the
+values in an `array("Q")`, and an open-addressing table of 32-bit positions into them
+(linear probing, at most half full, slots chosen by the key's `hash`) finds a key: ~45
+bytes a 16-byte key with two values, where a `dict` from an integer prefix to one packed
+integer took ~126 (a 100k-call capture has ~570k nodes).
 
 An added key is appended at once and placed in the table by the next lookup, with every
 key added since, in one loop (a blob file's index is built by a scan of the whole file
@@ -15,7 +14,7 @@ before its first lookup): an addition costs about what a `dict`'s does, a lookup
 more (a few Python operations): `roller validate` of a 100k-call compact/v3 capture
 peaks at 101 MB instead of 148 and takes ~2% longer (docs/benchmarks.md, round 12). The
 blob writer keeps a Python `set`: it asks for every node it hashes, where that ~1 µs
-made finalize 3-4% slower. A key added again is appended again and, once placed,
+made finalize 3-4% slower. A key put again is appended again and, once placed,
 takes the slot of the earlier one (the later values win, as in a `dict`); the earlier
 copy stays in the arrays unused (the blob writer never writes a digest twice).
 """
@@ -34,14 +33,26 @@ def _slots(size: int) -> array[int]:
     return array(_SLOT, bytes(array(_SLOT).itemsize * size))
 
 
-class DigestSet:
-    """Digests, each held once, by their first `width` bytes."""
+class DigestMap:
+    """Digests, each mapped to `fields` unsigned 64-bit integers (the last ones put)."""
 
-    __slots__ = ("_count", "_held", "_keys", "_mask", "_pending", "_slots", "width")
+    __slots__ = (
+        "_count",
+        "_held",
+        "_keys",
+        "_mask",
+        "_pending",
+        "_slots",
+        "_values",
+        "fields",
+        "width",
+    )
 
-    def __init__(self, width: int) -> None:
+    def __init__(self, width: int, fields: int = 1) -> None:
         self.width = width
+        self.fields = fields
         self._keys = bytearray()
+        self._values = array("Q")
         self._count = 0  # keys appended
         self._held = 0  # distinct keys among those placed
         # The hashes of the keys appended, not placed yet (8 bytes each, not an int object).
@@ -53,15 +64,24 @@ class DigestSet:
         self._place_pending()
         return self._held
 
-    def __contains__(self, digest: bytes) -> bool:
+    def get(self, digest: bytes) -> tuple[int, ...] | None:
+        """The digest's values, or None when it is not held."""
         key = digest[: self.width]
-        return len(key) == self.width and self._position(key) >= 0
+        position = self._position(key) if len(key) == self.width else -1
+        if position < 0:
+            return None
+        start = position * self.fields
+        return tuple(self._values[start : start + self.fields])
 
-    def add(self, digest: bytes) -> None:
+    def put(self, digest: bytes, values: tuple[int, ...]) -> None:
         key = digest[: self.width]  # (the digest itself when it is as wide: no copy)
         if len(key) != self.width:
             raise ValueError(f"a digest of {len(digest)} bytes, not {self.width} or more")
+        if len(values) != self.fields:
+            raise ValueError(f"{len(values)} values where the map holds {self.fields}")
+        packed = array("Q", values)  # (one out of range fails here, before the key is in)
         self._keys += key
+        self._values += packed
         self._count += 1
         self._pending.append(hash(key))
 
@@ -109,33 +129,3 @@ class DigestSet:
                 held += 1
             slots[slot] = position + 1
         self._held = held
-
-
-class DigestMap(DigestSet):
-    """Digests, each mapped to `fields` unsigned 64-bit integers (the last ones put)."""
-
-    __slots__ = ("_values", "fields")
-
-    def __init__(self, width: int, fields: int = 1) -> None:
-        super().__init__(width)
-        self.fields = fields
-        self._values = array("Q")
-
-    def add(self, digest: bytes) -> None:
-        raise TypeError("a DigestMap takes a digest with its values: put(digest, values)")
-
-    def get(self, digest: bytes) -> tuple[int, ...] | None:
-        """The digest's values, or None when it is not held."""
-        key = digest[: self.width]
-        position = self._position(key) if len(key) == self.width else -1
-        if position < 0:
-            return None
-        start = position * self.fields
-        return tuple(self._values[start : start + self.fields])
-
-    def put(self, digest: bytes, values: tuple[int, ...]) -> None:
-        if len(values) != self.fields:
-            raise ValueError(f"{len(values)} values where the map holds {self.fields}")
-        packed = array("Q", values)  # (one out of range fails here, before the key is in)
-        DigestSet.add(self, digest)
-        self._values += packed
