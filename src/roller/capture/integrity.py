@@ -37,6 +37,7 @@ from roller.capture.models import Manifest, RelationRecord
 from roller.capture.models.numbered import IdsBuilder, NumberedEvidence, NumberedIds
 from roller.capture.reader import iter_calls, iter_jsonl, read_manifest
 from roller.capture.record_checks import Problem, check_call, check_evidence, check_relation
+from roller.capture.relation_check import checked_relation
 from roller.capture.seen_ids import SeenIds
 from roller.errors import CaptureFormatError
 
@@ -122,7 +123,7 @@ def _scan_relations(
     count = 0
     own: list[Problem] = []
     try:
-        for rel in iter_jsonl(paths.relations, RelationRecord):
+        for rel in iter_jsonl(paths.relations, RelationRecord, checked_relation):
             ids.add(rel.relation_id)
             count += 1
             own += check_relation(paths, participants, call_ids, rel)

@@ -32,6 +32,7 @@ from roller.capture.models import CallRecord, Manifest, RelationRecord, RunConfi
 from roller.errors import CaptureFormatError
 
 M = TypeVar("M", bound=BaseModel)
+R = TypeVar("R")
 
 
 @dataclass(frozen=True)
@@ -149,9 +150,16 @@ def _validated(path: Path, data: bytes, model: type[M], read: Callable[[bytes], 
         ) from exc
 
 
-def iter_jsonl(path: Path, model: type[M], read: Callable[[bytes], M] | None = None) -> Iterator[M]:
+@overload
+def iter_jsonl(path: Path, model: type[M]) -> Iterator[M]: ...
+@overload
+def iter_jsonl(path: Path, model: type[BaseModel], read: Callable[[bytes], R]) -> Iterator[R]: ...
+def iter_jsonl(
+    path: Path, model: type[BaseModel], read: Callable[[bytes], Any] | None = None
+) -> Iterator[Any]:
     """The records of a JSONL file, one line read and validated at a time (by `read`
-    when given, which raises what `validate_json(line, model)` raises)."""
+    when given, which raises what `validate_json(line, model)` raises, and may give a
+    view of the record rather than the model: `relation_check`)."""
     read = read or (lambda line: validate_json(line, model))
     try:
         # A 256 KiB buffer: a call line is tens of KB, and the default 8 KiB buffer read
@@ -201,8 +209,12 @@ def iter_calls(paths: AttemptPaths, *, checking: bool = False) -> Iterator[CallR
     (compact/v2) is left unread, `CONTEXT_NOT_READ` unless null (`checked_call`: the
     same verdict)."""
     if not paths.contexts.exists():
-        read = checked_call if checking else None
-        for call in iter_jsonl(paths.calls, CallRecord, read):
+        calls = (
+            iter_jsonl(paths.calls, CallRecord, checked_call)
+            if checking
+            else iter_jsonl(paths.calls, CallRecord)
+        )
+        for call in calls:
             if call.context_ref is not None:
                 raise BlobError(
                     f"{paths.calls}: call {call.call_id} references {paths.contexts.name}, "
