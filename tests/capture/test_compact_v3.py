@@ -22,7 +22,7 @@ from roller.capture.models import CallRecord
 from roller.capture.reader import iter_calls, read_attempt
 from roller.capture.writer import serialize
 from roller.errors import CaptureFormatError
-from roller.export.calls import capture_records
+from roller.export.calls import capture_lines, capture_records
 from roller.export.trajectory import build_trajectory
 from roller.finalize.attempt import finalize_attempt
 from roller.view.tree import build_tree
@@ -67,6 +67,12 @@ def test_v3_reads_validates_and_exports_as_its_v2_twin(
     assert set(three.manifest.files) == {"calls.jsonl", "relations.jsonl", "contexts.blobs"}
     assert validate_attempt(v2).ok and validate_attempt(v3).ok, validate_attempt(v3).problems
     assert _exported(v3) == _exported(v2)
+    # `roller export calls`'s lines, the request's JSON unparsed: the same bytes but the
+    # capture's own path in each line's source
+    lines2 = b"".join(capture_lines(two, include_blocked=True))
+    lines3 = b"".join(capture_lines(three, include_blocked=True))
+    assert lines2.count(b"\n") == len(_exported(v2))
+    assert lines3 == lines2.replace(str(v2.root).encode(), str(v3.root).encode())
     traj2, traj3 = build_trajectory(two), build_trajectory(three)
     assert traj3.model_dump(exclude={"source"}) == traj2.model_dump(exclude={"source"})
     tree2, tree3 = build_tree(two), build_tree(three)

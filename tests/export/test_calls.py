@@ -8,12 +8,24 @@ from __future__ import annotations
 
 import io
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
+import pydantic_core
 import pytest
 
-from roller.export.calls import capture_records, write_jsonl
+from roller.capture.call_check import unread_context_json
+from roller.capture.context import context_json, with_context
+from roller.capture.layout import AttemptPaths
+from roller.capture.reader import Capture, read_attempt
+from roller.export.calls import (
+    build_record,
+    capture_lines,
+    capture_records,
+    with_request,
+    write_jsonl,
+)
 from roller.export.omissions import Omissions
 from tests.export.real_captures import RealCaptures
 from tests.support.captures import roller
@@ -95,3 +107,78 @@ def test_cli_writes_the_records_to_a_file_and_to_stdout(
     assert lines and all(json.loads(line)["export_status"] == "exportable" for line in lines)
     summary = to_file.stderr.strip().splitlines()[-1]
     assert summary.startswith(f"exported {len(lines)} call(s); left out ")
+
+
+def _lines_both_ways(capture: Capture, include_blocked: bool = True) -> tuple[bytes, bytes]:
+    """(`capture_lines`, `write_jsonl(capture_records)`) for one capture."""
+    records = io.BytesIO()
+    write_jsonl(capture_records(capture, include_blocked), records)
+    return b"".join(capture_lines(capture, include_blocked)), records.getvalue()
+
+
+def test_lines_with_unparsed_requests_are_the_records_lines(real_captures: RealCaptures) -> None:
+    # The request's JSON taken from calls.jsonl as it is, the same bytes as the record's
+    # request parsed and written again; blocked calls left out alike.
+    for key, capture in real_captures.items():
+        for include_blocked in (True, False):
+            fast, full = _lines_both_ways(capture, include_blocked)
+            assert fast == full, key
+    assert any(c.context is not None for cap in real_captures.values() for c in cap.calls)
+
+
+CONTEXTS: list[Any] = [
+    {"messages": [{"role": "user", "content": value}], "n": [value]} for value in AWKWARD_VALUES
+] + [[], {}, "text", 0, -(2**63), 2**64, 1.5e300, {"deep": [[[[{"a": [1.0, 1e-7]}]]]]}]
+
+
+@pytest.mark.parametrize("context", CONTEXTS, ids=repr)
+def test_a_request_of_any_value_exports_as_the_record(
+    real_captures: RealCaptures, tmp_path: Path, context: Any
+) -> None:
+    # A call's context replaced by a value of each awkward kind (as finalize writes it,
+    # `context_json`): NaN leaves the line to the full reading, wide integers and
+    # exponents do not; either way the line is the record's.
+    source = real_captures[("claude-code", "parallel")]
+    dest = tmp_path / "attempt"
+    shutil.copytree(source.paths.root, dest)
+    paths = AttemptPaths(dest)
+    lines = paths.calls.read_bytes().splitlines(keepends=True)
+    record = json.loads(lines[0])
+    record["context"] = None
+    blank = json.dumps(record, ensure_ascii=False, separators=(",", ":")).encode()
+    lines[0] = with_context(blank, context_json(context)) + b"\n"
+    paths.calls.write_bytes(b"".join(lines))
+    # NaN and infinities are the JSON msgspec refuses: only they take the full reading
+    text = context_json(context)
+    unparsed = unread_context_json(lines[0])
+    assert (unparsed is None) == (b"NaN" in text or b"Infinity" in text)
+    assert unparsed is None or unparsed[1] == text
+    capture = read_attempt(paths)
+    fast, full = _lines_both_ways(capture)
+    assert fast == full
+    first = fast.splitlines()[0]
+    assert json.dumps(json.loads(first)["request"]) == json.dumps(context)
+
+
+def test_the_request_goes_where_the_record_puts_it() -> None:
+    # A participant named with the very text that marks the request's place (and a source
+    # path too): their quotes are escaped, so the record's own member is found.
+    trap = '","request":null,"response":"'
+    record = build_record(
+        call_id="c1",
+        source={"capture": f"/x/{trap}/y"},
+        participant={"participant_id": "p", "name": trap},
+        protocol=None,
+        model=None,
+        response_model=None,
+        request=None,
+        response={"a": 1, "request": None, "response": 1},
+        usage=None,
+        tool_calls=[],
+        export_status="exportable",
+        export_blocked_by=[],
+    )
+    request = {"messages": [trap]}
+    spliced = with_request(pydantic_core.to_json(record), context_json(request))
+    assert spliced == pydantic_core.to_json({**record, "request": request})
+    assert with_request(pydantic_core.to_json(record), None) == pydantic_core.to_json(record)

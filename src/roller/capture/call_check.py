@@ -63,6 +63,21 @@ def unread_context_call(line: bytes) -> CallRecord | None:
     """The record of one calls.jsonl line with its context left unread, when the fast
     path can say it is valid; None leaves the line to the full reading (module
     docstring)."""
+    read = _read(line)
+    return None if read is None else read[0]
+
+
+def unread_context_json(line: bytes) -> tuple[CallRecord, bytes | None] | None:
+    """`unread_context_call`, with the context's JSON text as the line holds it (None
+    when null): what `roller export calls` writes as the request, unparsed."""
+    read = _read(line)
+    if read is None:
+        return None
+    call, raw = read
+    return call, None if raw is None else bytes(raw)
+
+
+def _read(line: bytes) -> tuple[CallRecord, msgspec.Raw | None] | None:
     try:
         top = _TOP.decode(line)
     except msgspec.DecodeError:
@@ -75,5 +90,5 @@ def unread_context_call(line: bytes) -> CallRecord | None:
         return None
     raw = top["context"]
     if len(raw) < 16 and bytes(raw).strip() == b"null":
-        return call
-    return call.model_copy(update={"context": CONTEXT_NOT_READ})
+        return call, None
+    return call.model_copy(update={"context": CONTEXT_NOT_READ}), raw

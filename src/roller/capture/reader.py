@@ -23,9 +23,9 @@ from pydantic import BaseModel, ValidationError
 from roller.capture import manifest_json
 from roller.capture.blob_store import BlobStore
 from roller.capture.blobs import BlobError
-from roller.capture.call_check import unread_context_call
+from roller.capture.call_check import unread_context_call, unread_context_json
 from roller.capture.compat import Upgrade, upgrade
-from roller.capture.context import parse_context
+from roller.capture.context import context_json, parse_context
 from roller.capture.files import sha256_hex
 from roller.capture.layout import AttemptPaths
 from roller.capture.models import CallRecord, Manifest, RelationRecord, RunConfig, SampleInfo
@@ -216,10 +216,7 @@ def iter_calls(paths: AttemptPaths, *, checking: bool = False) -> Iterator[CallR
         )
         for call in calls:
             if call.context_ref is not None:
-                raise BlobError(
-                    f"{paths.calls}: call {call.call_id} references {paths.contexts.name}, "
-                    "which is missing"
-                )
+                raise _no_store(paths, call)
             yield call
         return
     # (compact/v3's lines hold no context to skip: read in full, which is cheaper there.)
@@ -230,15 +227,55 @@ def iter_calls(paths: AttemptPaths, *, checking: bool = False) -> Iterator[CallR
 
 def with_stored_context(call: CallRecord, store: BlobStore) -> CallRecord:
     """A compact/v3 record with its context rebuilt and checked (`iter_calls`)."""
+    return _stored_context(call, store)[0]
+
+
+def _stored_context(call: CallRecord, store: BlobStore) -> tuple[CallRecord, bytes | None]:
+    """`with_stored_context`, and the context's record JSON (`ParsedContext.record_json`)."""
     if call.context_ref is None:
-        return call
+        return call, None if call.context is None else context_json(call.context)
     body = store.body(call.context_ref)
     if len(body) != call.context_bytes or sha256_hex(body) != call.context_sha256:
         raise BlobError(
             f"{store.path}: call {call.call_id}: the stored context does not match context_sha256"
         )
-    value = parse_context(body).value
-    return call.model_copy(update={"context": value, "context_ref": None})
+    parsed = parse_context(body)
+    return call.model_copy(update={"context": parsed.value, "context_ref": None}), (
+        parsed.record_json()
+    )
+
+
+def iter_context_json(paths: AttemptPaths) -> Iterator[tuple[CallRecord, bytes | None]]:
+    """Each call record with its context as JSON, the bytes a compact/v2 record holds
+    for it (`roller.capture.context.context_json`; None when it has none), without
+    building the context where it is inline: the record's context is then left unread
+    (`checked_call`'s fast path; `CONTEXT_NOT_READ`), its JSON taken from the line as it
+    is, which finalize wrote by that serializer. A line the fast path leaves, and a
+    compact/v3 record, is read in full (`iter_calls`) and its context's JSON made from
+    it. What `roller export calls` writes a request from, unparsed."""
+    if paths.contexts.exists():
+        with BlobStore(paths.contexts) as store:
+            for call in iter_jsonl(paths.calls, CallRecord):
+                yield _stored_context(call, store)
+        return
+    for call, context in iter_jsonl(paths.calls, CallRecord, _context_json):
+        if call.context_ref is not None:
+            raise _no_store(paths, call)
+        yield call, context
+
+
+def _no_store(paths: AttemptPaths, call: CallRecord) -> BlobError:
+    return BlobError(
+        f"{paths.calls}: call {call.call_id} references {paths.contexts.name}, which is missing"
+    )
+
+
+def _context_json(line: bytes) -> tuple[CallRecord, bytes | None]:
+    read = unread_context_json(line)
+    if read is not None:
+        return read
+    call = validate_json(line, CallRecord)
+    return call, None if call.context is None else context_json(call.context)
 
 
 def iter_relations(paths: AttemptPaths) -> Iterator[RelationRecord]:

@@ -21,7 +21,7 @@ from roller.capture.layout import AttemptPaths, find_attempts
 from roller.capture.reader import read_attempt
 from roller.errors import IntegrityError, UsageError
 from roller.export.atif import atif_document
-from roller.export.calls import capture_records, write_jsonl
+from roller.export.calls import capture_lines, write_jsonl, write_lines
 from roller.export.omissions import Omissions
 from roller.export.openai_messages import message_records
 from roller.export.otel import traces_data
@@ -93,21 +93,25 @@ def calls(
     captures = [read_attempt(a) for a in _valid_attempts(path)]
     omissions = Omissions("call")
     if fmt == "roller":
-        records = (r for c in captures for r in capture_records(c, include_blocked, omissions))
-    else:
-        records = (r for c in captures for r in message_records(c, include_blocked, omissions))
+        lines = (line for c in captures for line in capture_lines(c, include_blocked, omissions))
+        if out is None:
+            omissions.written = write_lines(lines, sys.stdout.buffer)
+        else:
+            with open(out, "wb") as fh:
+                omissions.written = write_lines(lines, fh)
+        click.echo(omissions.summary(), err=True)
+        return
+    records = (r for c in captures for r in message_records(c, include_blocked, omissions))
     if fmt == "parquet":
         assert out is not None
         from roller.export.parquet import write_calls
 
         write_calls(records, out)
     elif out is None:
-        n = write_jsonl(records, sys.stdout.buffer)
+        write_jsonl(records, sys.stdout.buffer)
     else:
         with open(out, "wb") as fh:
-            n = write_jsonl(records, fh)
-    if fmt == "roller":
-        omissions.written = n
+            write_jsonl(records, fh)
     click.echo(omissions.summary(), err=True)
 
 
