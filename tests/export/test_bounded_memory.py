@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import sys
 import tracemalloc
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +19,9 @@ import pytest
 
 from roller.capture.layout import AttemptPaths
 from roller.capture.reader import Capture, read_attempt
+from roller.export import parquet
+from roller.export.omissions import Omissions
+from roller.export.openai_messages import message_records
 from roller.export.trajectory import build_trajectory
 from roller.finalize.attempt import finalize_attempt
 from roller.view.tree import build_tree
@@ -90,3 +93,38 @@ def test_the_tree_of_held_records_is_the_same(sessions: AttemptPaths) -> None:
     capture = read_attempt(sessions)
     held = Capture(capture.paths, capture.manifest, list(capture.calls), list(capture.relations))
     assert build_tree(held) == build_tree(capture)
+
+
+def _messages(paths: AttemptPaths) -> Iterator[dict[str, Any]]:
+    return message_records(read_attempt(paths), True, Omissions("call"))
+
+
+def test_openai_messages_hold_a_call_at_a_time(sessions: AttemptPaths) -> None:
+    # Continuity compares each call with its agent's earlier ones: it holds their item
+    # keys as digests, not the keys (every message's text) nor the calls (to sort them),
+    # which peaked at ~3x calls.jsonl here.
+    size = sessions.calls.stat().st_size
+    assert sum(1 for _ in _messages(sessions)) == 280
+    assert _peak(lambda: sum(1 for _ in _messages(sessions))) < size // 8
+
+
+def test_the_parquet_table_is_written_a_row_group_at_a_time(
+    sessions: AttemptPaths, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import pyarrow
+    import pyarrow.parquet
+
+    size = sessions.calls.stat().st_size
+    monkeypatch.setattr(parquet, "GROUP_BYTES", 4 << 20)
+    out = tmp_path / "calls.parquet"
+    warm = next(_messages(sessions))  # pyarrow's modules imported before measuring
+    parquet.write_calls([warm], tmp_path / "warm.parquet")
+    assert _peak(lambda: parquet.write_calls(_messages(sessions), out)) < size // 4
+    assert pyarrow.parquet.ParquetFile(out).num_row_groups > 2
+    # the table made at once, as before
+    rows = [parquet.call_row(r) for r in _messages(sessions)]
+    whole = pyarrow.Table.from_pylist(rows, schema=parquet._calls_schema(pyarrow))
+    assert pyarrow.parquet.read_table(out).equals(whole)
+    empty = tmp_path / "empty.parquet"
+    assert parquet.write_calls([], empty) == 0
+    assert pyarrow.parquet.read_table(empty).equals(whole.slice(0, 0))

@@ -16,12 +16,23 @@ from the actual contexts with the main trajectory's definition of "the same mess
   `not_a_continuation`, `system_changed`, `protocol_changed`, `unreadable_request` (no
   readable item list), `history_not_in_request` (Responses `previous_response_id`),
   `no_participant` (unattributed: no agent to compare with).
+
+It reads the calls once, in any order, and holds a few words a call: each call's item
+keys and system prompt are kept as digests (`_Digests`: the sha256 of an exact encoding,
+one object per distinct digest), not as the keys, which hold every message's text —
+holding them (and every call, to sort them) made the openai-messages and Parquet
+exports of a 10k-call capture peak at 2.2 and 3.9 GB. Two keys have the same digest
+exactly when they are equal; a key holding anything but strings, numbers, None and
+tuples (a NaN, say) is kept as it is, compared as before.
 """
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Sequence
+import hashlib
+import math
+from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass
+from operator import itemgetter
 
 from roller.capture.models import CallRecord
 from roller.wire import codec_named
@@ -53,17 +64,63 @@ class _Shape:
     state: tuple[Hashable, ...]  # input + output: what the next call should extend
 
 
-def _shape(call: CallRecord) -> _Shape | str:
+class _Digests:
+    """A key as the sha256 of an exact encoding of it (module docstring), each distinct
+    digest held once; a key that is not strings, numbers, None and tuples all the way
+    down, as it is. The encoding is prefix-free (each value tagged, each string and
+    tuple by its length, each number ended), so two encodings are equal exactly when
+    the keys are equal."""
+
+    def __init__(self) -> None:
+        self._held: dict[bytes, bytes] = {}
+
+    def __call__(self, key: Hashable) -> Hashable:
+        if key is None:
+            return None
+        parts: list[bytes] = []
+        if not _encoded(key, parts):
+            return key
+        digest = hashlib.sha256(b"".join(parts)).digest()
+        return self._held.setdefault(digest, digest)
+
+
+def _encoded(value: object, out: list[bytes]) -> bool:
+    """Append `value`'s encoding to `out`; False when it holds another type."""
+    if value is None:
+        out.append(b"N")
+        return True
+    if isinstance(value, str):
+        data = value.encode("utf-8", "surrogatepass")  # (a lone surrogate, as json reads it)
+        out.append(b"S%d:" % len(data))
+        out.append(data)
+        return True
+    if isinstance(value, tuple):
+        out.append(b"T%d:" % len(value))
+        return all(_encoded(item, out) for item in value)
+    # Numbers as Python compares them (True == 1 == 1.0, -0.0 == 0): a whole one by its
+    # integer, any other by its repr (exact for a float); NaN, equal to nothing else, kept.
+    if isinstance(value, float) and not value.is_integer():
+        if math.isnan(value):
+            return False
+        out.append(b"F%b:" % repr(value).encode())
+        return True
+    if isinstance(value, int | float):  # (bool is an int)
+        out.append(b"I%d:" % int(value))
+        return True
+    return False
+
+
+def _shape(call: CallRecord, digest: Callable[[Hashable], Hashable]) -> _Shape | str:
     codec = codec_named(call.protocol)
     history = codec.history(call.context) if codec is not None else None
     if codec is None or history is None:
         return "unreadable_request"
     if codec.server_state(call.context):
         return "history_not_in_request"
-    keys = tuple(k for k in map(codec.item_key, history.items) if k is not None)
+    keys = tuple(digest(k) for k in map(codec.item_key, history.items) if k is not None)
     produced = codec.output_items(call.output) if call.output_complete else []
-    out = tuple(k for k in map(codec.item_key, produced) if k is not None)
-    return _Shape(codec.name, history.system, keys, keys + out)
+    out = tuple(digest(k) for k in map(codec.item_key, produced) if k is not None)
+    return _Shape(codec.name, digest(history.system), keys, keys + out)
 
 
 def _extends(shape: _Shape, earlier: _Shape) -> bool:
@@ -84,25 +141,34 @@ def _reason(shape: _Shape, previous: _Shape) -> str:
     return "not_a_continuation"
 
 
-def continuity(calls: Sequence[CallRecord]) -> dict[str, Continuity]:
+def continuity(calls: Iterable[CallRecord]) -> dict[str, Continuity]:
     """call id -> its continuity, for every generation call (module docstring)."""
+    digest = _Digests()
+    read = [  # (sequence, id, participant, shape): the calls read once, their keys digested
+        (
+            c.sequence,
+            c.call_id,
+            c.participant_id,
+            "" if c.participant_id is None else _shape(c, digest),
+        )
+        for c in calls
+        if c.kind == "generation"
+    ]
+    read.sort(key=itemgetter(0))  # arrival order (stable, as sorting the calls was)
     out: dict[str, Continuity] = {}
     earlier: dict[str, list[tuple[str, _Shape | str]]] = {}
-    for call in sorted(calls, key=lambda c: c.sequence):
-        if call.kind != "generation":
+    for _, call_id, participant_id, shape in read:
+        if participant_id is None:
+            out[call_id] = Continuity(None, False, None, "no_participant")
             continue
-        if call.participant_id is None:
-            out[call.call_id] = Continuity(None, False, None, "no_participant")
-            continue
-        history = earlier.setdefault(call.participant_id, [])
-        shape = _shape(call)
+        history = earlier.setdefault(participant_id, [])
         previous = history[-1] if history else None
-        history.append((call.call_id, shape))
+        history.append((call_id, shape))
         if previous is None:
-            out[call.call_id] = Continuity(None, False, None, "first_call")
+            out[call_id] = Continuity(None, False, None, "first_call")
             continue
         if isinstance(shape, str):
-            out[call.call_id] = Continuity(previous[0], False, None, shape)
+            out[call_id] = Continuity(previous[0], False, None, shape)
             continue
         extended = next(
             (
@@ -120,5 +186,5 @@ def continuity(calls: Sequence[CallRecord]) -> dict[str, Continuity]:
             reason = _reason(shape, prev_shape)
         else:
             reason = "not_a_continuation"
-        out[call.call_id] = Continuity(previous[0], extends_previous, extended, reason)
+        out[call_id] = Continuity(previous[0], extends_previous, extended, reason)
     return out

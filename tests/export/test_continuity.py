@@ -1,0 +1,126 @@
+"""roller.export.continuity reads each call once and holds digests of its item keys:
+the same answers as comparing the keys themselves, in any order of the calls.
+
+Digest equality is Python's equality of the keys (every pair of awkward keys, and
+generated ones); every real capture's continuity is the one computed over the keys as
+they are (the digests swapped out), and does not depend on the order calls are read in.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Hashable
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from roller.export import continuity as module
+from roller.export.continuity import continuity
+from tests.export.real_captures import RealCaptures
+
+NAN = float("nan")
+AWKWARD: list[Hashable] = [
+    None,
+    "",
+    "a",
+    "a\x00",
+    "\ud800",  # a lone surrogate, as json.loads reads "\\ud800"
+    "é",
+    "1",
+    "I1:",
+    "S1:a",
+    (),
+    ("",),
+    ("a",),
+    (("a",),),
+    ("a", None),
+    ("a", ("b", "c")),
+    (("a", "b"), "c"),
+    ("ab",),
+    ("a", "b"),
+    0,
+    1,
+    -1,
+    True,
+    False,
+    0.0,
+    -0.0,
+    1.0,
+    0.5,
+    0.1,
+    1e300,
+    10**300,
+    2**53 + 1,
+    float(2**53),
+    math.inf,
+    -math.inf,
+    ("x", True),
+    ("x", 1),
+    ("x", 1.0),
+    ("x", False, ("t", "u")),
+    ("x", 0, ("t", "u")),
+    frozenset({"a"}),
+    NAN,
+    ("x", NAN),
+]
+
+
+def _same(digest: module._Digests, a: Hashable, b: Hashable) -> bool:
+    return digest(a) == digest(b)
+
+
+def test_awkward_keys_compare_as_python_compares_them() -> None:
+    digest = module._Digests()
+    for a in AWKWARD:
+        for b in AWKWARD:
+            assert _same(digest, a, b) == (a == b), (a, b)
+
+
+def test_equal_keys_share_one_digest_object() -> None:
+    digest = module._Digests()
+    first, second = (
+        digest(("message", "user", (("text", "hi"),))),
+        digest(("message", "user", (("text", "h" + "i"),))),
+    )
+    assert isinstance(first, bytes) and first is second
+    # a key that cannot be encoded (NaN) is kept as it is
+    key = ("x", NAN)
+    assert digest(key) is key
+
+
+def _keys() -> st.SearchStrategy[Any]:
+    leaves = st.one_of(
+        st.none(),
+        st.text(max_size=4),
+        st.booleans(),
+        st.integers(-3, 3),
+        st.sampled_from([0.0, -0.0, 1.0, 0.5, 2.0, math.inf]),
+    )
+    return st.recursive(
+        leaves, lambda inner: st.tuples(inner) | st.tuples(inner, inner), max_leaves=8
+    )
+
+
+@given(_keys(), _keys())
+def test_generated_keys_compare_as_python_compares_them(a: Any, b: Any) -> None:
+    digest = module._Digests()
+    assert _same(digest, a, b) == (a == b)
+    assert _same(digest, a, a)
+
+
+def test_real_captures_as_over_the_keys_themselves(
+    real_captures: RealCaptures, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    digested = {key: continuity(capture.calls) for key, capture in real_captures.items()}
+    reversed_ = {
+        key: continuity(list(capture.calls)[::-1]) for key, capture in real_captures.items()
+    }
+    with monkeypatch.context() as patch:
+        patch.setattr(module, "_Digests", lambda: lambda key: key)
+        plain = {key: continuity(capture.calls) for key, capture in real_captures.items()}
+    assert digested == plain == reversed_
+    flows = [f for found in plain.values() for f in found.values()]
+    assert any(f.extends_previous for f in flows)
+    assert {f.break_reason for f in flows} >= {"first_call", "not_a_continuation", None}
