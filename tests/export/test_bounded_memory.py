@@ -22,6 +22,7 @@ from roller.capture.reader import Capture, read_attempt
 from roller.export import parquet
 from roller.export.omissions import Omissions
 from roller.export.openai_messages import message_records
+from roller.export.otel import traces_line
 from roller.export.trajectory import build_trajectory
 from roller.finalize.attempt import finalize_attempt
 from roller.view.tree import build_tree
@@ -128,3 +129,11 @@ def test_the_parquet_table_is_written_a_row_group_at_a_time(
     empty = tmp_path / "empty.parquet"
     assert parquet.write_calls([], empty) == 0
     assert pyarrow.parquet.read_table(empty).equals(whole.slice(0, 0))
+
+
+def test_otel_spans_hold_a_call_at_a_time(sessions: AttemptPaths) -> None:
+    # An attempt's spans are one line: the spans are held, the calls are not (holding
+    # them, to look up each agent's, peaked at ~3x calls.jsonl here).
+    size = sessions.calls.stat().st_size
+    assert traces_line(read_attempt(sessions)).count('"spanId"') > 280
+    assert _peak(lambda: traces_line(read_attempt(sessions))) < size // 8

@@ -5,14 +5,17 @@ from __future__ import annotations
 
 import base64
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
+import pytest
 from google.protobuf import json_format
 from opentelemetry.proto.trace.v1.trace_pb2 import Span, TracesData
 
-from roller.capture.reader import Capture
-from roller.export.otel import traces_data
+from roller.capture.reader import Capture, read_attempt
+from roller.export import otel
+from roller.export.otel import traces_data, traces_line
 from tests.export.real_captures import RealCaptures
 from tests.support.captures import roller
 
@@ -165,3 +168,47 @@ def test_cli_writes_one_line_per_attempt(real_captures: RealCaptures, tmp_path: 
     again = roller("export", "otel", str(run), "-o", str(tmp_path / "again.jsonl"))
     assert again.returncode == 0 and (tmp_path / "again.jsonl").read_text() == out.read_text()
     assert "nothing left out but message content" in result.stderr
+
+
+def test_a_line_is_the_traces_object_written_whole(real_captures: RealCaptures) -> None:
+    # `roller export otel` writes each attempt's line a span at a time: the same text
+    for capture in real_captures.values():
+        for content in (False, True):
+            whole = json.dumps(traces_data(capture, content), ensure_ascii=False)
+            assert traces_line(capture, content) == whole
+
+
+def test_calls_out_of_order_give_the_same_spans(
+    real_captures: RealCaptures, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # calls.jsonl is read once when each agent's calls come in sequence order; in any
+    # other order they are held and sorted, with the same result
+    checked = 0
+    held = {"times": 0}
+    read_held = otel._Trace._read_held
+
+    def counted(trace: otel._Trace) -> None:
+        held["times"] += 1
+        read_held(trace)
+
+    monkeypatch.setattr(otel._Trace, "_read_held", counted)
+    for (harness, name), capture in real_captures.items():
+        lines = capture.paths.calls.read_bytes().splitlines(keepends=True)
+        if len(lines) < 3:
+            continue
+        dest = tmp_path / f"{harness}-{name}"
+        shutil.copytree(capture.paths.root, dest)
+        # the agents' calls reversed; calls no agent made keep their places (their spans
+        # come in calls.jsonl's order, whatever it is)
+        agents = [i for i, line in enumerate(lines) if json.loads(line)["participant_id"]]
+        for i, j in zip(agents, reversed(agents), strict=True):
+            if i >= j:
+                break
+            lines[i], lines[j] = lines[j], lines[i]
+        (dest / "calls.jsonl").write_bytes(b"".join(lines))
+        shuffled = read_attempt(dest)
+        for content in (False, True):
+            assert traces_data(shuffled, content) == traces_data(capture, content)
+        checked += 1
+    assert checked >= 10
+    assert held["times"] >= 2 * checked  # each of them read the held way

@@ -10,6 +10,7 @@ which harness-private fields it removed (`roller.export.omissions`).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 from pathlib import Path
@@ -24,7 +25,7 @@ from roller.export.atif import atif_document
 from roller.export.calls import capture_lines, write_jsonl, write_lines
 from roller.export.omissions import Omissions
 from roller.export.openai_messages import message_records
-from roller.export.otel import traces_data
+from roller.export.otel import traces_line
 from roller.export.trajectory import build_trajectory
 from roller.export.trajectory_file import serialize
 
@@ -264,13 +265,10 @@ def otel(path: Path, out: Path | None, content: bool) -> None:
     every attempt under PATH: an invoke_agent span per agent, chat spans per call,
     execute_tool spans per tool call, children under their spawning tool's span."""
     captures = [read_attempt(a) for a in _valid_attempts(path)]
-    lines = "".join(
-        json.dumps(traces_data(c, content), ensure_ascii=False) + "\n" for c in captures
-    )
-    if out is None:
-        sys.stdout.write(lines)
-    else:
-        out.write_text(lines, encoding="utf-8")
+    with contextlib.ExitStack() as stack:
+        sink = sys.stdout if out is None else stack.enter_context(open(out, "w", encoding="utf-8"))
+        for capture in captures:  # a line at a time: an attempt's spans are held, not a run's
+            sink.write(traces_line(capture, content) + "\n")
     spans = sum(len(c.calls) for c in captures)
     omissions = Omissions("trace")
     omissions.written = len(captures)

@@ -83,19 +83,34 @@ def _dumps(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
-def tool_content(call: CallRecord, answered: CallRecord | None, tool_id: str) -> dict[str, str]:
-    """`gen_ai.tool.call.arguments` (from the emitting output) and `.result` (from the
-    later input that carried it), JSON-encoded."""
+def reply_messages(call: CallRecord) -> list[dict[str, Any]]:
+    """The call's output as chat messages (what `tool_arguments` reads)."""
+    return reply_view(call).plain()
+
+
+def request_messages(call: CallRecord) -> list[dict[str, Any]]:
+    """The call's input as chat messages (what `tool_result` reads); none unreadable."""
+    view = request_view(call)
+    return view.plain() if view is not None else []
+
+
+def tool_arguments(reply: list[dict[str, Any]], tool_id: str) -> dict[str, str]:
+    """`gen_ai.tool.call.arguments` of tool call `tool_id` in an output's messages."""
     out: dict[str, str] = {}
-    for message in reply_view(call).plain():
+    for message in reply:
         for tool in message.get("tool_calls") or []:
             if tool.get("id") == tool_id:
                 body = tool.get("function") or tool.get("custom") or {}
                 out["gen_ai.tool.call.arguments"] = _dumps(
                     arguments_value(body.get("arguments", body.get("input")))
                 )
-    view = request_view(answered) if answered else None
-    for message in view.plain() if view else []:
+    return out
+
+
+def tool_result(request: list[dict[str, Any]], tool_id: str) -> dict[str, str]:
+    """`gen_ai.tool.call.result` of tool call `tool_id` in an input's messages."""
+    out: dict[str, str] = {}
+    for message in request:
         if message.get("role") == "tool" and message.get("tool_call_id") == tool_id:
             out["gen_ai.tool.call.result"] = _dumps(message.get("content"))
     return out
