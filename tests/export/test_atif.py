@@ -17,6 +17,7 @@ import pytest
 from roller.export.atif import atif_document
 from roller.export.omissions import Omissions
 from roller.export.openai_messages import request_view
+from roller.export.trajectory import build_trajectory
 from tests.export.real_captures import ALL, RealCaptures
 from tests.support.captures import roller
 
@@ -219,3 +220,33 @@ def test_cli_writes_one_file_per_attempt_and_says_what_it_left_out(
         assert result.stderr.strip().splitlines()[-1] == line
     (written,) = out.glob("*.atif.json")
     atif.Trajectory.model_validate_json(written.read_text())
+
+
+def test_calls_are_read_once_more_whatever_the_number_of_agents(
+    real_captures: RealCaptures, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # For the main trajectory, then once, held for every agent's steps: read again per
+    # agent (its segments, its spawning parent's calls), 30 agents over 1k calls took
+    # 100 s where this takes 9.
+    from roller.capture import reader
+
+    reads = {"n": 0}
+    iter_calls = reader.iter_calls
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        reads["n"] += 1
+        return iter_calls(*args, **kwargs)
+
+    monkeypatch.setattr(reader, "iter_calls", counted)
+    many = 0
+    for capture in real_captures.values():
+        agents = len(capture.manifest.participants)
+        reads["n"] = 0
+        build_trajectory(capture)
+        main = reads["n"]
+        reads["n"] = 0
+        doc = atif_document(capture, Omissions("t"), include_blocked=True)
+        if doc is not None and agents > 2:
+            assert reads["n"] == main + 1, (capture.paths, main, reads["n"])
+            many += 1
+    assert many >= 5
