@@ -94,6 +94,16 @@ CHILD_ARGV = {
         "{out}",
         "--include-blocked",
     ],
+    "export-otel": ["{roller}", "export", "otel", "{attempt}", "--out", "{out}"],
+    "export-atif": [
+        "{roller}",
+        "export",
+        "atif",
+        "{attempt}",
+        "--out",
+        "{out}",
+        "--include-blocked",
+    ],
     "export-trajectory": [
         "{roller}",
         "export",
