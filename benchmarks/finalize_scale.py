@@ -468,7 +468,7 @@ def report(rows: list[Measured], args: argparse.Namespace) -> None:
     counts = sorted({r.calls for r in rows})
     head = "".join(f" | {n:>7d}: wall s  calls/s  /cpu-s  RSS MB" for n in counts)
     print(f"{'operation':18s}{head}")
-    for op in OPERATIONS:
+    for op in dict.fromkeys(r.operation for r in rows):  # the operations run, in order
         cells = []
         for n in counts:
             r = next((x for x in rows if x.operation == op and x.calls == n), None)
