@@ -225,9 +225,10 @@ def test_cli_writes_one_file_per_attempt_and_says_what_it_left_out(
 def test_calls_are_read_once_more_whatever_the_number_of_agents(
     real_captures: RealCaptures, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # For the main trajectory, then once, held for every agent's steps: read again per
+    # For the main trajectory, then once for every agent's steps (without contexts; a
+    # subagent's calls are read again by where their lines are): read whole again per
     # agent (its segments, its spawning parent's calls), 30 agents over 1k calls took
-    # 100 s where this takes 9.
+    # 100 s where this takes 7.
     from roller.capture import reader
 
     reads = {"n": 0}
@@ -238,6 +239,13 @@ def test_calls_are_read_once_more_whatever_the_number_of_agents(
         return iter_calls(*args, **kwargs)
 
     monkeypatch.setattr(reader, "iter_calls", counted)
+    light = reader.CallLines.light
+
+    def counted_light(self: reader.CallLines) -> Any:
+        reads["n"] += 1
+        return light(self)
+
+    monkeypatch.setattr(reader.CallLines, "light", counted_light)
     many = 0
     for capture in real_captures.values():
         agents = len(capture.manifest.participants)

@@ -20,6 +20,7 @@ import pytest
 from roller.capture.layout import AttemptPaths
 from roller.capture.reader import Capture, read_attempt
 from roller.export import parquet
+from roller.export.atif import atif_document
 from roller.export.omissions import Omissions
 from roller.export.openai_messages import message_records
 from roller.export.otel import traces_line
@@ -51,6 +52,13 @@ def sessions(tmp_path_factory: pytest.TempPathFactory) -> AttemptPaths:
     """280 calls: four sessions of a 40-call root and three 10-call subagents."""
     shape = finalize_scale.Shape(40, 3, 10, fixed_kb=16, turn_kb=1)
     return _attempt(tmp_path_factory.mktemp("sessions"), 280, shape)
+
+
+@pytest.fixture(scope="module")
+def spawning(tmp_path_factory: pytest.TempPathFactory) -> AttemptPaths:
+    """One session: a 40-call root that spawns three 30-call subagents (ATIF is built)."""
+    shape = finalize_scale.Shape(40, 3, 30, fixed_kb=48, turn_kb=1)
+    return _attempt(tmp_path_factory.mktemp("spawning"), 130, shape)
 
 
 @pytest.fixture(scope="module")
@@ -137,3 +145,17 @@ def test_otel_spans_hold_a_call_at_a_time(sessions: AttemptPaths) -> None:
     size = sessions.calls.stat().st_size
     assert traces_line(read_attempt(sessions)).count('"spanId"') > 280
     assert _peak(lambda: traces_line(read_attempt(sessions))) < size // 8
+
+
+def test_atif_holds_calls_without_their_contexts(spawning: AttemptPaths) -> None:
+    # Every call's own fields are held, a context only while it is read (an agent's
+    # first call, a spawning call, one subagent's calls): every call held whole peaked
+    # at ~2.5x calls.jsonl here; the document itself is most of what is left.
+    size = spawning.calls.stat().st_size
+
+    def document() -> dict[str, Any] | None:
+        return atif_document(read_attempt(spawning), Omissions("t"), include_blocked=True)
+
+    doc = document()
+    assert doc is not None and len(doc["subagent_trajectories"]) == 3
+    assert _peak(document) < size * 5 // 4

@@ -278,6 +278,56 @@ def _context_json(line: bytes) -> tuple[CallRecord, bytes | None]:
     return call, None if call.context is None else context_json(call.context)
 
 
+class CallLines:
+    """calls.jsonl's records by where their lines start, for a reader that needs every
+    record's own fields but only a few contexts at a time (`roller.export.atif`):
+    `light()` reads each record once with its context left unread (`checked_call`:
+    `CONTEXT_NOT_READ` unless null; a compact/v3 line holds none) and says where its
+    line starts; `whole(offsets)` reads those lines again in full, contexts included
+    (compact/v3's rebuilt from the blob store), as `iter_calls` gives them."""
+
+    def __init__(self, paths: AttemptPaths) -> None:
+        self.paths = paths
+
+    def light(self) -> Iterator[tuple[int, CallRecord]]:
+        at = 0
+
+        def read(line: bytes) -> tuple[int, CallRecord]:
+            nonlocal at
+            start, at = at, at + len(line)
+            return start, checked_call(line)
+
+        return iter_jsonl(self.paths.calls, CallRecord, read)
+
+    def whole(self, offsets: Sequence[int]) -> list[CallRecord]:
+        """The records whose lines start at `offsets` (as `light` gave them), in full."""
+        path = self.paths.calls
+        calls: list[CallRecord] = []
+        try:
+            with open(path, "rb") as fh:
+                for offset in offsets:
+                    fh.seek(offset)
+                    line = fh.readline()
+                    if not line.endswith(b"\n"):
+                        raise CaptureFormatError(
+                            f"{path}: no whole line at byte {offset}: the file changed since"
+                        )
+                    calls.append(_validated(path, line, CallRecord, _read_call))
+        except OSError as exc:
+            raise CaptureFormatError(f"cannot read {path}: {exc.strerror or exc}") from exc
+        if not self.paths.contexts.exists():
+            for call in calls:
+                if call.context_ref is not None:
+                    raise _no_store(self.paths, call)
+            return calls
+        with BlobStore(self.paths.contexts) as store:
+            return [with_stored_context(call, store) for call in calls]
+
+
+def _read_call(line: bytes) -> CallRecord:
+    return validate_json(line, CallRecord)
+
+
 def iter_relations(paths: AttemptPaths) -> Iterator[RelationRecord]:
     return iter_jsonl(paths.relations, RelationRecord)
 

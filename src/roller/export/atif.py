@@ -27,7 +27,7 @@ from collections.abc import Hashable
 from typing import Any
 
 from roller.capture.models import CallRecord, ParticipantRecord, RelationRecord
-from roller.capture.reader import Capture
+from roller.capture.reader import CallLines, Capture
 from roller.capture.trajectory_record import TrajectorySegment
 from roller.export.atif_steps import Steps, build_steps
 from roller.export.omissions import Omissions
@@ -83,20 +83,32 @@ class _Build:
     """Builds the documents of one capture."""
 
     def __init__(self, capture: Capture, omissions: Omissions) -> None:
-        # The calls read once and held (each agent's segments and its spawning parent's
-        # calls are picked from them: read from calls.jsonl again per agent, a 30-agent
-        # capture of 1k calls took 100 s).
-        self.capture = Capture(
-            capture.paths, capture.manifest, list(capture.calls), capture.relations
-        )
+        # Every call read once and held without its context (what the steps read: ~a
+        # few KB a call where a context is tens of KiB); a context is read again from
+        # its line when needed (an agent's first call, a spawning call), and a
+        # subagent's calls whole while its segments are made, one agent at a time.
+        # (Holding every call whole peaked at 3.5x calls.jsonl; reading the file again
+        # per agent took a 30-agent capture of 1k calls 100 s.)
+        self.capture = capture
+        self.lines = CallLines(capture.paths)
         self.omissions = omissions
-        self.calls = {c.call_id: c for c in self.capture.calls}
+        self.calls: dict[str, CallRecord] = {}  # without contexts
+        self.at: dict[str, int] = {}  # call id -> where its line starts
+        self.own: dict[str | None, list[tuple[int, CallRecord]]] = {}  # in file order
+        for offset, call in self.lines.light():
+            self.calls[call.call_id] = call
+            self.at[call.call_id] = offset
+            self.own.setdefault(call.participant_id, []).append((offset, call))
         self.participants = {p.participant_id: p for p in capture.manifest.participants}
         self.spawns = {
             r.child_participant_id: r
             for r in capture.relations
             if r.type == "spawn" and r.status == "established" and r.child_participant_id
         }
+
+    def whole(self, call_id: str) -> CallRecord:
+        """The call, context included, read again from its line."""
+        return self.lines.whole([self.at[call_id]])[0]
 
     def children_of(self, parent: ParticipantRecord) -> list[ParticipantRecord]:
         root_id = next(
@@ -118,7 +130,7 @@ class _Build:
     ) -> dict[str, Any]:
         harness = self.capture.manifest.harness
         first = (
-            self.calls[segments[0].requests[0].call_id]
+            self.whole(segments[0].requests[0].call_id)
             if segments and segments[0].requests
             else None
         )
@@ -149,13 +161,12 @@ class _Build:
         copied = 0
         spawn = self.spawns.get(participant.participant_id)
         if participant.role == "child" and segments and segments[0].requests:
-            first = self.calls[segments[0].requests[0].call_id]
-            spawning = self.calls.get(spawn.source_call_id or "") if spawn else None
-            parent_calls = [
-                c
-                for c in self.capture.calls
-                if spawning and c.participant_id == spawning.participant_id
-            ]
+            first = self.whole(segments[0].requests[0].call_id)
+            source = (spawn.source_call_id or "") if spawn else ""
+            spawning = self.whole(source) if source in self.at else None
+            parent_calls = (
+                [c for _, c in self.own.get(spawning.participant_id, [])] if spawning else []
+            )
             copied = copied_prefix(first, spawning, output_keys(parent_calls))
         steps = build_steps(segments, self.calls, copied)
         subagents = [self.child(child, steps, notes) for child in self.children_of(participant)]
@@ -176,7 +187,10 @@ class _Build:
     def child(
         self, child: ParticipantRecord, parent_steps: Steps, notes: list[str]
     ) -> dict[str, Any]:
-        segments, problems = participant_segments(self.capture, child.participant_id)
+        own = self.lines.whole([at for at, _ in self.own.get(child.participant_id, [])])
+        held = Capture(self.capture.paths, self.capture.manifest, own, self.capture.relations)
+        segments, problems = participant_segments(held, child.participant_id)
+        del own, held  # (one agent's calls held at a time)
         doc = self.document(child, segments, notes)
         doc["extra"] = {**doc.get("extra", {}), "state": child.state}
         if problems:
