@@ -25,7 +25,7 @@ from roller.export.atif import atif_document
 from roller.export.calls import capture_lines, write_jsonl, write_lines
 from roller.export.omissions import Omissions
 from roller.export.openai_messages import message_records
-from roller.export.otel import traces_line
+from roller.export.otel import traces_text
 from roller.export.trajectory import build_trajectory
 from roller.export.trajectory_file import serialize
 
@@ -268,7 +268,9 @@ def otel(path: Path, out: Path | None, content: bool) -> None:
     with contextlib.ExitStack() as stack:
         sink = sys.stdout if out is None else stack.enter_context(open(out, "w", encoding="utf-8"))
         for capture in captures:  # a line at a time: an attempt's spans are held, not a run's
-            sink.write(traces_line(capture, content) + "\n")
+            for piece in traces_text(capture, content):
+                sink.write(piece)
+            sink.write("\n")
     spans = sum(len(c.calls) for c in captures)
     omissions = Omissions("trace")
     omissions.written = len(captures)

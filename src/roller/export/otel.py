@@ -20,14 +20,15 @@ Message content is opt-in (`content=True`: `roller.export.otel_content`).
 
 calls.jsonl is read once, a call at a time, when each agent's calls come in sequence
 order (finalize writes them so; else they are held and sorted): a tool call waits for
-the agent's later call carrying its result (`AgentTools`), and an attempt's line is written
-a span at a time (`traces_line`). Holding every call made a 10k-call capture's export
-peak at 2.3 GB (now ~125 MB: its spans).
+the agent's later call carrying its result (`AgentTools`), and an attempt's line is
+written a span at a time (`traces_text`). Holding every call made a 10k-call capture's
+export peak at 2.3 GB (now ~85 MB: its spans).
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from typing import Any, Final
 
 from roller import __version__
@@ -211,7 +212,13 @@ _SPANS: Final = "\x00spans"  # where the spans go in the envelope's text
 
 def traces_line(capture: Capture, content: bool = False) -> str:
     """`json.dumps(traces_data(capture, content), ensure_ascii=False)`, made a span at a
-    time (a span's dict lives until its text is made): what `roller export otel`
+    time (`traces_text`)."""
+    return "".join(traces_text(capture, content))
+
+
+def traces_text(capture: Capture, content: bool = False) -> Iterator[str]:
+    """`traces_line` in pieces, a span's text at a time (a span's dict lives until its
+    text is made, and no piece is joined to the others): what `roller export otel`
     writes for an attempt."""
     spans, trace_id, envelope = _traces(capture, content)
     envelope["resourceSpans"][0]["scopeSpans"][0]["spans"] = [_SPANS]
@@ -219,7 +226,10 @@ def traces_line(capture: Capture, content: bool = False) -> str:
     # the placeholder is the document's last string: only brackets follow it
     head, marker, tail = text.rpartition(json.dumps(_SPANS))
     assert marker, "the spans' placeholder is in the envelope"
-    return head + ", ".join(json.dumps(s.json(trace_id), ensure_ascii=False) for s in spans) + tail
+    yield head
+    for n, span in enumerate(spans):
+        yield (", " if n else "") + json.dumps(span.json(trace_id), ensure_ascii=False)
+    yield tail
 
 
 def _traces(capture: Capture, content: bool) -> tuple[list[Span], str, dict[str, Any]]:
