@@ -38,7 +38,7 @@ from roller.capture.models import CallRecord
 from roller.wire import codec_named
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Continuity:
     """How one call's context relates to its agent's earlier calls (module docstring)."""
 
@@ -56,12 +56,19 @@ class Continuity:
         }
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class _Shape:
     protocol: str
     system: Hashable
     keys: tuple[Hashable, ...]  # the input's compared items
-    state: tuple[Hashable, ...]  # input + output: what the next call should extend
+    out: tuple[Hashable, ...]  # the output's: keys + out is what the next call should extend
+
+    def extended_by(self, keys: tuple[Hashable, ...]) -> bool:
+        """Whether `keys` begin with this call's input and output (`keys + out`, not
+        held twice: a call's keys are most of what continuity holds)."""
+        k = len(self.keys)
+        n = k + len(self.out)
+        return len(keys) >= n and keys[:k] == self.keys and keys[k:n] == self.out
 
 
 class _Digests:
@@ -120,23 +127,21 @@ def _shape(call: CallRecord, digest: Callable[[Hashable], Hashable]) -> _Shape |
     keys = tuple(digest(k) for k in map(codec.item_key, history.items) if k is not None)
     produced = codec.output_items(call.output) if call.output_complete else []
     out = tuple(digest(k) for k in map(codec.item_key, produced) if k is not None)
-    return _Shape(codec.name, digest(history.system), keys, keys + out)
+    return _Shape(codec.name, digest(history.system), keys, out)
 
 
 def _extends(shape: _Shape, earlier: _Shape) -> bool:
-    n = len(earlier.state)
     return (
         shape.protocol == earlier.protocol
         and shape.system == earlier.system
-        and shape.keys[:n] == earlier.state
+        and earlier.extended_by(shape.keys)
     )
 
 
 def _reason(shape: _Shape, previous: _Shape) -> str:
     if shape.protocol != previous.protocol:
         return "protocol_changed"
-    n = len(previous.state)
-    if shape.system != previous.system and shape.keys[:n] == previous.state:
+    if shape.system != previous.system and previous.extended_by(shape.keys):
         return "system_changed"
     return "not_a_continuation"
 
