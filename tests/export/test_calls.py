@@ -182,3 +182,23 @@ def test_the_request_goes_where_the_record_puts_it() -> None:
     spliced = with_request(pydantic_core.to_json(record), context_json(request))
     assert spliced == pydantic_core.to_json({**record, "request": request})
     assert with_request(pydantic_core.to_json(record), None) == pydantic_core.to_json(record)
+
+
+@pytest.mark.parametrize(
+    "command",
+    [["calls"], ["calls", "--format", "openai-messages"], ["trajectory"], ["otel"]],
+    ids=" ".join,
+)
+def test_an_output_that_cannot_be_written_is_said_in_a_line(
+    real_captures: RealCaptures, tmp_path: Path, command: list[str]
+) -> None:
+    # (ATIF's --out is a directory it makes)
+    run = real_captures.run("claude-code", "parallel")
+    out = tmp_path / "missing" / "out.jsonl"
+    result = roller("export", *command, str(run), "--out", str(out))
+    assert result.returncode == 1, result.stderr
+    assert result.stderr.strip().splitlines()[-1] == (
+        f"roller: error: {out}: No such file or directory"
+    )
+    assert "Traceback" not in result.stderr
+    assert not out.parent.exists()

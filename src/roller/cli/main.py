@@ -81,6 +81,11 @@ def main(argv: list[str] | None = None) -> None:
     except RollerError as exc:
         click.echo(f"roller: error: {exc}", err=True)
         sys.exit(exc.exit_code)
+    except OSError as exc:  # a path that cannot be read or written (an output's directory
+        # missing, a permission): said in a line, not a traceback
+        where = f"{exc.filename}: " if exc.filename else ""
+        click.echo(f"roller: error: {where}{exc.strerror or exc}", err=True)
+        sys.exit(1)
     except KeyboardInterrupt:
         click.echo("roller: interrupted", err=True)
         sys.exit(130)
