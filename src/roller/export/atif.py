@@ -125,15 +125,9 @@ class _Build:
                 out.append(p)
         return out
 
-    def agent(
-        self, participant: ParticipantRecord, segments: list[TrajectorySegment]
-    ) -> dict[str, Any]:
+    def agent(self, participant: ParticipantRecord, first: CallRecord | None) -> dict[str, Any]:
+        """The agent's description, from its first call (`first`, context included)."""
         harness = self.capture.manifest.harness
-        first = (
-            self.whole(segments[0].requests[0].call_id)
-            if segments and segments[0].requests
-            else None
-        )
         agent: dict[str, Any] = {"name": harness.name, "version": harness.version or "unknown"}
         extra: dict[str, Any] = {
             "participant_id": participant.participant_id,
@@ -160,8 +154,12 @@ class _Build:
     ) -> dict[str, Any]:
         copied = 0
         spawn = self.spawns.get(participant.participant_id)
-        if participant.role == "child" and segments and segments[0].requests:
-            first = self.whole(segments[0].requests[0].call_id)
+        first = (  # read once: its context gives the agent's tools and the copied prefix
+            self.whole(segments[0].requests[0].call_id)
+            if segments and segments[0].requests
+            else None
+        )
+        if participant.role == "child" and first is not None:
             source = (spawn.source_call_id or "") if spawn else ""
             spawning = self.whole(source) if source in self.at else None
             parent_calls = (
@@ -174,7 +172,7 @@ class _Build:
             "schema_version": SCHEMA_VERSION,
             "session_id": self.capture.manifest.capture_scope,
             "trajectory_id": participant.participant_id,
-            "agent": self.agent(participant, segments),
+            "agent": self.agent(participant, first),
             "steps": [_pruned(s) for s in steps.steps],
             "final_metrics": _final_metrics(steps),
         }

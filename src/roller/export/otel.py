@@ -103,7 +103,7 @@ class _Trace:
         self.chats: dict[str, list[Span]] = {}  # participant -> its chat spans, in order
         self.tools: dict[str, AgentTools] = {}  # participant -> its tool calls
         self.unattributed: list[Span] = []  # chat spans of calls no agent made
-        self.own_spans: dict[str | None, list[Span]] = {}  # parent span -> its spans
+        self.own_spans: dict[str, list[Span]] = {}  # agent span -> its chat and tool spans
         try:
             self._read()
         except OutOfOrder:
@@ -128,12 +128,13 @@ class _Trace:
     def _read_held(self) -> None:
         """`_read` for calls out of order: every call held, each agent's sorted."""
         self.chats, self.tools, self.unattributed = {}, {}, []
-        calls = {c.call_id: c for c in self.capture.calls}
+        held = list(self.capture.calls)
+        calls = {c.call_id: c for c in held}
         for p in self.capture.manifest.participants:
             own = (calls[c] for c in p.call_ids if c in calls)
             for call in sorted(own, key=lambda c: c.sequence):
                 self._see(p, call, strict=False)
-        for call in self.capture.calls:
+        for call in held:
             if call.participant_id is None:
                 self.unattributed.append(_chat_span(self.scope, call, None, self.content))
 
@@ -147,11 +148,13 @@ class _Trace:
 
     def add_participant(self, p: ParticipantRecord) -> None:
         span_id = self.agent_span_id(p)
-        self.spans += self.chats.get(p.participant_id, [])
+        mine = self.own_spans.setdefault(span_id, [])  # what its agent span covers
+        mine += self.chats.get(p.participant_id, [])
         tools = self.tools.get(p.participant_id)
         for tool_id, span in (tools.spans(self.scope, span_id) if tools else {}).items():
             self.tool_spans[(p.participant_id, tool_id)] = span
-            self.spans.append(span)
+            mine.append(span)
+        self.spans += mine
 
     def parent_of(self, p: ParticipantRecord) -> str | None:
         if p.role == "root":
@@ -238,8 +241,6 @@ def _traces(capture: Capture, content: bool) -> tuple[list[Span], str, dict[str,
     trace = _Trace(capture, content)
     for p in capture.manifest.participants:
         trace.add_participant(p)
-    for span in trace.spans:
-        trace.own_spans.setdefault(span.parent, []).append(span)
     agents = [trace.agent_span(p) for p in capture.manifest.participants]
     spans = agents + trace.spans + trace.unattributed
     _stretch(spans)
