@@ -16,6 +16,7 @@ from playwright.sync_api import Browser, Page, expect, sync_playwright
 
 from roller.capture.reader import Capture
 from roller.view.html import render_html
+from roller.wire import codec_named
 from tests.export.real_captures import RealCaptures
 from tests.support.captures import REPO, roller
 
@@ -69,6 +70,22 @@ def _open(browser: Browser, path: Path) -> tuple[Page, list[str], list[str]]:
     )
     page.goto(path.as_uri())
     return page, requests, errors
+
+
+def _matching(path: Path, term: str) -> list[str]:
+    """The calls whose detail, each request value in place, holds `term` (any case)."""
+    text = path.read_text().split('<script type="application/json" id="capture-data">', 1)[1]
+    data = json.loads(text.split("</script>", 1)[0])
+    values = data["values"]
+    out = []
+    for call_id in data["order"]:
+        call = data["calls"][call_id]
+        request = call["request"]
+        shown = [values[i["ref"]] for i in request.get("items", [])]
+        shown += [values[ref] for key, ref in request.items() if key != "items"]
+        if any(term.lower() in json.dumps(v, ensure_ascii=False).lower() for v in [call, *shown]):
+            out.append(call_id)
+    return out
 
 
 def test_the_file_is_self_contained(pages: dict[str, tuple[Capture, Path]]) -> None:
@@ -129,11 +146,28 @@ def test_click_a_child_agent_shows_its_calls_without_any_network(
             items = page.locator("#detail details.item")
             assert items.count() >= 3
             items.first.click()
-            # `toggle` fires after the click returns: wait for the body it adds.
+            # `toggle` fires after the click returns: wait for the body it adds: the
+            # item itself, from the page's value table.
             expect(items.first.locator("pre")).to_have_count(1)
-        # Search narrows the calls to those whose content matches.
-        page.fill("#search", "ROLLER-SUBTASK")
-        assert "match" in page.locator("#search-count").inner_text()
+            call = next(c for c in capture.calls if c.call_id == child.call_ids[0])
+            codec = codec_named(call.protocol)
+            assert codec is not None
+            history = codec.history(call.context)
+            system = codec.system_prompt(history.config)  # shown first, when there is one
+            first = history.items[0] if system is None else system
+            shown = items.first.locator("pre").inner_text()
+            assert (shown if isinstance(first, str) else json.loads(shown)) == first
+        # Search narrows the calls to those whose content matches: every call whose
+        # detail, requests included, holds the text, as when each request was inlined.
+        # A prompt's text is in the value table, a call id in the calls' own fields.
+        for term in ("ROLLER-SUBTASK", "roller-subtask", capture.calls[-1].call_id):
+            page.fill("#search", term)
+            expect(page.locator("#search-count")).to_contain_text("match")
+            hits = page.locator("#calls .call").evaluate_all(
+                "rows => rows.map(r => r.dataset.call)"
+            )
+            assert hits == _matching(path, term), term
+            assert hits, (harness, term)
         page.screenshot(path=str(ARTIFACTS / f"viewer-{harness}.png"), full_page=True)
         assert (ARTIFACTS / f"viewer-{harness}.png").stat().st_size > 10_000
         assert requests == [path.as_uri()], requests

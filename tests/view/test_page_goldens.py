@@ -1,24 +1,31 @@
 """The HTML page of every checked-in real run, of one with base64 blobs put in, and of a
-synthetic 1,000-call capture, is exactly the bytes it was before.
+synthetic 1,000-call capture, is exactly the bytes it was before, and shows exactly the
+data the page showed when it carried every request whole.
 
-The goldens in tests/data/view-page-goldens.json were made by the page builder that held
-the whole capture (main at 8424e22) before the page was written as a stream; a change of
-the builder that changes any byte of a page fails here. The fixtures' pages are rendered
-to a string (`render_html`), the synthetic one is written to a file through its spool
-(`write_html_file`), as `roller view --html` writes it (imported in that test only, so
-the others run on the old builder too: that is how the blob golden was made). The
-attempt directory the page
+tests/data/view-page-goldens.json holds the sha256 of each page; a change of the
+builder that changes any byte of a page fails here. tests/data/view-data-goldens.json
+holds the sha256 of each page's data with every request value put back in place of its
+reference into the page's value table (`_data`), canonically encoded: those were made by
+the builder that wrote each request whole (main at c0b091a), so the table loses nothing,
+and the blob count of the summary is still per call shown. The page goldens before them
+were made by the builder that held the whole capture (main at 8424e22), before the page
+was written as a stream. The fixtures' pages are rendered to a string (`render_html`),
+the synthetic one is written to a file through its spools (`write_html_file`), as
+`roller view --html` writes it (imported in that test only, so the others run on the
+old builder too: that is how the blob golden was made). The attempt directory the page
 names is fixed (`/attempt`), so the bytes do not depend on where the test runs.
 
-An intended change of the page regenerates the file:
+An intended change of the page regenerates the files:
     ROLLER_UPDATE_GOLDENS=1 .venv/bin/python -m pytest tests/view/test_page_goldens.py
-and the diff of that file is reviewed with the change that caused it.
+and their diffs are reviewed with the change that caused them (a change of the page's
+form alone leaves view-data-goldens.json as it was).
 """
 
 from __future__ import annotations
 
 import base64
 import hashlib
+import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -38,6 +45,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 import finalize_scale
 
 GOLDENS = DATA.parent / "view-page-goldens.json"
+DATA_GOLDENS = DATA.parent / "view-data-goldens.json"
 HERE = AttemptPaths(Path("/attempt"))
 
 
@@ -45,8 +53,28 @@ def _page(capture: Capture) -> bytes:
     return render_html(capture).encode("utf-8")
 
 
+def _data(page: bytes) -> Any:
+    """The page's data with each request value put back in place of its reference into
+    `values` (a page without a table is taken as it is)."""
+    text = page.decode("utf-8").split('<script type="application/json" id="capture-data">')[1]
+    data = json.loads(text.split("</script>", 1)[0])
+    values = data.pop("values", None)
+    if values is not None:
+        for call in data["calls"].values():
+            request = call["request"]
+            for key, ref in request.items():
+                if key == "items":
+                    request[key] = [{"tag": i["tag"], "value": values[i["ref"]]} for i in ref]
+                else:
+                    request[key] = values[ref]
+    return data
+
+
 def _check(key: str, page: bytes) -> None:
     check_golden(GOLDENS, key, hashlib.sha256(page).hexdigest())
+    shown = json.dumps(_data(page), sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    digest = hashlib.sha256(shown.encode("utf-8", "surrogatepass")).hexdigest()
+    check_golden(DATA_GOLDENS, key, digest)
 
 
 @pytest.mark.parametrize(("harness", "name"), FIXTURES, ids=[f"{h}/{n}" for h, n in FIXTURES])

@@ -8,69 +8,55 @@ says so to the browser too), so the file opens offline and can be mailed around.
 `<` is written as `\\u003c` inside the JSON, so no value can close the script element.
 
 The JSON is one object, `{"attempt_dir", "summary", "participants", "calls", "order",
-"relations", "capture_errors"}`, written value by value as `json.dumps` writes the whole
-(compact, UTF-8): each call's detail is built, its base64 blobs elided
-(`roller.view.blobs`), dumped and written before the next is read. The summary states
-the number of blobs elided over the whole page, which is known only at the end, so
-everything after the agents goes to a spool (an anonymous temporary file beside the
-page) and is copied in after the summary: memory holds the per-call index and a call at
-a time, whatever the capture's length.
+"relations", "capture_errors", "values"}`, written value by value as `json.dumps` writes
+the whole (compact, UTF-8): each call's detail is built, its request's values put in the
+page's value table and named by their place (`roller.view.page_json.Values`: a value
+already there is not written again, so a conversation that resends its transcript gives
+a page that grows with its new content, not with the square of its length), its base64
+blobs elided (`roller.view.blobs`), dumped and written before the next is read. The
+summary states the number of blobs elided over the whole page, which is known only at
+the end, so everything after the agents goes to a spool and the table to another
+(anonymous temporary files beside the page), copied in after the summary: memory holds
+the per-call index, a digest per distinct value and a call at a time, whatever the
+capture's length.
 """
 
 from __future__ import annotations
 
 import html
 import io
-import json
 import shutil
 import tempfile
 from importlib import resources
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TextIO
 
 from roller.capture.reader import Capture
 from roller.view.blobs import elide
 from roller.view.page import Page
+from roller.view.page_json import PageJson, Values
 
 
 def _asset(name: str) -> str:
     return resources.files("roller.view").joinpath("assets", name).read_text(encoding="utf-8")
 
 
-class _Json:
-    """Values as the page's JSON (blobs elided, counted; `<` and the JS line separators
-    escaped: each is one character, so escaping piece by piece equals escaping the whole)."""
-
-    def __init__(self) -> None:
-        self.elided = 0
-
-    def text(self, value: Any) -> str:
-        shown, count = elide(value)
-        self.elided += count
-        return self.raw(shown)
-
-    @staticmethod
-    def raw(value: Any) -> str:
-        text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-        return (
-            text.replace("<", "\\u003c").replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
-        )
-
-
-def _rest(page: Page, j: _Json, spool: TextIO) -> None:
-    """The sections after the agents, into `spool`."""
+def _rest(page: Page, j: PageJson, spool: TextIO, values: Values) -> None:
+    """The sections after the agents, into `spool`, but the value table's elements, into
+    `values`."""
     spool.write(',"calls":{')
     for i, (call_id, detail) in enumerate(page.calls()):
+        detail["request"] = values.request(detail["request"])
         spool.write(("," if i else "") + j.raw(call_id) + ":" + j.text(detail))
     spool.write('},"order":' + j.text(page.order) + ',"relations":[')
     for i, relation in enumerate(page.relations()):
         spool.write(("," if i else "") + j.text(relation))
-    spool.write('],"capture_errors":' + j.text(page.capture_errors) + "}")
+    spool.write('],"capture_errors":' + j.text(page.capture_errors))
 
 
-def _spooled(capture: Capture, spool: TextIO) -> tuple[str, str]:
-    """The page's sections after the agents into `spool`; the text before them and the
-    text after them."""
+def _spooled(capture: Capture, spool: TextIO, table: TextIO) -> tuple[str, str]:
+    """The page's sections after the agents into `spool`, the value table's elements into
+    `table`; the text before them and the text after them."""
     m = capture.manifest
     template = _asset("viewer.html")
     # Replaced in this order and each once: a value can never be taken for a placeholder.
@@ -79,9 +65,9 @@ def _spooled(capture: Capture, spool: TextIO) -> tuple[str, str]:
     )
     template = template.replace("/*ROLLER_CSS*/", _asset("viewer.css"), 1)
     before, after = template.split("__DATA__", 1)
-    j = _Json()
+    j = PageJson()
     with Page.open(capture) as page:
-        _rest(page, j, spool)
+        _rest(page, j, spool, Values(j, table))
         head = page.head()
     attempt_dir, participants = j.text(head["attempt_dir"]), j.text(head["participants"])
     summary, count = elide(head["summary"])
@@ -90,26 +76,32 @@ def _spooled(capture: Capture, spool: TextIO) -> tuple[str, str]:
     return before + data, after.replace("/*ROLLER_JS*/", _asset("viewer.js"), 1)
 
 
-def _copy(head: str, spool: TextIO, tail: str, out: TextIO) -> None:
+def _copy(head: str, spool: TextIO, table: TextIO, tail: str, out: TextIO) -> None:
     out.write(head)
     spool.seek(0)
     shutil.copyfileobj(spool, out)
-    out.write(tail)
+    out.write(',"values":[')
+    table.seek(0)
+    shutil.copyfileobj(table, out)
+    out.write("]}" + tail)
 
 
 def write_html_file(capture: Capture, target: Path) -> None:
     """The page into `target`, spooled beside it (the same file system, not memory);
     `target` is opened once the capture has been read through, so a capture that fails
     to read leaves it as it was."""
-    with tempfile.TemporaryFile("w+", encoding="utf-8", dir=target.parent) as spool:
-        head, tail = _spooled(capture, spool)
+    with (
+        tempfile.TemporaryFile("w+", encoding="utf-8", dir=target.parent) as spool,
+        tempfile.TemporaryFile("w+", encoding="utf-8", dir=target.parent) as table,
+    ):
+        head, tail = _spooled(capture, spool, table)
         with open(target, "w", encoding="utf-8") as out:
-            _copy(head, spool, tail, out)
+            _copy(head, spool, table, tail, out)
 
 
 def render_html(capture: Capture) -> str:
     """The whole page of one attempt as a string (held: for tests and small captures)."""
-    out, spool = io.StringIO(), io.StringIO()
-    head, tail = _spooled(capture, spool)
-    _copy(head, spool, tail, out)
+    out, spool, table = io.StringIO(), io.StringIO(), io.StringIO()
+    head, tail = _spooled(capture, spool, table)
+    _copy(head, spool, table, tail, out)
     return out.getvalue()

@@ -1,15 +1,19 @@
 // roller's capture viewer: vanilla JS over the JSON inlined in #capture-data.
 // Rendering is lazy: the agent tree, call rows and timeline are built at load; a call's
 // detail only when it is selected, and each request item's body only when opened.
+// A call's request names its values by their place in data.values, where each distinct
+// value is stored once (a harness resends its transcript on every call).
 "use strict";
 (function () {
   const data = JSON.parse(document.getElementById("capture-data").textContent);
   const calls = data.calls;
+  const values = data.values;
   const people = new Map(data.participants.map((p) => [p.participant_id, p]));
   const $ = (id) => document.getElementById(id);
   let selectedAgent = null;
   let selectedCall = null;
-  let searchIndex = null;
+  let searchIndex = null; // call id -> its own fields' text, lower case
+  let valueText = null; // each value's text, lower case
 
   function el(tag, attrs, ...children) {
     const node = document.createElement(tag);
@@ -114,7 +118,7 @@
   }
 
   function itemTitle(item, i) {
-    const v = item.value;
+    const v = values[item.ref];
     let what = typeof v === "string" ? "text" : v && (v.role || v.type) || "item";
     if (v && v.type && v.role) what = v.role + " " + v.type;
     let text = "";
@@ -149,12 +153,13 @@
     box.append(el("h3", {}, "Request"));
     const req = c.request;
     if (c.diff) box.append(el("div", { class: "diff" }, "vs previous call ", callRef(c.diff.previous_call_id), `: ${c.diff.same} same, ${c.diff.from_output} from its output, ${c.diff.new} new, ${c.diff.removed} removed` + (c.diff.system_changed ? ", system prompt changed" : "")));
-    if (req.raw !== undefined) box.append(lazyBlock("request body (no item list)", req.raw));
+    if (req.raw !== undefined) box.append(lazyBlock("request body (no item list)", values[req.raw]));
     else {
-      if (req.system !== null && req.system !== undefined) box.append(lazyBlock("system", req.system));
-      req.items.forEach((item, i) => box.append(lazyBlock(itemTitle(item, i), item.value, "tag-" + item.tag)));
-      if (req.tools) box.append(lazyBlock(`tool definitions (${Array.isArray(req.tools) ? req.tools.length : "?"})`, req.tools));
-      box.append(lazyBlock("other request fields", req.config));
+      const system = values[req.system], tools = values[req.tools];
+      if (system !== null && system !== undefined) box.append(lazyBlock("system", system));
+      req.items.forEach((item, i) => box.append(lazyBlock(itemTitle(item, i), values[item.ref], "tag-" + item.tag)));
+      if (tools) box.append(lazyBlock(`tool definitions (${Array.isArray(tools) ? tools.length : "?"})`, tools));
+      box.append(lazyBlock("other request fields", values[req.config]));
     }
     box.append(el("h3", {}, "Output" + (c.output_complete ? "" : " (incomplete)")));
     for (const t of c.tool_calls) {
@@ -196,9 +201,18 @@
 
   function search(q) {
     q = q.trim().toLowerCase();
-    if (!searchIndex) searchIndex = new Map(data.order.map((id) => [id, JSON.stringify(calls[id]).toLowerCase()]));
+    if (!searchIndex) {
+      // A call's own fields, its request by item tags only; its request's values are
+      // searched once each in the table, however many calls name them.
+      const own = (k, v) => (k === "request" ? (v.items || []).map((i) => i.tag) : v);
+      searchIndex = new Map(data.order.map((id) => [id, JSON.stringify(calls[id], own).toLowerCase()]));
+      valueText = values.map((v) => JSON.stringify(v).toLowerCase());
+    }
     if (!q) { $("search-count").textContent = ""; if (selectedAgent !== null) selectAgent(selectedAgent); return; }
-    const hits = data.order.filter((id) => searchIndex.get(id).includes(q));
+    const found = new Set();
+    valueText.forEach((t, i) => { if (t.includes(q)) found.add(i); });
+    const named = (r) => (r.items ? r.items.some((i) => found.has(i.ref)) : false) || Object.entries(r).some(([k, v]) => k !== "items" && found.has(v));
+    const hits = data.order.filter((id) => searchIndex.get(id).includes(q) || named(calls[id].request));
     $("search-count").textContent = hits.length + " call(s) match";
     showCalls(hits, `search: ${q}`);
   }
