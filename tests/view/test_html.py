@@ -191,5 +191,17 @@ def test_timeline_has_a_lane_per_agent(
         page.locator(f"#calls .call[data-call='{last.call_id}']").get_attribute("class")
         == "call selected"
     )
+    # Its relations, read back from the page's rows of references, each once.
+    for call in capture.calls:
+        page.locator(f"#timeline .bar[data-call='{call.call_id}']").click()
+        mine = [
+            r for r in capture.relations if call.call_id in (r.source_call_id, r.target_call_id)
+        ]
+        rows = page.locator("#detail .relation").all_inner_texts()
+        assert [row.startswith(r.type) for r, row in zip(mine, rows, strict=True)] == [True] * len(
+            mine
+        )
+        assert [r.status in row for r, row in zip(mine, rows, strict=True)] == [True] * len(mine)
+    assert any(r.child_participant_id for r in capture.relations)
     assert errors == []
     page.close()

@@ -54,12 +54,24 @@ def _page(capture: Capture) -> bytes:
 
 
 def _data(page: bytes) -> Any:
-    """The page's data with each request value put back in place of its reference into
-    `values` (a page without a table is taken as it is)."""
+    """The page's data with each request and relation value put back in place of its
+    reference into `values` (a page without a table is taken as it is)."""
     text = page.decode("utf-8").split('<script type="application/json" id="capture-data">')[1]
     data = json.loads(text.split("</script>", 1)[0])
     values = data.pop("values", None)
     if values is not None:
+        relations, shown = data["relations"], []
+        for row in relations["rows"]:
+            put = {
+                f: p
+                if f in relations["literal"]
+                else [values[r] for r in p]
+                if isinstance(p, list)
+                else values[p]
+                for f, p in zip(relations["fields"], row, strict=True)
+            }
+            shown.append(put)
+        data["relations"] = shown
         for call in data["calls"].values():
             request = call["request"]
             for key, ref in request.items():

@@ -92,3 +92,22 @@ def test_a_request_names_its_values() -> None:
         {"model": "m"},
         {"anything": [1]},
     ]
+
+
+def test_a_record_is_a_row_of_places() -> None:
+    """A relation: each field a place, its evidence list a list of places, so entries that
+    recur across relations are stored once."""
+    j, spool = PageJson(), io.StringIO()
+    values = Values(j, spool)
+    evidence = [{"source": "call:a", "ref": "t1", "retained": True}]
+    first = {"type": "result_in_context", "target": "b", "evidence": evidence, "note": None}
+    second = {**first, "target": "c", "evidence": [*evidence, {"source": "call:c"}]}
+    assert values.row(first) == [0, 1, [2], 3]
+    assert values.row(second) == [0, 4, [2, 5], 3]
+    table = _table(spool)
+    assert [table[i] for i in (0, 4, 2, 5, 3)] == [
+        "result_in_context",
+        "c",
+        *second["evidence"],
+        None,
+    ]

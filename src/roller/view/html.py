@@ -12,7 +12,9 @@ The JSON is one object, `{"attempt_dir", "summary", "participants", "calls", "or
 the whole (compact, UTF-8): each call's detail is built, its request's values put in the
 page's value table and named by their place (`roller.view.page_json.Values`: a value
 already there is not written again, so a conversation that resends its transcript gives
-a page that grows with its new content, not with the square of its length), its base64
+a page that grows with its new content, not with the square of its length; relations are
+`{"rows", "fields", "literal"}`, a row a relation's fields as places in the table but
+those named in `literal`, written as they are), its base64
 blobs elided (`roller.view.blobs`), dumped and written before the next is read. The
 summary states the number of blobs elided over the whole page, which is known only at
 the end, so everything after the agents goes to a spool and the table to another
@@ -41,17 +43,24 @@ def _asset(name: str) -> str:
     return resources.files("roller.view").joinpath("assets", name).read_text(encoding="utf-8")
 
 
+_OWN = frozenset({"relation_id"})  # a relation's fields unique to it: written as they are
+
+
 def _rest(page: Page, j: PageJson, spool: TextIO, values: Values) -> None:
     """The sections after the agents, into `spool`, but the value table's elements, into
-    `values`."""
+    `values`: requests and relations name their values there (relations as rows of
+    places, with their field names once)."""
     spool.write(',"calls":{')
     for i, (call_id, detail) in enumerate(page.calls()):
         detail["request"] = values.request(detail["request"])
         spool.write(("," if i else "") + j.raw(call_id) + ":" + j.text(detail))
-    spool.write('},"order":' + j.text(page.order) + ',"relations":[')
+    spool.write('},"order":' + j.text(page.order) + ',"relations":{"rows":[')
+    fields: list[str] = []
     for i, relation in enumerate(page.relations()):
-        spool.write(("," if i else "") + j.text(relation))
-    spool.write('],"capture_errors":' + j.text(page.capture_errors))
+        fields = fields or list(relation)  # one model: every relation has these keys
+        spool.write(("," if i else "") + j.raw(values.row(relation, _OWN)))
+    spool.write(f'],"fields":{j.raw(fields)},"literal":{j.raw(sorted(_OWN))}}}')
+    spool.write(',"capture_errors":' + j.text(page.capture_errors))
 
 
 def _spooled(capture: Capture, spool: TextIO, table: TextIO) -> tuple[str, str]:

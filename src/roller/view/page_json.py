@@ -1,20 +1,25 @@
 """The page's JSON text: values dumped with their base64 blobs elided and counted
-(`PageJson`), and the table that stores each distinct request value once (`Values`).
+(`PageJson`), and the table that stores each distinct request or relation value once
+(`Values`).
 
 A harness resends its whole transcript on every call, so a page that carried each call's
 request whole grew with the square of a conversation's length (a 1,000-call
 conversation: a 217 MB page; 10k calls of `finalize_scale.py`'s shape: 833 MB). The page
 states each call's request by reference instead: its items, system prompt, tool
 definitions and other fields are places in one table, `values`, and a value already in
-the table is not written again. Values are keyed by the sha256 of their exact JSON text
+the table is not written again. Relations, of which the protocol writes one per later
+call that carries a tool result (so they too grow with the square of a conversation's
+length), are rows of places: their call, participant and tool ids, types, statuses and
+evidence entries recur, their rows are a few bytes each (a relation's own id is written
+as it is). Values are keyed by a 16-byte BLAKE2b digest of their exact JSON text
 (`json.dumps`, keys in their own order): equal texts are equal JSON values, which the
 page shows alike, so a reference loses nothing (a value whose keys come in another order
 is simply stored again). A value's blobs are elided once, when it is stored; the count
 is added for every reference, so the summary counts the blobs each call shows, as when
 every request was written whole.
 
-Memory holds a digest and a place per distinct value; the table's text goes to a spool
-as values are first seen.
+Memory holds a digest and a place per distinct value (~120 bytes); the table's text goes
+to a spool as values are first seen.
 """
 
 from __future__ import annotations
@@ -42,10 +47,14 @@ class PageJson:
     def __init__(self) -> None:
         self.elided = 0
 
-    def text(self, value: Any) -> str:
+    def shown(self, value: Any) -> Any:
+        """`value` with its blobs elided (and counted)."""
         shown, count = elide(value)
         self.elided += count
-        return self.raw(shown)
+        return shown
+
+    def text(self, value: Any) -> str:
+        return self.raw(self.shown(value))
 
     @staticmethod
     def raw(value: Any) -> str:
@@ -53,27 +62,43 @@ class PageJson:
 
 
 class Values:
-    """The table of distinct request values, written to `spool` as one JSON array's
-    elements (`close()` ends the array's text); `request()` gives a request with each
-    value replaced by its place in the table."""
+    """The table of distinct values, written to `spool` as one JSON array's elements;
+    `request()` gives a request with each value replaced by its place in the table,
+    `row()` a record's fields as places."""
 
     def __init__(self, j: PageJson, spool: TextIO) -> None:
         self._j = j
         self._spool = spool
-        self._places: dict[bytes, tuple[int, int]] = {}  # digest -> (place, blobs elided)
+        self._places: dict[bytes, int] = {}  # digest -> place
+        self._blobs: dict[int, int] = {}  # place -> blobs elided from it, when any
 
     def ref(self, value: Any) -> int:
         text = _dumped(value)
-        key = hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()
-        known = self._places.get(key)
-        if known is None:
+        key = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+        place = self._places.get(key)
+        if place is None:
             shown, count = elide(value)
-            place = len(self._places)
+            place = self._places[key] = len(self._places)
+            if count:
+                self._blobs[place] = count
             shown_text = self._j.raw(shown) if count else _escaped(text)  # no blob: the same text
             self._spool.write(("," if place else "") + shown_text)
-            known = self._places[key] = (place, count)
-        self._j.elided += known[1]
-        return known[0]
+        self._j.elided += self._blobs.get(place, 0)
+        return place
+
+    def row(self, record: dict[str, Any], literal: frozenset[str] = frozenset()) -> list[Any]:
+        """`record`'s field values in its own key order, each as a place in the table, a
+        list as a list of places (a relation's evidence entries recur across relations
+        where the lists do not), but the fields in `literal` as they are (an id unique
+        to the record: the table would hold a digest for it and store it all the same)."""
+        return [
+            self._j.shown(value)
+            if key in literal
+            else [self.ref(v) for v in value]
+            if isinstance(value, list)
+            else self.ref(value)
+            for key, value in record.items()
+        ]
 
     def request(self, request: dict[str, Any]) -> dict[str, Any]:
         """`request` as the page states it: `items` as `{"tag", "ref"}`, every other field

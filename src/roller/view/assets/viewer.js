@@ -2,12 +2,17 @@
 // Rendering is lazy: the agent tree, call rows and timeline are built at load; a call's
 // detail only when it is selected, and each request item's body only when opened.
 // A call's request names its values by their place in data.values, where each distinct
-// value is stored once (a harness resends its transcript on every call).
+// value is stored once (a harness resends its transcript on every call); a relation is a
+// row of such places, one per field of data.relations.fields (those it names `literal`
+// written as they are).
 "use strict";
 (function () {
   const data = JSON.parse(document.getElementById("capture-data").textContent);
   const calls = data.calls;
   const values = data.values;
+  const field = Object.fromEntries(data.relations.fields.map((f, i) => [f, i]));
+  const literal = new Set(data.relations.literal);
+  const relation = (row) => Object.fromEntries(data.relations.fields.map((f, i) => [f, literal.has(f) ? row[i] : Array.isArray(row[i]) ? row[i].map((r) => values[r]) : values[row[i]]]));
   const people = new Map(data.participants.map((p) => [p.participant_id, p]));
   const $ = (id) => document.getElementById(id);
   let selectedAgent = null;
@@ -139,7 +144,8 @@
     if (c.export_blocked_by.length) st.append(" blocked by " + c.export_blocked_by.join(", "));
     box.append(st, el("div", { class: "tok" }, `tokens ${tok(c.input_tokens)}→${tok(c.output_tokens)} · ${c.start_ms} → ${c.end_ms} ms · HTTP ${c.http_status} ${c.outcome} · response ${c.response_id || "-"} · finish ${c.finish_reason || "-"}`));
     if (c.errors.length) box.append(el("div", { class: "s-failed" }, "errors: " + c.errors.map((e) => e.code + ": " + e.message).join("; ")));
-    const rels = data.relations.filter((r) => r.source_call_id === c.call_id || r.target_call_id === c.call_id);
+    const mine = (row, f) => field[f] !== undefined && values[row[field[f]]] === c.call_id;
+    const rels = data.relations.rows.filter((row) => mine(row, "source_call_id") || mine(row, "target_call_id")).map(relation);
     if (rels.length) {
       box.append(el("h3", {}, "Relations"));
       for (const r of rels) {
