@@ -37,8 +37,8 @@ def _escaped(text: str) -> str:
     return text.replace("<", "\\u003c").replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
 
 
-def _dumped(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+_dumped = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode  # as json.dumps
+_SHORT = 64  # a string up to this long is its own key (ids, types, statuses recur)
 
 
 class PageJson:
@@ -70,20 +70,35 @@ class Values:
         self._j = j
         self._spool = spool
         self._places: dict[bytes, int] = {}  # digest -> place
+        self._strings: dict[str | None, int] = {}  # a short string or None -> place
         self._blobs: dict[int, int] = {}  # place -> blobs elided from it, when any
+        self._count = 0
 
     def ref(self, value: Any) -> int:
+        # A short string (no blob is that short) or null: looked up as itself; `type is`,
+        # since 1 == 1.0 == True as dict keys.
+        if value is None or (type(value) is str and len(value) <= _SHORT):
+            place = self._strings.get(value)
+            if place is None:
+                place = self._strings[value] = self._add(_dumped(value), value)
+            return place
         text = _dumped(value)
         key = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
         place = self._places.get(key)
         if place is None:
-            shown, count = elide(value)
-            place = self._places[key] = len(self._places)
-            if count:
-                self._blobs[place] = count
-            shown_text = self._j.raw(shown) if count else _escaped(text)  # no blob: the same text
-            self._spool.write(("," if place else "") + shown_text)
+            place = self._places[key] = self._add(text, value)
         self._j.elided += self._blobs.get(place, 0)
+        return place
+
+    def _add(self, text: str, value: Any) -> int:
+        """`value` (whose JSON text is `text`) written as the table's next element."""
+        shown, count = elide(value)
+        place = self._count
+        self._count += 1
+        if count:
+            self._blobs[place] = count
+        shown_text = self._j.raw(shown) if count else _escaped(text)  # no blob: the same text
+        self._spool.write(("," if place else "") + shown_text)
         return place
 
     def row(self, record: dict[str, Any], literal: frozenset[str] = frozenset()) -> list[Any]:
