@@ -424,6 +424,18 @@ def sizes(paths: AttemptPaths, tape: int) -> dict[str, int]:
     return out
 
 
+def outputs(root: Path, operations: list[str]) -> dict[str, int]:
+    """The size of what each operation wrote (a file, or a directory's files)."""
+    out = {}
+    for op in operations:
+        target = root / f"{op}.out"
+        if target.is_file():
+            out[f"{op} output"] = target.stat().st_size
+        elif target.is_dir():
+            out[f"{op} output"] = sum(f.stat().st_size for f in target.rglob("*") if f.is_file())
+    return out
+
+
 def measure_size(
     work: Path,
     calls: int,
@@ -450,7 +462,7 @@ def measure_size(
         )
         if op == "finalize" and not row.ok:
             break
-    file_sizes = sizes(paths, tape)
+    file_sizes = sizes(paths, tape) | outputs(root, operations)
     print("  bytes: " + ", ".join(f"{k} {v / 1e6:.1f} MB" for k, v in file_sizes.items()))
     shutil.rmtree(root, ignore_errors=True)
     return rows

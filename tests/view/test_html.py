@@ -15,10 +15,12 @@ import pytest
 from playwright.sync_api import Browser, Page, expect, sync_playwright
 
 from roller.capture.reader import Capture
-from roller.view.html import render_html
+from roller.view import page_json
+from roller.view.html import render_html, write_html_file
 from roller.wire import codec_named
 from tests.export.real_captures import RealCaptures
 from tests.support.captures import REPO, roller
+from tests.view import page_data
 
 CHROMIUM = os.environ.get("ROLLER_CHROMIUM", "/usr/bin/chromium")
 ARGS = [
@@ -44,6 +46,14 @@ def pages(
         result = roller("view", "--html", str(real_captures.run(harness, name)), "-o", str(target))
         assert result.returncode == 0, result.stderr
         out[harness] = (real_captures[(harness, name)], target)
+    # The same claude-code page in parts of 2 KiB: the browser puts the pieces together.
+    capture, _ = out["claude-code"]
+    small = base / "claude-code-parts.html"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(page_json, "PART_CHARS", 2048)
+        write_html_file(capture, small)
+    assert len(page_data.parts(small.read_text())) > 10
+    out["claude-code-parts"] = (capture, small)
     return out
 
 
@@ -74,18 +84,12 @@ def _open(browser: Browser, path: Path) -> tuple[Page, list[str], list[str]]:
 
 def _matching(path: Path, term: str) -> list[str]:
     """The calls whose detail, each request value in place, holds `term` (any case)."""
-    text = path.read_text().split('<script type="application/json" id="capture-data">', 1)[1]
-    data = json.loads(text.split("</script>", 1)[0])
-    values = data["values"]
-    out = []
-    for call_id in data["order"]:
-        call = data["calls"][call_id]
-        request = call["request"]
-        shown = [values[i["ref"]] for i in request.get("items", [])]
-        shown += [values[ref] for key, ref in request.items() if key != "items"]
-        if any(term.lower() in json.dumps(v, ensure_ascii=False).lower() for v in [call, *shown]):
-            out.append(call_id)
-    return out
+    data = page_data.resolved(path.read_text())
+    return [
+        call_id
+        for call_id in data["order"]
+        if term.lower() in json.dumps(data["calls"][call_id], ensure_ascii=False).lower()
+    ]
 
 
 def test_the_file_is_self_contained(pages: dict[str, tuple[Capture, Path]]) -> None:
@@ -93,8 +97,7 @@ def test_the_file_is_self_contained(pages: dict[str, tuple[Capture, Path]]) -> N
         text = path.read_text()
         assert not re.search(r"<(script|link|img|iframe)[^>]+(src|href)=", text)
         assert "default-src 'none'" in text
-        script = text.split('<script type="application/json" id="capture-data">', 1)[1]
-        data = json.loads(script.split("</script>", 1)[0])
+        data = page_data.data(text)
         assert set(data["calls"]) == {c.call_id for c in capture.calls}
 
 

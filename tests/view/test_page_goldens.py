@@ -1,19 +1,21 @@
 """The HTML page of every checked-in real run, of one with base64 blobs put in, and of a
 synthetic 1,000-call capture, is exactly the bytes it was before, and shows exactly the
-data the page showed when it carried every request whole.
+data the page showed when it carried every request whole, in one element.
 
-tests/data/view-page-goldens.json holds the sha256 of each page; a change of the
-builder that changes any byte of a page fails here. tests/data/view-data-goldens.json
-holds the sha256 of each page's data with every request value put back in place of its
-reference into the page's value table (`_data`), canonically encoded: those were made by
-the builder that wrote each request whole (main at c0b091a), so the table loses nothing,
-and the blob count of the summary is still per call shown. The page goldens before them
-were made by the builder that held the whole capture (main at 8424e22), before the page
-was written as a stream. The fixtures' pages are rendered to a string (`render_html`),
-the synthetic one is written to a file through its spools (`write_html_file`), as
-`roller view --html` writes it (imported in that test only, so the others run on the
-old builder too: that is how the blob golden was made). The attempt directory the page
-names is fixed (`/attempt`), so the bytes do not depend on where the test runs.
+tests/data/view-page-goldens.json holds the sha256 of each page; a change of the builder
+that changes any byte of a page fails here. tests/data/view-data-goldens.json holds the
+sha256 of each page's data, its parts put together and every request value put back in
+place of its reference
+into the page's value table (`page_data.resolved`), canonically encoded: those were made
+by the builder that wrote each request whole (main at c0b091a), so the table loses
+nothing, and the blob count of the summary is still per call shown. The page goldens
+before them were made by the builder that held the whole capture (main at 8424e22),
+before the page was written as a stream. The fixtures' pages are rendered to a string
+(`render_html`), the synthetic one is written to a file through its spools
+(`write_html_file`), as `roller view --html` writes it (imported in that test only, so
+the others run on the old builder too: that is how the blob golden was made). The
+attempt directory the page names is fixed (`/attempt`), so the bytes do not depend on
+where the test runs.
 
 An intended change of the page regenerates the files:
     ROLLER_UPDATE_GOLDENS=1 .venv/bin/python -m pytest tests/view/test_page_goldens.py
@@ -40,6 +42,7 @@ from roller.view.html import render_html
 from tests.finalize.test_fixture_goldens import FIXTURES
 from tests.harnesses.fixture_capture import DATA, finalize_fixture
 from tests.support.goldens import check_golden
+from tests.view import page_data
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 import finalize_scale
@@ -53,38 +56,12 @@ def _page(capture: Capture) -> bytes:
     return render_html(capture).encode("utf-8")
 
 
-def _data(page: bytes) -> Any:
-    """The page's data with each request and relation value put back in place of its
-    reference into `values` (a page without a table is taken as it is)."""
-    text = page.decode("utf-8").split('<script type="application/json" id="capture-data">')[1]
-    data = json.loads(text.split("</script>", 1)[0])
-    values = data.pop("values", None)
-    if values is not None:
-        relations, shown = data["relations"], []
-        for row in relations["rows"]:
-            put = {
-                f: p
-                if f in relations["literal"]
-                else [values[r] for r in p]
-                if isinstance(p, list)
-                else values[p]
-                for f, p in zip(relations["fields"], row, strict=True)
-            }
-            shown.append(put)
-        data["relations"] = shown
-        for call in data["calls"].values():
-            request = call["request"]
-            for key, ref in request.items():
-                if key == "items":
-                    request[key] = [{"tag": i["tag"], "value": values[i["ref"]]} for i in ref]
-                else:
-                    request[key] = values[ref]
-    return data
-
-
 def _check(key: str, page: bytes) -> None:
     check_golden(GOLDENS, key, hashlib.sha256(page).hexdigest())
-    shown = json.dumps(_data(page), sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    text = page.decode("utf-8")
+    shown = json.dumps(
+        page_data.resolved(text), sort_keys=True, ensure_ascii=False, separators=(",", ":")
+    )
     digest = hashlib.sha256(shown.encode("utf-8", "surrogatepass")).hexdigest()
     check_golden(DATA_GOLDENS, key, digest)
 
@@ -145,3 +122,30 @@ def test_the_page_of_a_capture_with_blobs_is_byte_identical(tmp_path: Path) -> N
     assert BLOB.encode() not in page.replace(b'"' + BLOB.encode() + b'":1', b"")
     assert b'"elided_blobs":0' not in page
     _check("blobs/claude-code/nested-background", page)
+
+
+def test_a_page_in_many_parts_shows_the_same_data(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Parts of 4 KiB: the synthetic capture's calls, relation rows and value table each
+    split over many elements, put back to the same data."""
+    from roller.view import page_json
+    from roller.view.html import write_html_file
+
+    monkeypatch.setattr(page_json, "PART_CHARS", 4096)
+    shape = finalize_scale.Shape(10, 3, 5, fixed_kb=1, turn_kb=1)
+    paths = finalize_scale.build_attempt(tmp_path, 1000, shape, "on-error")
+    finalize_attempt(paths)
+    c = read_attempt(paths)
+    target = tmp_path / "page.html"
+    write_html_file(Capture(HERE, c.manifest, c.calls, c.relations), target)
+    text = target.read_text()
+    keys = page_data.parts(text)
+    assert {k: keys.count(k) > 10 for k in ("calls", "relations.rows", "values")} == dict.fromkeys(
+        ("calls", "relations.rows", "values"), True
+    )
+    shown = json.dumps(
+        page_data.resolved(text), sort_keys=True, ensure_ascii=False, separators=(",", ":")
+    )
+    digest = hashlib.sha256(shown.encode("utf-8", "surrogatepass")).hexdigest()
+    check_golden(DATA_GOLDENS, "synthetic/1000", digest)

@@ -1,73 +1,90 @@
 """The page's value table (`roller.view.page_json.Values`): each distinct request value
-stored once, a reference for every use, blobs elided once and counted per use."""
+stored once, a reference for every use, blobs elided once and counted per use; and the
+part elements the page's bulky members are written in (`Parts`)."""
 
 from __future__ import annotations
 
 import base64
 import io
 import json
+import re
 from typing import Any
 
-from roller.view.blobs import elide
-from roller.view.page_json import PageJson, Values
+import pytest
 
+from roller.view import page_json
+from roller.view.blobs import elide
+from roller.view.page_json import PageJson, Parts, Values
+from tests.view import page_data
+
+MAIN = '<script type="application/json" id="capture-data">{"values":[]}</script>'
+HEAD = '<script type="application/json" class="capture-part" data-key="values">'
 BLOB = base64.b64encode(bytes(range(256)) * 2).decode()
 
 
-def _table(spool: io.StringIO) -> list[Any]:
-    return json.loads("[" + spool.getvalue() + "]")
+class Table:
+    """A `Values` writing into a string, read back as the page reads it."""
+
+    def __init__(self) -> None:
+        self.j = PageJson()
+        self.spool = io.StringIO()
+        self.parts = Parts(self.spool, "values", array=True)
+        self.values = Values(self.j, self.parts)
+
+    def text(self) -> str:
+        """The elements' JSON text, without their tags."""
+        self.parts.close()
+        return re.sub(r"<script[^>]*>|</script>", "", self.spool.getvalue())
+
+    def read(self) -> list[Any]:
+        self.parts.close()
+        return list(page_data.data(MAIN + self.spool.getvalue())["values"])
 
 
 def test_a_value_is_stored_once_and_named_by_its_place() -> None:
-    j, spool = PageJson(), io.StringIO()
-    values = Values(j, spool)
+    t = Table()
     first = {"role": "user", "content": [{"type": "text", "text": "hello"}]}
-    refs = [
-        values.ref(first),
-        values.ref({"role": "assistant", "content": "hi"}),
-        values.ref(first),
-    ]
-    assert refs == [0, 1, 0]
-    assert values.ref(json.loads(json.dumps(first))) == 0  # equal, not the same object
-    assert _table(spool) == [first, {"role": "assistant", "content": "hi"}]
+    refs = [t.values.ref(first), t.values.ref({"role": "assistant", "content": "hi"})]
+    assert [*refs, t.values.ref(first)] == [0, 1, 0]
+    assert t.values.ref(json.loads(json.dumps(first))) == 0  # equal, not the same object
+    assert t.read() == [first, {"role": "assistant", "content": "hi"}]
 
 
 def test_values_that_differ_in_any_way_are_kept_apart() -> None:
-    """Equal JSON text only: key order, 1 against 1.0 or true, a string against a number."""
-    j, spool = PageJson(), io.StringIO()
-    values = Values(j, spool)
+    """Equal JSON text only: key order, 1 against 1.0 or true, a string against a number,
+    a short string against a long one (looked up two ways)."""
+    t = Table()
+    long = "x" * (page_json._SHORT + 1)
     distinct = [{"a": 1, "b": 2}, {"b": 2, "a": 1}, 1, 1.0, True, "1", None, [], {}, [None]]
-    assert [values.ref(v) for v in distinct] == list(range(len(distinct)))
-    table = _table(spool)
-    assert [json.dumps(v) for v in table] == [json.dumps(v) for v in distinct]
+    distinct += ["null", "x" * page_json._SHORT, long, [long]]
+    assert [t.values.ref(v) for v in distinct] == list(range(len(distinct)))
+    assert [t.values.ref(v) for v in reversed(distinct)] == list(reversed(range(len(distinct))))
+    assert [json.dumps(v) for v in t.read()] == [json.dumps(v) for v in distinct]
 
 
 def test_blobs_are_elided_once_and_counted_for_every_use() -> None:
-    j, spool = PageJson(), io.StringIO()
-    values = Values(j, spool)
+    t = Table()
     image = {"type": "image", "data": BLOB}
-    assert values.ref(image) == values.ref(image) == 0
-    assert j.elided == 2  # as when each call's request was written whole
-    assert spool.getvalue() == j.raw(elide(image)[0])
-    assert BLOB not in spool.getvalue()
+    assert t.values.ref(image) == t.values.ref(image) == 0
+    assert t.j.elided == 2  # as when each call's request was written whole
+    assert t.read() == [elide(image)[0]]
+    assert BLOB not in t.spool.getvalue()
 
 
 def test_the_text_is_the_page_s_escaped_json() -> None:
     """`<` and the JS line separators escaped, non-ASCII and lone surrogates kept."""
-    j, spool = PageJson(), io.StringIO()
-    values = Values(j, spool)
-    awkward = ["</script><b>", "line\u2028sep\u2029", "é中🙂", "\ud800 lone"]
+    t = Table()
+    awkward = ["</script><b>", "line\u2028sep\u2029", "é中🙂", "\ud800 lone", "x" * 100 + "<"]
     for v in awkward:
-        values.ref(v)
-    text = spool.getvalue()
+        t.values.ref(v)
+    text = t.text()
     assert "<" not in text and "\u2028" not in text and "\u2029" not in text
-    assert text == ",".join(j.raw(v) for v in awkward)
-    assert json.loads("[" + text + "]") == awkward
+    assert text == "[" + ",".join(t.j.raw(v) for v in awkward) + "]"
+    assert json.loads(text) == awkward
 
 
 def test_a_request_names_its_values() -> None:
-    j, spool = PageJson(), io.StringIO()
-    values = Values(j, spool)
+    t = Table()
     request = {
         "items": [{"tag": "new", "value": "a"}, {"tag": "same", "value": {"x": 1}}],
         "system": None,
@@ -75,39 +92,71 @@ def test_a_request_names_its_values() -> None:
         "config": {"model": "m"},
     }
     again = {**request, "items": [*request["items"], {"tag": "new", "value": "a"}]}
-    assert values.request(request) == {
+    assert t.values.request(request) == {
         "items": [{"tag": "new", "ref": 0}, {"tag": "same", "ref": 1}],
         "system": 2,
         "tools": 3,
         "config": 4,
     }
-    named = values.request(again)
+    named = t.values.request(again)
     assert named["items"][2] == {"tag": "new", "ref": 0}
-    assert values.request({"raw": {"anything": [1]}}) == {"raw": 5}
-    assert _table(spool) == [
-        "a",
-        {"x": 1},
-        None,
-        [{"name": "t"}],
-        {"model": "m"},
-        {"anything": [1]},
-    ]
+    assert t.values.request({"raw": {"anything": [1]}}) == {"raw": 5}
+    assert t.read() == ["a", {"x": 1}, None, [{"name": "t"}], {"model": "m"}, {"anything": [1]}]
 
 
 def test_a_record_is_a_row_of_places() -> None:
     """A relation: each field a place, its evidence list a list of places, so entries that
     recur across relations are stored once."""
-    j, spool = PageJson(), io.StringIO()
-    values = Values(j, spool)
+    t = Table()
     evidence = [{"source": "call:a", "ref": "t1", "retained": True}]
     first = {"type": "result_in_context", "target": "b", "evidence": evidence, "note": None}
     second = {**first, "target": "c", "evidence": [*evidence, {"source": "call:c"}]}
-    assert values.row(first) == [0, 1, [2], 3]
-    assert values.row(second) == [0, 4, [2, 5], 3]
-    table = _table(spool)
+    assert t.values.row(first) == [0, 1, [2], 3]
+    assert t.values.row(second) == [0, 4, [2, 5], 3]
+    table = t.read()
     assert [table[i] for i in (0, 4, 2, 5, 3)] == [
         "result_in_context",
         "c",
         *second["evidence"],
         None,
     ]
+    third = {"id": "rel-3", **second}
+    assert t.values.row(third, literal=frozenset({"id"})) == ["rel-3", 0, 4, [2, 5], 3]
+    assert len(t.read()) == 6  # the literal is not in the table
+
+
+@pytest.mark.parametrize("array", [True, False])
+def test_parts_split_between_members_and_read_back_whole(
+    array: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each element holds whole members, closes once it holds `PART_CHARS` characters
+    (so none holds much more), and the elements put together are the one value."""
+    monkeypatch.setattr(page_json, "PART_CHARS", 100)
+    out = io.StringIO()
+    parts = Parts(out, "calls", array=array)
+    members = [json.dumps("m" * (i % 37)) for i in range(200)]
+    whole: Any = [] if array else {}
+    for i, text in enumerate(members):
+        if array:
+            parts.add(text)
+            whole.append(json.loads(text))
+        else:
+            parts.add(f'"k{i}":{text}')
+            whole[f"k{i}"] = json.loads(text)
+    parts.close()
+    parts.close()  # closing twice writes nothing more
+    elements = re.findall(r'data-key="calls">(.*?)</script>', out.getvalue())
+    assert len(elements) > 10
+    assert all(len(e) < 100 + 2 + 40 for e in elements)
+    pieces = [json.loads(e) for e in elements]
+    empty = '<script type="application/json" id="capture-data">{"calls":' + (
+        "[]" if array else "{}"
+    )
+    assert page_data.data(empty + "}</script>" + out.getvalue())["calls"] == whole
+    assert sum(len(p) for p in pieces) == len(members)
+
+
+def test_nothing_added_writes_no_element() -> None:
+    out = io.StringIO()
+    Parts(out, "values", array=True).close()
+    assert out.getvalue() == ""

@@ -2,25 +2,28 @@
 
 The page is the template `assets/viewer.html` with its stylesheet and script
 (`viewer.css`, `viewer.js`, vanilla JS, no library) inlined, and the capture's page data
-(`roller.view.page`) inlined as JSON in a `<script type="application/json">`. Nothing is
-fetched: no CDN, no font, no image URL (a Content-Security-Policy of `default-src 'none'`
-says so to the browser too), so the file opens offline and can be mailed around.
-`<` is written as `\\u003c` inside the JSON, so no value can close the script element.
+(`roller.view.page`) inlined as JSON in `<script type="application/json">` elements.
+Nothing is fetched: no CDN, no font, no image URL (a Content-Security-Policy of
+`default-src 'none'` says so to the browser too), so the file opens offline and can be
+mailed around. `<` is written as `\\u003c` inside the JSON, so no value can close a
+script element.
 
-The JSON is one object, `{"attempt_dir", "summary", "participants", "calls", "order",
-"relations", "capture_errors", "values"}`, written value by value as `json.dumps` writes
-the whole (compact, UTF-8): each call's detail is built, its request's values put in the
-page's value table and named by their place (`roller.view.page_json.Values`: a value
-already there is not written again, so a conversation that resends its transcript gives
-a page that grows with its new content, not with the square of its length; relations are
-`{"rows", "fields", "literal"}`, a row a relation's fields as places in the table but
-those named in `literal`, written as they are), its base64
-blobs elided (`roller.view.blobs`), dumped and written before the next is read. The
-summary states the number of blobs elided over the whole page, which is known only at
-the end, so everything after the agents goes to a spool and the table to another
-(anonymous temporary files beside the page), copied in after the summary: memory holds
-the per-call index, a digest per distinct value and a call at a time, whatever the
-capture's length.
+The data is one object, `{"attempt_dir", "summary", "participants", "calls", "order",
+"relations", "capture_errors", "values"}`, in the element `#capture-data` with its bulky
+members empty — `calls` (call id to detail), `relations.rows` and `values` (the value
+table) — and those members' contents in part elements (`roller.view.page_json.Parts`,
+~32 MiB each, which `viewer.js` puts back in place). Each call's detail is built, its
+request's values put in the value table and named by their place
+(`roller.view.page_json.Values`: a value already there is not written again, so a
+conversation that resends its transcript gives a page that grows with its new content,
+not with the square of its length; relations are `{"rows", "fields", "literal"}`, a row
+a relation's fields as places in the table but those named in `literal`, written as
+they are), its base64 blobs elided (`roller.view.blobs`), dumped and written before the
+next is read, as `json.dumps` writes (compact, UTF-8). The summary states the number of
+blobs elided over the whole page, which is known only at the end, so the parts go to a
+spool and the table's to another (anonymous temporary files beside the page), copied in
+after the data element: memory holds the per-call index, a digest per distinct value and
+a call at a time, whatever the capture's length.
 """
 
 from __future__ import annotations
@@ -36,7 +39,7 @@ from typing import TextIO
 from roller.capture.reader import Capture
 from roller.view.blobs import elide
 from roller.view.page import Page
-from roller.view.page_json import PageJson, Values
+from roller.view.page_json import PageJson, Parts, Values
 
 
 def _asset(name: str) -> str:
@@ -46,26 +49,25 @@ def _asset(name: str) -> str:
 _OWN = frozenset({"relation_id"})  # a relation's fields unique to it: written as they are
 
 
-def _rest(page: Page, j: PageJson, spool: TextIO, values: Values) -> None:
-    """The sections after the agents, into `spool`, but the value table's elements, into
-    `values`: requests and relations name their values there (relations as rows of
-    places, with their field names once)."""
-    spool.write(',"calls":{')
-    for i, (call_id, detail) in enumerate(page.calls()):
+def _parts(page: Page, j: PageJson, spool: TextIO, values: Values) -> list[str]:
+    """The calls and the relations' rows into `spool` as part elements, their values into
+    `values`; the relations' field names."""
+    calls = Parts(spool, "calls", array=False)
+    for call_id, detail in page.calls():
         detail["request"] = values.request(detail["request"])
-        spool.write(("," if i else "") + j.raw(call_id) + ":" + j.text(detail))
-    spool.write('},"order":' + j.text(page.order) + ',"relations":{"rows":[')
-    fields: list[str] = []
-    for i, relation in enumerate(page.relations()):
+        calls.add(j.raw(call_id) + ":" + j.text(detail))
+    calls.close()
+    rows, fields = Parts(spool, "relations.rows", array=True), list[str]()
+    for relation in page.relations():
         fields = fields or list(relation)  # one model: every relation has these keys
-        spool.write(("," if i else "") + j.raw(values.row(relation, _OWN)))
-    spool.write(f'],"fields":{j.raw(fields)},"literal":{j.raw(sorted(_OWN))}}}')
-    spool.write(',"capture_errors":' + j.text(page.capture_errors))
+        rows.add(j.raw(values.row(relation, _OWN)))
+    rows.close()
+    return fields
 
 
 def _spooled(capture: Capture, spool: TextIO, table: TextIO) -> tuple[str, str]:
-    """The page's sections after the agents into `spool`, the value table's elements into
-    `table`; the text before them and the text after them."""
+    """The page's part elements into `spool`, the value table's into `table`; the text
+    before them (the template's, then the data element) and the text after them."""
     m = capture.manifest
     template = _asset("viewer.html")
     # Replaced in this order and each once: a value can never be taken for a placeholder.
@@ -76,23 +78,31 @@ def _spooled(capture: Capture, spool: TextIO, table: TextIO) -> tuple[str, str]:
     before, after = template.split("__DATA__", 1)
     j = PageJson()
     with Page.open(capture) as page:
-        _rest(page, j, spool, Values(j, table))
+        values = Parts(table, "values", array=True)
+        fields = _parts(page, j, spool, Values(j, values))
+        values.close()
         head = page.head()
+        order = j.text(page.order)
     attempt_dir, participants = j.text(head["attempt_dir"]), j.text(head["participants"])
+    errors = j.text(page.capture_errors)
     summary, count = elide(head["summary"])
     summary["elided_blobs"] = j.elided + count
-    data = f'{{"attempt_dir":{attempt_dir},"summary":{j.raw(summary)},"participants":{participants}'
+    relations = f'{{"fields":{j.raw(fields)},"literal":{j.raw(sorted(_OWN))},"rows":[]}}'
+    data = (
+        f'<script type="application/json" id="capture-data">{{"attempt_dir":{attempt_dir},'
+        f'"summary":{j.raw(summary)},"participants":{participants},"calls":{{}},'
+        f'"order":{order},"relations":{relations},"capture_errors":{errors},"values":[]}}'
+        "</script>"
+    )
     return before + data, after.replace("/*ROLLER_JS*/", _asset("viewer.js"), 1)
 
 
 def _copy(head: str, spool: TextIO, table: TextIO, tail: str, out: TextIO) -> None:
     out.write(head)
-    spool.seek(0)
-    shutil.copyfileobj(spool, out)
-    out.write(',"values":[')
-    table.seek(0)
-    shutil.copyfileobj(table, out)
-    out.write("]}" + tail)
+    for part in (spool, table):
+        part.seek(0)
+        shutil.copyfileobj(part, out)
+    out.write(tail)
 
 
 def write_html_file(capture: Capture, target: Path) -> None:

@@ -19,7 +19,8 @@ is added for every reference, so the summary counts the blobs each call shows, a
 every request was written whole.
 
 Memory holds a digest and a place per distinct value (~120 bytes); the table's text goes
-to a spool as values are first seen.
+to a spool as values are first seen. The page's bulky sections (the calls, the relations'
+rows, the table) are written in parts (`Parts`) of at most ~32 MiB each.
 """
 
 from __future__ import annotations
@@ -61,14 +62,49 @@ class PageJson:
         return _escaped(_dumped(value))
 
 
+PART_CHARS = 32 * 1024 * 1024  # a part element is closed once it holds this much text
+
+
+class Parts:
+    """One JSON array or object of the page (`key`: where it goes in the page data, a
+    dotted path), written into `out` as one or more
+    `<script type="application/json" class="capture-part" data-key=KEY>` elements, each
+    a piece of it: a new one begins once one holds `PART_CHARS` characters. A browser
+    parses each on its own (`viewer.js` appends the pieces): as one element, the data of
+    a page of 10k calls was more than the longest string V8 makes (~2^29 characters), so
+    Chromium read it cut short and showed nothing."""
+
+    def __init__(self, out: TextIO, key: str, array: bool) -> None:
+        self._out = out
+        self._head = f'<script type="application/json" class="capture-part" data-key="{key}">'
+        self._brackets = "[]" if array else "{}"
+        self._size = -1  # characters in the open element; -1: none is open
+
+    def add(self, text: str) -> None:
+        """`text` (an array element, or an object's `"key":value`) as the next member."""
+        if self._size >= PART_CHARS:
+            self.close()
+        if self._size < 0:
+            self._out.write(self._head + self._brackets[0] + text)
+            self._size = len(text)
+        else:
+            self._out.write("," + text)
+            self._size += len(text) + 1
+
+    def close(self) -> None:
+        if self._size >= 0:
+            self._out.write(self._brackets[1] + "</script>")
+            self._size = -1
+
+
 class Values:
-    """The table of distinct values, written to `spool` as one JSON array's elements;
+    """The table of distinct values, written into `parts` as one JSON array's elements;
     `request()` gives a request with each value replaced by its place in the table,
     `row()` a record's fields as places."""
 
-    def __init__(self, j: PageJson, spool: TextIO) -> None:
+    def __init__(self, j: PageJson, parts: Parts) -> None:
         self._j = j
-        self._spool = spool
+        self._parts = parts
         self._places: dict[bytes, int] = {}  # digest -> place
         self._strings: dict[str | None, int] = {}  # a short string or None -> place
         self._blobs: dict[int, int] = {}  # place -> blobs elided from it, when any
@@ -98,7 +134,7 @@ class Values:
         if count:
             self._blobs[place] = count
         shown_text = self._j.raw(shown) if count else _escaped(text)  # no blob: the same text
-        self._spool.write(("," if place else "") + shown_text)
+        self._parts.add(shown_text)
         return place
 
     def row(self, record: dict[str, Any], literal: frozenset[str] = frozenset()) -> list[Any]:

@@ -7,7 +7,18 @@
 // written as they are).
 "use strict";
 (function () {
-  const data = JSON.parse(document.getElementById("capture-data").textContent);
+  const main = document.getElementById("capture-data");
+  const data = JSON.parse(main.textContent);
+  main.remove();
+  // The calls, the relations' rows and the value table come in parts, each parsed on its
+  // own (one string of a long capture's data would be more than V8 makes), then dropped.
+  for (const part of document.querySelectorAll("script.capture-part")) {
+    const piece = JSON.parse(part.textContent);
+    const into = part.dataset.key.split(".").reduce((o, k) => o[k], data);
+    if (Array.isArray(piece)) for (const x of piece) into.push(x);
+    else Object.assign(into, piece);
+    part.remove();
+  }
   const calls = data.calls;
   const values = data.values;
   const field = Object.fromEntries(data.relations.fields.map((f, i) => [f, i]));

@@ -1,0 +1,64 @@
+"""The data of a page `roller view --html` wrote, read back as `viewer.js` reads it: the
+`#capture-data` element with the part elements put in place (`data`), and with each
+reference into the value table replaced by its value (`resolved`): the form the page
+had when it carried every request and relation whole."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+_MAIN = re.compile(r'<script type="application/json" id="capture-data">(.*?)</script>', re.S)
+_PART = re.compile(
+    r'<script type="application/json" class="capture-part" data-key="([a-z.]+)">(.*?)</script>',
+    re.S,
+)
+
+
+def data(page: str) -> dict[str, Any]:
+    main = _MAIN.search(page)
+    assert main is not None, "the page has no #capture-data element"
+    out: dict[str, Any] = json.loads(main.group(1))
+    for part in _PART.finditer(page):
+        into = out
+        for key in part.group(1).split("."):
+            into = into[key]
+        piece = json.loads(part.group(2))
+        if isinstance(piece, list):
+            into.extend(piece)  # type: ignore[attr-defined]
+        else:
+            into.update(piece)
+    return out
+
+
+def parts(page: str) -> list[str]:
+    """The keys of the page's part elements, in order."""
+    return [m.group(1) for m in _PART.finditer(page)]
+
+
+def resolved(page: str) -> dict[str, Any]:
+    shown = data(page)
+    if "values" not in shown:  # a page from before the value table: as it is
+        return shown
+    values = shown.pop("values")
+    for call in shown["calls"].values():
+        request = call["request"]
+        for key, ref in request.items():
+            if key == "items":
+                request[key] = [{"tag": i["tag"], "value": values[i["ref"]]} for i in ref]
+            else:
+                request[key] = values[ref]
+    relations = shown["relations"]
+    shown["relations"] = [
+        {
+            field: place
+            if field in relations["literal"]
+            else [values[r] for r in place]
+            if isinstance(place, list)
+            else values[place]
+            for field, place in zip(relations["fields"], row, strict=True)
+        }
+        for row in relations["rows"]
+    ]
+    return shown
