@@ -50,11 +50,17 @@ def resolved(page: str) -> dict[str, Any]:
             else:
                 request[key] = values[ref]
     relations = shown["relations"]
+
+    def entry(field: str, e: Any) -> Any:
+        if isinstance(e, list):
+            return dict(zip(relations["nested"][field], [values[p] for p in e], strict=True))
+        return values[e]
+
     shown["relations"] = [
         {
             field: place
             if field in relations["literal"]
-            else [values[r] for r in place]
+            else [entry(field, e) for e in place]
             if isinstance(place, list)
             else values[place]
             for field, place in zip(relations["fields"], row, strict=True)

@@ -125,6 +125,28 @@ def test_a_record_is_a_row_of_places() -> None:
     assert len(t.read()) == 6  # the literal is not in the table
 
 
+def test_a_nested_entry_is_a_row_of_its_fields_places() -> None:
+    """An evidence entry with exactly the declared keys, in their order, is a row of its
+    values' places, so a source and a ref that recur are stored once however they pair;
+    any other entry is a place, as without `nested`."""
+    t = Table()
+    keys = ["source", "ref", "retained"]
+    first = {"evidence": [{"source": "call:a", "ref": "t1", "retained": True}]}
+    second = {
+        "evidence": [
+            {"source": "call:b", "ref": "t1", "retained": True},
+            {"ref": "t1", "source": "call:b", "retained": True},  # another key order
+            {"source": "call:b", "ref": "t1"},  # a key missing
+            "not an object",
+        ]
+    }
+    assert t.values.row(first, nested={"evidence": keys}) == [[[0, 1, 2]]]
+    assert t.values.row(second, nested={"evidence": keys}) == [[[3, 1, 2], 4, 5, 6]]
+    table = t.read()
+    assert table[:4] == ["call:a", "t1", True, "call:b"]
+    assert table[4:] == second["evidence"][1:]
+
+
 @pytest.mark.parametrize("array", [True, False])
 def test_parts_split_between_members_and_read_back_whole(
     array: bool, monkeypatch: pytest.MonkeyPatch

@@ -36,6 +36,7 @@ from importlib import resources
 from pathlib import Path
 from typing import TextIO
 
+from roller.capture.models import Evidence
 from roller.capture.reader import Capture
 from roller.view.blobs import elide
 from roller.view.page import Page
@@ -47,6 +48,8 @@ def _asset(name: str) -> str:
 
 
 _OWN = frozenset({"relation_id"})  # a relation's fields unique to it: written as they are
+# A relation's evidence entries as rows of their fields' places.
+_NESTED = {"evidence": [f.alias or name for name, f in Evidence.model_fields.items()]}
 
 
 def _parts(page: Page, j: PageJson, spool: TextIO, values: Values) -> list[str]:
@@ -60,7 +63,7 @@ def _parts(page: Page, j: PageJson, spool: TextIO, values: Values) -> list[str]:
     rows, fields = Parts(spool, "relations.rows", array=True), list[str]()
     for relation in page.relations():
         fields = fields or list(relation)  # one model: every relation has these keys
-        rows.add(j.raw(values.row(relation, _OWN)))
+        rows.add(j.raw(values.row(relation, _OWN, _NESTED)))
     rows.close()
     return fields
 
@@ -87,7 +90,10 @@ def _spooled(capture: Capture, spool: TextIO, table: TextIO) -> tuple[str, str]:
     errors = j.text(page.capture_errors)
     summary, count = elide(head["summary"])
     summary["elided_blobs"] = j.elided + count
-    relations = f'{{"fields":{j.raw(fields)},"literal":{j.raw(sorted(_OWN))},"rows":[]}}'
+    relations = (
+        f'{{"fields":{j.raw(fields)},"literal":{j.raw(sorted(_OWN))},'
+        f'"nested":{j.raw(_NESTED)},"rows":[]}}'
+    )
     data = (
         f'<script type="application/json" id="capture-data">{{"attempt_dir":{attempt_dir},'
         f'"summary":{j.raw(summary)},"participants":{participants},"calls":{{}},'

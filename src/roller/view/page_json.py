@@ -137,19 +137,34 @@ class Values:
         self._parts.add(shown_text)
         return place
 
-    def row(self, record: dict[str, Any], literal: frozenset[str] = frozenset()) -> list[Any]:
-        """`record`'s field values in its own key order, each as a place in the table, a
-        list as a list of places (a relation's evidence entries recur across relations
-        where the lists do not), but the fields in `literal` as they are (an id unique
-        to the record: the table would hold a digest for it and store it all the same)."""
-        return [
-            self._j.shown(value)
-            if key in literal
-            else [self.ref(v) for v in value]
-            if isinstance(value, list)
-            else self.ref(value)
-            for key, value in record.items()
-        ]
+    def row(
+        self,
+        record: dict[str, Any],
+        literal: frozenset[str] = frozenset(),
+        nested: dict[str, list[str]] | None = None,
+    ) -> list[Any]:
+        """`record`'s field values in its own key order, each as a place in the table, but
+        the fields in `literal` as they are (an id unique to the record: the table would
+        hold a digest for it and store it all the same) and a list as a list of entries:
+        an entry of a field in `nested` that is an object with exactly the keys given
+        there as a row of its values' places (a relation's evidence entry names a call
+        and a tool call: as a whole it is as unique as the relation, its parts recur),
+        any other entry as a place."""
+        out: list[Any] = []
+        for key, value in record.items():
+            if key in literal:
+                out.append(self._j.shown(value))
+            elif isinstance(value, list):
+                keys = (nested or {}).get(key)
+                out.append([self._entry(v, keys) for v in value])
+            else:
+                out.append(self.ref(value))
+        return out
+
+    def _entry(self, value: Any, keys: list[str] | None) -> Any:
+        if keys is not None and isinstance(value, dict) and list(value) == keys:
+            return [self.ref(v) for v in value.values()]
+        return self.ref(value)
 
     def request(self, request: dict[str, Any]) -> dict[str, Any]:
         """`request` as the page states it: `items` as `{"tag", "ref"}`, every other field

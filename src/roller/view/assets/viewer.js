@@ -4,7 +4,7 @@
 // A call's request names its values by their place in data.values, where each distinct
 // value is stored once (a harness resends its transcript on every call); a relation is a
 // row of such places, one per field of data.relations.fields (those it names `literal`
-// written as they are).
+// written as they are; an evidence entry a row of places of the fields `nested` names).
 "use strict";
 (function () {
   const main = document.getElementById("capture-data");
@@ -23,7 +23,9 @@
   const values = data.values;
   const field = Object.fromEntries(data.relations.fields.map((f, i) => [f, i]));
   const literal = new Set(data.relations.literal);
-  const relation = (row) => Object.fromEntries(data.relations.fields.map((f, i) => [f, literal.has(f) ? row[i] : Array.isArray(row[i]) ? row[i].map((r) => values[r]) : values[row[i]]]));
+  const nested = data.relations.nested;
+  const entry = (f, e) => (Array.isArray(e) ? Object.fromEntries(nested[f].map((k, j) => [k, values[e[j]]])) : values[e]);
+  const relation = (row) => Object.fromEntries(data.relations.fields.map((f, i) => [f, literal.has(f) ? row[i] : Array.isArray(row[i]) ? row[i].map((e) => entry(f, e)) : values[row[i]]]));
   const people = new Map(data.participants.map((p) => [p.participant_id, p]));
   const $ = (id) => document.getElementById(id);
   let selectedAgent = null;
