@@ -9,9 +9,11 @@ one string: a peak of about five times calls.jsonl.
 
 from __future__ import annotations
 
+import json
 import sys
 import tracemalloc
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -115,3 +117,29 @@ def test_a_capture_that_fails_to_read_leaves_the_page_as_it_was(
     assert list(tmp_path.iterdir()) == [broken.root, target] or sorted(
         tmp_path.iterdir()
     ) == sorted([broken.root, target])
+
+
+def test_an_item_s_chat_form_is_made_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A conversation resends its items on every call: each distinct item (and output)
+    is converted to its chat form once, however many calls carry it."""
+    from roller.view import page
+    from roller.wire import codec_named
+
+    shape = finalize_scale.Shape(30, 0, 0, fixed_kb=1, turn_kb=1)
+    paths = finalize_scale.build_attempt(tmp_path, 30, shape, "on-error")
+    finalize_attempt(paths)
+    capture = read_attempt(paths)
+    made: list[Any] = []
+    real = page._chat_digest
+    monkeypatch.setattr(
+        page, "_chat_digest", lambda codec, item: made.append(item) or real(codec, item)
+    )
+    render_html(capture)
+    carried, distinct = 0, set()
+    for call in capture.calls:
+        codec = codec_named(call.protocol)
+        assert codec is not None
+        items = [*codec.history(call.context).items, *codec.output_items(call.output)]
+        carried += len(items)
+        distinct |= {json.dumps(i) for i in items}
+    assert len(made) == len(distinct) < carried / 10, (len(made), len(distinct), carried)
