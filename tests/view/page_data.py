@@ -37,6 +37,11 @@ def parts(page: str) -> list[str]:
     return [m.group(1) for m in _PART.finditer(page)]
 
 
+def part_chars(page: str, key: str) -> int:
+    """The characters of the page's part elements of `key`, their tags included."""
+    return sum(len(m.group(0)) for m in _PART.finditer(page) if m.group(1) == key)
+
+
 def resolved(page: str) -> dict[str, Any]:
     shown = data(page)
     if "values" not in shown:  # a page from before the value table: as it is

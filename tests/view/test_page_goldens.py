@@ -4,10 +4,9 @@ data the page showed when it carried every request whole, in one element.
 
 tests/data/view-page-goldens.json holds the sha256 of each page; a change of the builder
 that changes any byte of a page fails here. tests/data/view-data-goldens.json holds the
-sha256 of each page's data, its parts put together and every request value put back in
-place of its reference
-into the page's value table (`page_data.resolved`), canonically encoded: those were made
-by the builder that wrote each request whole (main at c0b091a), so the table loses
+sha256 of each page's data, its parts put together and every value put back in place of
+its reference into the page's value table (`page_data.resolved`), canonically encoded:
+those were made by the builder that wrote each request whole (main at c0b091a), so the table loses
 nothing, and the blob count of the summary is still per call shown. The page goldens
 before them were made by the builder that held the whole capture (main at 8424e22),
 before the page was written as a stream. The fixtures' pages are rendered to a string

@@ -16,9 +16,10 @@ table) — and those members' contents in part elements (`roller.view.page_json.
 request's values put in the value table and named by their place
 (`roller.view.page_json.Values`: a value already there is not written again, so a
 conversation that resends its transcript gives a page that grows with its new content,
-not with the square of its length; relations are `{"rows", "fields", "literal"}`, a row
-a relation's fields as places in the table but those named in `literal`, written as
-they are), its base64 blobs elided (`roller.view.blobs`), dumped and written before the
+not with the square of its length; relations are `{"rows", "fields", "literal",
+"nested"}`, a row a relation's fields as places in the table, but those named in
+`literal` written as they are and an evidence entry a row of the places of the fields
+`nested` names), its base64 blobs elided (`roller.view.blobs`), dumped and written before the
 next is read, as `json.dumps` writes (compact, UTF-8). The summary states the number of
 blobs elided over the whole page, which is known only at the end, so the parts go to a
 spool and the table's to another (anonymous temporary files beside the page), copied in

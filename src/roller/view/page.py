@@ -37,6 +37,7 @@ from typing import Any
 from roller.capture.models import CallRecord, ParticipantRecord
 from roller.capture.reader import Capture
 from roller.view.answers import Answers
+from roller.view.page_json import dumped, text_key
 from roller.view.tree import CallIndex, call_summary, participant_summary, summary_of
 from roller.wire import Codec, codec_named
 from roller.wire.types import History
@@ -48,9 +49,6 @@ def _ms(stamp: str | None, origin: float) -> float | None:
     return round(
         datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp() * 1000 - origin, 3
     )
-
-
-_text = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 
 
 class ChatDigests:
@@ -68,8 +66,7 @@ class ChatDigests:
     def of(self, protocol: str, codec: Codec, items: list[Any]) -> tuple[bytes, ...]:
         out = []
         for item in items:
-            text = protocol + "\0" + _text(item)
-            key = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+            key = text_key(protocol + "\0" + dumped(item))
             digest = self._known.get(key)
             if digest is None:
                 digest = self._known[key] = _chat_digest(codec, item)

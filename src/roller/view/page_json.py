@@ -10,13 +10,14 @@ definitions and other fields are places in one table, `values`, and a value alre
 the table is not written again. Relations, of which the protocol writes one per later
 call that carries a tool result (so they too grow with the square of a conversation's
 length), are rows of places: their call, participant and tool ids, types, statuses and
-evidence entries recur, their rows are a few bytes each (a relation's own id is written
-as it is). Values are keyed by a 16-byte BLAKE2b digest of their exact JSON text
-(`json.dumps`, keys in their own order): equal texts are equal JSON values, which the
-page shows alike, so a reference loses nothing (a value whose keys come in another order
-is simply stored again). A value's blobs are elided once, when it is stored; the count
-is added for every reference, so the summary counts the blobs each call shows, as when
-every request was written whole.
+evidence entries' sources and refs recur, their rows are a few bytes each (a relation's
+own id is written as it is, an evidence entry as a row of its fields' places). Values
+are keyed by a 16-byte BLAKE2b digest of their exact JSON text (`json.dumps`, keys in
+their own order): equal texts are equal JSON values, which the page shows alike, so a
+reference loses nothing (a value whose keys come in another order is simply stored
+again). A value's blobs are elided once, when it is stored; the count is added for every
+reference, so the summary counts the blobs each call shows, as when every request was
+written whole.
 
 Memory holds a digest and a place per distinct value (~120 bytes); the table's text goes
 to a spool as values are first seen. The page's bulky sections (the calls, the relations'
@@ -38,7 +39,14 @@ def _escaped(text: str) -> str:
     return text.replace("<", "\\u003c").replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
 
 
-_dumped = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode  # as json.dumps
+dumped = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode  # as json.dumps
+
+
+def text_key(text: str) -> bytes:
+    """A value's key by its exact JSON text: equal keys, equal texts (16 bytes of BLAKE2b)."""
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+
+
 _SHORT = 64  # a string up to this long is its own key (ids, types, statuses recur)
 
 
@@ -59,7 +67,7 @@ class PageJson:
 
     @staticmethod
     def raw(value: Any) -> str:
-        return _escaped(_dumped(value))
+        return _escaped(dumped(value))
 
 
 PART_CHARS = 32 * 1024 * 1024  # a part element is closed once it holds this much text
@@ -116,10 +124,10 @@ class Values:
         if value is None or (type(value) is str and len(value) <= _SHORT):
             place = self._strings.get(value)
             if place is None:
-                place = self._strings[value] = self._add(_dumped(value), value)
+                place = self._strings[value] = self._add(dumped(value), value)
             return place
-        text = _dumped(value)
-        key = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+        text = dumped(value)
+        key = text_key(text)
         place = self._places.get(key)
         if place is None:
             place = self._places[key] = self._add(text, value)
