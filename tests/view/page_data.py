@@ -47,7 +47,12 @@ def resolved(page: str) -> dict[str, Any]:
     if "values" not in shown:  # a page from before the value table: as it is
         return shown
     values = shown.pop("values")
+    results = {row[0]: row[1:] for row in shown.pop("results", [])}
     for call in shown["calls"].values():
+        for tool in call["tool_calls"]:
+            if "result_id" in tool:  # a page from before the results table: as it is
+                result_in, result = results.get(tool.pop("result_id"), (None, None))
+                tool.update(result_in=result_in, result=result)
         request = call["request"]
         for key, ref in request.items():
             if key == "items":

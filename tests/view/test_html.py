@@ -10,6 +10,7 @@ import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from playwright.sync_api import Browser, Page, expect, sync_playwright
@@ -208,3 +209,54 @@ def test_timeline_has_a_lane_per_agent(
     assert any(r.child_participant_id for r in capture.relations)
     assert errors == []
     page.close()
+
+
+def _first_results(capture: Capture) -> dict[str, tuple[int, Any]]:
+    """Tool-call id -> (the sequence of the first call, in sequence order, whose input
+    carries its result, the result), read from each whole request's chat form."""
+    found: dict[str, tuple[int, Any]] = {}
+    for call in sorted(capture.calls, key=lambda c: c.sequence):
+        codec = codec_named(call.protocol)
+        view = codec.chat.request(call.context) if codec else None
+        for m in view.plain() if view else []:
+            if m.get("role") == "tool" and isinstance(m.get("tool_call_id"), str):
+                found.setdefault(m["tool_call_id"], (call.sequence, m.get("content")))
+    return found
+
+
+def test_each_tool_call_shows_the_result_a_later_input_carried(
+    pages: dict[str, tuple[Capture, Path]], browser: Browser
+) -> None:
+    """The page keeps the results in a table of their own, written with the call that
+    first carries each; the browser puts each back under the tool call that asked for
+    it: the same call and result as the first later input that carries its id."""
+    for key in ("claude-code", "claude-code-parts", "codex"):
+        capture, path = pages[key]
+        expected = _first_results(capture)
+        page, _, errors = _open(browser, path)
+        shown = 0
+        for call in capture.calls:
+            tools = call.tool_refs.emitted
+            if not tools:
+                continue
+            page.locator(f"#timeline .bar[data-call='{call.call_id}']").click()
+            rows = page.locator("#detail .tools").all_inner_texts()
+            assert len(rows) == len(tools), (key, call.call_id)
+            blocks = page.locator("#detail details.tool-result")
+            n = 0
+            for tool, row in zip(tools, rows, strict=True):
+                found = expected.get(tool.id or tool.ref or "")
+                if found is None:
+                    assert row.endswith("result: not seen in a later input"), row
+                    continue
+                assert row.endswith(f"result: #{found[0]}"), (row, found[0])
+                blocks.nth(n).locator("summary").click()
+                expect(blocks.nth(n).locator("pre")).to_have_count(1)
+                text = blocks.nth(n).locator("pre").inner_text()
+                assert (text if isinstance(found[1], str) else json.loads(text)) == found[1]
+                n += 1
+                shown += 1
+            assert blocks.count() == n
+        assert shown, key
+        assert errors == []
+        page.close()

@@ -14,7 +14,7 @@ import pytest
 
 from roller.view import page_json
 from roller.view.blobs import elide
-from roller.view.page_json import PageJson, Parts, Values
+from roller.view.page_json import PageJson, Parts, Values, keyed
 from tests.view import page_data
 
 MAIN = '<script type="application/json" id="capture-data">{"values":[]}</script>'
@@ -86,12 +86,12 @@ def test_the_text_is_the_page_s_escaped_json() -> None:
 def test_a_request_names_its_values() -> None:
     t = Table()
     request = {
-        "items": [{"tag": "new", "value": "a"}, {"tag": "same", "value": {"x": 1}}],
+        "items": [{"tag": "new", "value": keyed("a")}, {"tag": "same", "value": keyed({"x": 1})}],
         "system": None,
         "tools": [{"name": "t"}],
         "config": {"model": "m"},
     }
-    again = {**request, "items": [*request["items"], {"tag": "new", "value": "a"}]}
+    again = {**request, "items": [*request["items"], {"tag": "new", "value": keyed("a")}]}
     assert t.values.request(request) == {
         "items": [{"tag": "new", "ref": 0}, {"tag": "same", "ref": 1}],
         "system": 2,
@@ -102,6 +102,18 @@ def test_a_request_names_its_values() -> None:
     assert named["items"][2] == {"tag": "new", "ref": 0}
     assert t.values.request({"raw": {"anything": [1]}}) == {"raw": 5}
     assert t.read() == ["a", {"x": 1}, None, [{"name": "t"}], {"model": "m"}, {"anything": [1]}]
+
+
+def test_a_keyed_value_takes_the_place_its_value_takes() -> None:
+    """An item's text and key, made once for the diff and the table, name the same place
+    as the value itself: short strings and null by themselves, the rest by digest."""
+    t = Table()
+    long = "x" * 65
+    values: list[Any] = ["a", None, long, {"x": 1}, [1, 2], 1, 1.0, True]
+    places = [t.values.ref(v) for v in values]
+    assert [t.values.keyed_ref(keyed(v)) for v in values] == places
+    assert len(set(places)) == len(values)
+    assert t.read() == values
 
 
 def test_a_record_is_a_row_of_places() -> None:

@@ -146,3 +146,35 @@ def test_an_item_s_chat_form_is_made_once(tmp_path: Path, monkeypatch: pytest.Mo
         carried += len(items)
         distinct |= {json.dumps(i) for i in items}
     assert len(made) == len(distinct) < carried / 10, (len(made), len(distinct), carried)
+
+
+def test_tool_results_are_looked_for_in_new_items_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Anthropic's results come from their own items (`results_alone`): each distinct
+    input item is viewed once for the results it carries, however many calls resend it,
+    and every tool call but the last still finds its result, in the next call."""
+    from roller.view.answers import Answers
+    from roller.wire import codec_named
+
+    shape = finalize_scale.Shape(30, 0, 0, fixed_kb=1, turn_kb=1)
+    paths = finalize_scale.build_attempt(tmp_path, 30, shape, "on-error")
+    finalize_attempt(paths)
+    capture = read_attempt(paths)
+    viewed: list[Any] = []
+    real = Answers._new
+    monkeypatch.setattr(Answers, "_new", lambda self, m: viewed.append(m) or real(self, m))
+    shown = page_data.resolved(render_html(capture))
+    carried, distinct = 0, set()
+    for call in capture.calls:
+        codec = codec_named(call.protocol)
+        assert codec is not None and codec.chat.results_alone
+        items = codec.history(call.context).items
+        carried += len(items)
+        distinct |= {json.dumps(i) for i in items}
+    assert len(viewed) == len(distinct) < carried / 10, (len(viewed), len(distinct), carried)
+    order = shown["order"]
+    tools = [shown["calls"][c]["tool_calls"] for c in order]
+    assert all(len(t) == 1 for t in tools)
+    assert [t[0]["result_in"] for t in tools] == [*order[1:], None]
+    assert all(isinstance(t[0]["result"], str) and t[0]["result"] for t in tools[:-1])

@@ -297,6 +297,42 @@ def test_gemini_ids_the_api_did_not_name() -> None:
     assert back["systemInstruction"] == {"parts": [{"text": "sys"}]}
 
 
+def _tool_messages(messages: list[Any]) -> list[tuple[Any, Any]]:
+    return [(m["tool_call_id"], m.get("content")) for m in messages if m["role"] == "tool"]
+
+
+@pytest.mark.parametrize("protocol", PROTOCOL_NAMES)
+def test_results_alone_holds_where_it_is_declared(
+    real_captures: RealCaptures, protocol: str
+) -> None:
+    """`ChatForm.results_alone` (the viewer views only the items it has not seen): the
+    tool messages of each item viewed by itself, in order, are the whole request's, on
+    every real call of a protocol that declares it. Gemini does not: a result without an
+    id takes the id of the call before it, which its item alone does not hold."""
+    codec = _codec(protocol)
+    if not codec.chat.results_alone:
+        request = {
+            "contents": [
+                {"role": "user", "parts": [{"text": "go"}]},
+                {"role": "model", "parts": [{"functionCall": {"name": "ls", "args": {}}}]},
+                {"role": "user", "parts": [{"functionResponse": {"name": "ls", "response": {}}}]},
+            ]
+        }
+        view = codec.chat.request(request)
+        assert view is not None
+        alone = [codec.chat.items([i]).plain() for i in request["contents"]]
+        assert _tool_messages(view.plain()) != _tool_messages([m for v in alone for m in v])
+        return
+    carried = 0
+    for call in _calls(real_captures, protocol):
+        view, history = codec.chat.request(call.context), codec.history(call.context)
+        assert view is not None and history is not None
+        alone = [m for item in history.items for m in codec.chat.items([item]).plain()]
+        assert _tool_messages(alone) == _tool_messages(view.plain()), call.call_id
+        carried += len(_tool_messages(alone))
+    assert carried > 0, "the real calls carry tool results"
+
+
 @pytest.mark.parametrize("protocol", PROTOCOL_NAMES)
 def test_a_body_without_items_has_no_view(protocol: ProtocolName) -> None:
     chat = codec_for(protocol).chat

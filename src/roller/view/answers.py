@@ -2,69 +2,60 @@
 
 A tool call's result is the content of the first `tool` message, in sequence order, of a
 call's input (its OpenAI chat form, `Codec.chat`) that carries the tool call's id: the
-input of a later call than the one whose output made the call. The page writes each call
-with its tool calls' results, so every result is found in a pass over the calls before
-the page is written; a conversation resends its transcript each turn, so the results
-add up to the capture's unique content. They are kept in an anonymous temporary file,
-each as JSON at an offset, and only the offsets are held: memory grows with the number
-of tool calls by an entry each, not by their results.
+input of a later call than the one whose output made the call. `Answers.add(call)` gives
+the results a call's input carries that no earlier call's did, as the page writes them:
+in one pass over the calls, into a results table of their own that the viewer looks
+each tool call's id up in (the call that made a tool call is written before the result
+is seen). Memory: the ids seen, and for a protocol whose results come from their own
+items alone (`ChatForm.results_alone`), a digest per distinct item — a conversation
+resends its transcript every turn, and only the items not seen before are viewed.
 """
 
 from __future__ import annotations
 
-import json
-import tempfile
-from types import TracebackType
 from typing import Any
 
 from roller.capture.models import CallRecord
-from roller.wire import codec_named
+from roller.view.page_json import Keyed
+from roller.wire import Codec
+from roller.wire.types import JSONObject
 
 
 class Answers:
-    """Tool-call id -> (the call whose input carried its result, the result)."""
+    """The tool results of the calls added so far, each given once (by the first call
+    whose input carries it)."""
 
     def __init__(self) -> None:
-        self._file = tempfile.TemporaryFile()  # noqa: SIM115 (closed by close / __exit__)
-        self._at: dict[str, tuple[str, int, int]] = {}  # id -> (call id, offset, length)
-        self._end = 0
+        self._ids: set[str] = set()  # tool-call ids whose result was given
+        self._seen: dict[str, set[bytes]] = {}  # protocol -> keys of the items viewed
 
-    def add(self, call: CallRecord) -> None:
-        """The results `call`'s input carries that no earlier call's input did."""
-        codec = codec_named(call.protocol)
-        view = codec.chat.request(call.context) if codec else None
-        for message in view.plain() if view else []:
+    def add(
+        self, call: CallRecord, codec: Codec | None, items: list[Keyed]
+    ) -> list[tuple[str, Any]]:
+        """(tool-call id, result) for each result `call`'s input (`items`: its history's,
+        keyed) carries that no earlier call's input did."""
+        if codec is None:
+            return []
+        if not codec.chat.results_alone:
+            view = codec.chat.request(call.context)
+            return self._new(view.plain() if view else [])
+        seen = self._seen.setdefault(codec.name, set())
+        found: list[tuple[str, Any]] = []
+        for item in items:
+            # An item seen before gave its results then: only new items are viewed.
+            if item.key not in seen:
+                seen.add(item.key)
+                found += self._new(codec.chat.items([item.value]).plain())
+        return found
+
+    def _new(self, messages: list[JSONObject]) -> list[tuple[str, Any]]:
+        found = []
+        for message in messages:
             tool_id = message.get("tool_call_id")
-            if message.get("role") != "tool" or not isinstance(tool_id, str) or tool_id in self._at:
+            if message.get("role") != "tool" or not isinstance(tool_id, str):
                 continue
-            # ASCII JSON: a lone surrogate a request carried survives the round trip.
-            data = json.dumps(message.get("content")).encode("ascii")
-            self._file.seek(self._end)
-            self._file.write(data)
-            self._at[tool_id] = (call.call_id, self._end, len(data))
-            self._end += len(data)
-
-    def get(self, tool_id: str) -> tuple[str, Any] | None:
-        found = self._at.get(tool_id)
-        if found is None:
-            return None
-        call_id, offset, length = found
-        self._file.seek(offset)
-        return call_id, json.loads(self._file.read(length))
-
-    def clear(self) -> None:
-        """Forget every result (the file is written over)."""
-        self._at.clear()
-        self._end = 0
-        self._file.truncate(0)
-
-    def close(self) -> None:
-        self._file.close()
-
-    def __enter__(self) -> Answers:
-        return self
-
-    def __exit__(
-        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.close()
+            if tool_id in self._ids:
+                continue
+            self._ids.add(tool_id)
+            found.append((tool_id, message.get("content")))
+        return found

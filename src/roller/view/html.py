@@ -8,23 +8,30 @@ Nothing is fetched: no CDN, no font, no image URL (a Content-Security-Policy of
 mailed around. `<` is written as `\\u003c` inside the JSON, so no value can close a
 script element.
 
-The data is one object, `{"attempt_dir", "summary", "participants", "calls", "order",
-"relations", "capture_errors", "values"}`, in the element `#capture-data` with its bulky
-members empty — `calls` (call id to detail), `relations.rows` and `values` (the value
-table) — and those members' contents in part elements (`roller.view.page_json.Parts`,
-~32 MiB each, which `viewer.js` puts back in place). Each call's detail is built, its
-request's values put in the value table and named by their place
+The data is one object, `{"attempt_dir", "summary", "participants", "calls", "results",
+"order", "relations", "capture_errors", "values"}`, in the element `#capture-data` with
+its bulky members empty — `calls` (call id to detail), `results` (the tool results),
+`relations.rows` and `values` (the value table) — and those members' contents in part
+elements (`roller.view.page_json.Parts`, ~32 MiB each, which `viewer.js` puts back in
+place). The calls are read once, in sequence order (`Page.calls()`). Each call's detail
+is built, its request's values put in the value table and named by their place
 (`roller.view.page_json.Values`: a value already there is not written again, so a
 conversation that resends its transcript gives a page that grows with its new content,
 not with the square of its length; relations are `{"rows", "fields", "literal",
 "nested"}`, a row a relation's fields as places in the table, but those named in
 `literal` written as they are and an evidence entry a row of the places of the fields
-`nested` names), its base64 blobs elided (`roller.view.blobs`), dumped and written before the
-next is read, as `json.dumps` writes (compact, UTF-8). The summary states the number of
-blobs elided over the whole page, which is known only at the end, so the parts go to a
-spool and the table's to another (anonymous temporary files beside the page), copied in
-after the data element: memory holds the per-call index, a digest per distinct value and
-a call at a time, whatever the capture's length.
+`nested` names), its base64 blobs elided (`roller.view.blobs`), dumped and written before
+the next is read. A tool call names its result by an id (`result_id`); the results are
+rows `[tool-call id, call id, result]`, written with the call whose input first carries
+them (a later call than the one that asked), and `viewer.js` puts each back under its
+tool call as `result_in` and `result`. The summary states the number of blobs elided over
+the whole page, a result's counted for each tool call that shows it, which is known only
+at the end, so the parts go to three spools (anonymous temporary files beside the page:
+the calls and relation rows, the results, the table), copied in after the data element:
+memory holds the per-call index, a digest per distinct value and item, and a call at a
+time, whatever the capture's length. Calls that calls.jsonl does not hold in sequence
+order (finalize writes them so) stop the pass; the spools are emptied and the calls read
+whole and sorted.
 """
 
 from __future__ import annotations
@@ -33,14 +40,17 @@ import html
 import io
 import shutil
 import tempfile
+from collections import Counter
+from contextlib import ExitStack
+from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 from roller.capture.models import Evidence
 from roller.capture.reader import Capture
 from roller.view.blobs import elide
-from roller.view.page import Page
+from roller.view.page import OutOfOrder, Page
 from roller.view.page_json import PageJson, Parts, Values
 
 
@@ -53,15 +63,64 @@ _OWN = frozenset({"relation_id"})  # a relation's fields unique to it: written a
 _NESTED = {"evidence": [f.alias or name for name, f in Evidence.model_fields.items()]}
 
 
-def _parts(page: Page, j: PageJson, spool: TextIO, values: Values) -> list[str]:
-    """The calls and the relations' rows into `spool` as part elements, their values into
-    `values`; the relations' field names."""
-    calls = Parts(spool, "calls", array=False)
-    for call_id, detail in page.calls():
+@dataclass(frozen=True)
+class _Spools:
+    """Where the part elements go until the data element before them is known: the
+    calls and the relations' rows, the tool results, the value table."""
+
+    calls: TextIO
+    results: TextIO
+    table: TextIO
+
+    def all(self) -> tuple[TextIO, ...]:
+        return (self.calls, self.results, self.table)
+
+    def clear(self) -> None:
+        for spool in self.all():
+            spool.seek(0)
+            spool.truncate()
+
+
+class _Results:
+    """The tool results as rows `[tool-call id, call id, result]` of one part member,
+    their blobs elided once and counted for each tool call that shows the result, as
+    when each call carried its results."""
+
+    def __init__(self, j: PageJson, out: TextIO) -> None:
+        self._j = j
+        self._parts = Parts(out, "results", array=True)
+        self._blobs: dict[str, int] = {}  # tool-call id -> blobs its result holds, when any
+        self._shown: Counter[str] = Counter()  # tool-call id -> tool calls that show it
+
+    def add(self, call_id: str, results: list[tuple[str, Any]]) -> None:
+        for tool_id, result in results:
+            shown, count = elide(result)
+            if count:
+                self._blobs[tool_id] = count
+            self._parts.add(self._j.raw([tool_id, call_id, shown]))
+
+    def show(self, tool_calls: list[dict[str, Any]]) -> None:
+        self._shown.update(t["result_id"] for t in tool_calls)
+
+    def close(self) -> None:
+        self._parts.close()
+        self._j.elided += sum(n * self._shown[tool_id] for tool_id, n in self._blobs.items())
+
+
+def _parts(page: Page, j: PageJson, spools: _Spools, values: Values) -> list[str]:
+    """The calls, their tool results and the relations' rows into `spools` as part
+    elements, their values into `values`; the relations' field names."""
+    calls = Parts(spools.calls, "calls", array=False)
+    results = _Results(j, spools.results)
+    for shown in page.calls():
+        detail = shown.detail
         detail["request"] = values.request(detail["request"])
-        calls.add(j.raw(call_id) + ":" + j.text(detail))
+        calls.add(j.raw(shown.call_id) + ":" + j.text(detail))
+        results.add(shown.call_id, shown.results)
+        results.show(detail["tool_calls"])
     calls.close()
-    rows, fields = Parts(spool, "relations.rows", array=True), list[str]()
+    results.close()
+    rows, fields = Parts(spools.calls, "relations.rows", array=True), list[str]()
     for relation in page.relations():
         fields = fields or list(relation)  # one model: every relation has these keys
         rows.add(j.raw(values.row(relation, _OWN, _NESTED)))
@@ -69,9 +128,18 @@ def _parts(page: Page, j: PageJson, spool: TextIO, values: Values) -> list[str]:
     return fields
 
 
-def _spooled(capture: Capture, spool: TextIO, table: TextIO) -> tuple[str, str]:
-    """The page's part elements into `spool`, the value table's into `table`; the text
-    before them (the template's, then the data element) and the text after them."""
+def _spooled(capture: Capture, spools: _Spools) -> tuple[str, str]:
+    """The page's part elements into `spools`; the text before them (the template's,
+    then the data element) and the text after them. Calls out of sequence order (not as
+    finalize writes them) are read again, whole, and sorted."""
+    try:
+        return _spooled_in(capture, spools, ordered=False)
+    except OutOfOrder:
+        spools.clear()
+        return _spooled_in(capture, spools, ordered=True)
+
+
+def _spooled_in(capture: Capture, spools: _Spools, ordered: bool) -> tuple[str, str]:
     m = capture.manifest
     template = _asset("viewer.html")
     # Replaced in this order and each once: a value can never be taken for a placeholder.
@@ -81,9 +149,9 @@ def _spooled(capture: Capture, spool: TextIO, table: TextIO) -> tuple[str, str]:
     template = template.replace("/*ROLLER_CSS*/", _asset("viewer.css"), 1)
     before, after = template.split("__DATA__", 1)
     j = PageJson()
-    with Page.open(capture) as page:
-        values = Parts(table, "values", array=True)
-        fields = _parts(page, j, spool, Values(j, values))
+    with Page.open(capture, ordered) as page:
+        values = Parts(spools.table, "values", array=True)
+        fields = _parts(page, j, spools, Values(j, values))
         values.close()
         head = page.head()
         order = j.text(page.order)
@@ -98,17 +166,17 @@ def _spooled(capture: Capture, spool: TextIO, table: TextIO) -> tuple[str, str]:
     data = (
         f'<script type="application/json" id="capture-data">{{"attempt_dir":{attempt_dir},'
         f'"summary":{j.raw(summary)},"participants":{participants},"calls":{{}},'
-        f'"order":{order},"relations":{relations},"capture_errors":{errors},"values":[]}}'
-        "</script>"
+        f'"results":[],"order":{order},"relations":{relations},"capture_errors":{errors},'
+        '"values":[]}</script>'
     )
     return before + data, after.replace("/*ROLLER_JS*/", _asset("viewer.js"), 1)
 
 
-def _copy(head: str, spool: TextIO, table: TextIO, tail: str, out: TextIO) -> None:
+def _copy(head: str, spools: _Spools, tail: str, out: TextIO) -> None:
     out.write(head)
-    for part in (spool, table):
-        part.seek(0)
-        shutil.copyfileobj(part, out)
+    for spool in spools.all():
+        spool.seek(0)
+        shutil.copyfileobj(spool, out)
     out.write(tail)
 
 
@@ -116,18 +184,23 @@ def write_html_file(capture: Capture, target: Path) -> None:
     """The page into `target`, spooled beside it (the same file system, not memory);
     `target` is opened once the capture has been read through, so a capture that fails
     to read leaves it as it was."""
-    with (
-        tempfile.TemporaryFile("w+", encoding="utf-8", dir=target.parent) as spool,
-        tempfile.TemporaryFile("w+", encoding="utf-8", dir=target.parent) as table,
-    ):
-        head, tail = _spooled(capture, spool, table)
+    with ExitStack() as stack:
+        spools = _Spools(
+            *(
+                stack.enter_context(
+                    tempfile.TemporaryFile("w+", encoding="utf-8", dir=target.parent)
+                )
+                for _ in range(3)
+            )
+        )
+        head, tail = _spooled(capture, spools)
         with open(target, "w", encoding="utf-8") as out:
-            _copy(head, spool, table, tail, out)
+            _copy(head, spools, tail, out)
 
 
 def render_html(capture: Capture) -> str:
     """The whole page of one attempt as a string (held: for tests and small captures)."""
-    out, spool, table = io.StringIO(), io.StringIO(), io.StringIO()
-    head, tail = _spooled(capture, spool, table)
-    _copy(head, spool, table, tail, out)
+    out, spools = io.StringIO(), _Spools(io.StringIO(), io.StringIO(), io.StringIO())
+    head, tail = _spooled(capture, spools)
+    _copy(head, spools, tail, out)
     return out.getvalue()

@@ -8,9 +8,10 @@ values out, a call at a time).
 - `calls`: per call the statuses, usage, times (ms from the first request), the exact
   request split into its items (each with its diff tag against the same agent's
   previous call: `same`, `from_output` — the previous call's output —, `new`), the
-  system prompt, tool definitions and the rest of the body, the reassembled output, its
-  tool calls and, per tool call, its result and the later call whose input carried it
-  (`roller.view.answers`);
+  system prompt, tool definitions and the rest of the body, the reassembled output and
+  its tool calls, each with the id its result is found by;
+- `results`: each tool result, with the call whose input first carried it
+  (`roller.view.answers`), given with that call (`Shown`);
 - `order`: the call ids in sequence order; `relations`: every relation, for links
   between calls; `capture_errors`.
 The page writer (`roller.view.html`) elides base64 blobs and counts them.
@@ -34,21 +35,21 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from roller.capture.models import CallRecord, ParticipantRecord
+from roller.capture.models import CallRecord, ParticipantRecord, RelationRecord
 from roller.capture.reader import Capture
 from roller.view.answers import Answers
-from roller.view.page_json import dumped, text_key
+from roller.view.page_json import Keyed, keyed
 from roller.view.tree import CallIndex, call_summary, participant_summary, summary_of
 from roller.wire import Codec, codec_named
 from roller.wire.types import History
 
 
+def _stamp_ms(stamp: str) -> float:
+    return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp() * 1000
+
+
 def _ms(stamp: str | None, origin: float) -> float | None:
-    if stamp is None:
-        return None
-    return round(
-        datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp() * 1000 - origin, 3
-    )
+    return None if stamp is None else round(_stamp_ms(stamp) - origin, 3)
 
 
 class ChatDigests:
@@ -56,20 +57,20 @@ class ChatDigests:
     diff compares equal items only, so digests give the same match as the texts, and an
     agent's previous call is remembered by these, not by its transcript. An item's chat
     form is its own (`Codec.chat.items([item])`), so its digest is remembered by the
-    item's exact JSON text and protocol: a conversation resends its items on every call,
-    and converting each again took a third of the page's time. Memory: ~140 bytes a
-    distinct item."""
+    item's exact JSON text (its `Keyed` key) and protocol: a conversation resends its
+    items on every call, and converting each again took a third of the page's time.
+    Memory: ~140 bytes a distinct item."""
 
     def __init__(self) -> None:
-        self._known: dict[bytes, bytes] = {}  # digest of (protocol, item text) -> chat's
+        self._known: dict[str, dict[bytes, bytes]] = {}  # protocol -> item key -> chat's
 
-    def of(self, protocol: str, codec: Codec, items: list[Any]) -> tuple[bytes, ...]:
+    def of(self, protocol: str, codec: Codec, items: list[Keyed]) -> tuple[bytes, ...]:
+        known = self._known.setdefault(protocol, {})
         out = []
         for item in items:
-            key = text_key(protocol + "\0" + dumped(item))
-            digest = self._known.get(key)
+            digest = known.get(item.key)
             if digest is None:
-                digest = self._known[key] = _chat_digest(codec, item)
+                digest = known[item.key] = _chat_digest(codec, item.value)
             out.append(digest)
         return tuple(out)
 
@@ -100,14 +101,23 @@ class Turn:
     system: bytes
 
 
-def _turn(call: CallRecord, codec: Codec | None, mine: History | None, chat: ChatDigests) -> Turn:
+def _turn(
+    call: CallRecord,
+    codec: Codec | None,
+    mine: History | None,
+    items: list[Keyed],
+    chat: ChatDigests,
+) -> Turn:
     if codec is None or mine is None:
         return Turn(call.call_id, call.protocol, None, (), b"")
     assert call.protocol is not None  # a codec was found by it
-    items = chat.of(call.protocol, codec, mine.items)
-    produced = chat.of(call.protocol, codec, codec.output_items(call.output))
+    produced = [keyed(i) for i in codec.output_items(call.output)]
     return Turn(
-        call.call_id, call.protocol, items, produced, _digest(codec.system_prompt(mine.config))
+        call.call_id,
+        call.protocol,
+        chat.of(call.protocol, codec, items),
+        chat.of(call.protocol, codec, produced),
+        _digest(codec.system_prompt(mine.config)),
     )
 
 
@@ -142,14 +152,18 @@ def _diff(
 
 
 def _request(
-    call: CallRecord, codec: Codec | None, history: History | None, tags: list[str]
+    call: CallRecord,
+    codec: Codec | None,
+    history: History | None,
+    items: list[Keyed],
+    tags: list[str],
 ) -> dict[str, Any]:
     if codec is None or history is None:
         return {"raw": call.context}
     return {
         "items": [
             {"tag": tags[i] if i < len(tags) else "new", "value": item}
-            for i, item in enumerate(history.items)
+            for i, item in enumerate(items)
         ],
         "system": codec.system_prompt(history.config),
         "tools": history.tools,
@@ -157,14 +171,11 @@ def _request(
     }
 
 
-def _tool(tool_id: str | None, name: str | None, result: tuple[str, Any] | None) -> dict[str, Any]:
-    """A tool call of an output and, when a later input carried it, its result."""
-    return {
-        "id": tool_id,
-        "name": name,
-        "result_in": result[0] if result else None,
-        "result": result[1] if result else None,
-    }
+def _tool(tool_id: str | None, name: str | None, result_id: str) -> dict[str, Any]:
+    """A tool call of an output, and the id its result is found by in the page's results
+    (`Shown.results`; the viewer puts it back as `result_in`, the later call whose input
+    carried it, and `result`)."""
+    return {"id": tool_id, "name": name, "result_id": result_id}
 
 
 def _call(
@@ -172,7 +183,6 @@ def _call(
     origin: float,
     request: dict[str, Any],
     diff: dict[str, Any] | None,
-    answers: Answers,
 ) -> dict[str, Any]:
     summary = call_summary(call)  # the fields the terminal tree shows, then the page's own
     del summary["children"], summary["status"]
@@ -200,47 +210,66 @@ def _call(
         "output_complete": call.output_complete,
         "provider_error": call.provider_error,
         "tool_calls": [
-            _tool(t.ref or t.id, t.name, answers.get(t.id or t.ref or ""))
-            for t in call.tool_refs.emitted
+            _tool(t.ref or t.id, t.name, t.id or t.ref or "") for t in call.tool_refs.emitted
         ],
     }
 
 
+@dataclass(frozen=True)
+class _Read:
+    """A call's request as the page's readers take it: its codec and history, and the
+    history's items keyed (`Keyed`: dumped and hashed once, for the tool results, the
+    diff and the value table)."""
+
+    codec: Codec | None
+    history: History | None
+    items: list[Keyed]
+
+    @classmethod
+    def of(cls, call: CallRecord) -> _Read:
+        codec = codec_named(call.protocol)
+        history = codec.history(call.context) if codec else None
+        return cls(codec, history, [keyed(i) for i in history.items] if history else [])
+
+
 def _detail(
-    call: CallRecord, origin: float, previous: Turn | None, answers: Answers, chat: ChatDigests
+    call: CallRecord, read: _Read, origin: float, previous: Turn | None, chat: ChatDigests
 ) -> tuple[dict[str, Any], Turn | None]:
     """The call as the page shows it, and its `Turn` when it is an agent's generation
     call (the next one of the agent is diffed against it)."""
-    codec = codec_named(call.protocol)
-    mine = codec.history(call.context) if codec else None
+    codec, mine, items = read.codec, read.history, read.items
     own = call.kind == "generation" and bool(call.participant_id)
-    now = _turn(call, codec, mine, chat) if own else None
+    now = _turn(call, codec, mine, items, chat) if own else None
     tags: list[str] = []
     diff = None
     if codec is not None and mine is not None:
         tags, diff = _diff(call, mine, now, previous)
-    return _call(call, origin, _request(call, codec, mine, tags), diff, answers), now
+    return _call(call, origin, _request(call, codec, mine, items, tags), diff), now
 
 
 def _links(capture: Capture) -> dict[str, list[dict[str, Any]]]:
     """Each child participant's relations as the page lists them, from one pass."""
     links: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for r in capture.relations:
-        if r.child_participant_id is None:
-            continue
-        links[r.child_participant_id].append(
-            {
-                "relation_id": r.relation_id,
-                "type": r.type,
-                "status": r.status,
-                "source_call_id": r.source_call_id,
-                "target_call_id": r.target_call_id,
-                "tool_call_id": r.tool_call_id,
-                "evidence": [e.model_dump() for e in r.evidence],
-                "note": r.note,
-            }
-        )
+        _link(links, r)
     return links
+
+
+def _link(links: dict[str, list[dict[str, Any]]], r: RelationRecord) -> None:
+    if r.child_participant_id is None:
+        return
+    links[r.child_participant_id].append(
+        {
+            "relation_id": r.relation_id,
+            "type": r.type,
+            "status": r.status,
+            "source_call_id": r.source_call_id,
+            "target_call_id": r.target_call_id,
+            "tool_call_id": r.tool_call_id,
+            "evidence": [e.model_dump() for e in r.evidence],
+            "note": r.note,
+        }
+    )
 
 
 def _participant(p: ParticipantRecord, links: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
@@ -277,55 +306,81 @@ def _roll_up(participants: list[dict[str, Any]], calls: dict[str, dict[str, Any]
         p["subtree_tokens"] = total
 
 
+class OutOfOrder(Exception):
+    """calls.jsonl does not hold the calls in sequence order: `Page.calls()` stops at the
+    first one out of it (finalize writes arrival order, which is sequence order), and
+    the page is made again from `Page.open(capture, ordered=True)`."""
+
+
+@dataclass(frozen=True)
+class Shown:
+    """A call as the page states it: its id, its detail, and the tool results its input
+    is the first to carry (tool-call id, result), which the page keeps in a table of
+    their own (`results`): the call that made a tool call comes before its result."""
+
+    call_id: str
+    detail: dict[str, Any]
+    results: list[tuple[str, Any]]
+
+
 class Page:
     """The page data of one attempt, section by section in the order the page states
-    them: `head()` (the attempt directory, the summary, the agents), `calls()` (each
-    call's detail, in sequence order, built when asked for), `order`, `relations()`,
-    `capture_errors`. Made by one pass over the calls (`open`) that keeps the tree's
-    per-call index, the call order and the tool results (`Answers`, on disk); `calls()`
-    is a second pass, holding a call and the `Turn` of each agent's last call. Calls that
-    calls.jsonl does not hold in sequence order are read whole and sorted (finalize
-    writes them in arrival order, which is sequence order)."""
+    them: `calls()` (each call's detail, in sequence order, built when asked for, with
+    the tool results it first carries: `Shown`), `relations()`, then `head()` (the
+    attempt directory, the summary, the agents), `order`, `capture_errors`. One pass over
+    the calls, `calls()`, holds a call and the `Turn` of each agent's last call, and
+    keeps the tree's per-call index, the call order and the ids of the results given;
+    `relations()` gathers the agents' links on the way, so `head()` comes after both.
+    Calls that calls.jsonl does not hold in sequence order stop the pass (`OutOfOrder`);
+    `open(capture, ordered=True)` reads them whole and sorts them."""
 
-    def __init__(self, capture: Capture, answers: Answers) -> None:
+    def __init__(self, capture: Capture, ordered: bool = False) -> None:
         self.capture = capture
-        self.answers = answers
+        self.answers = Answers()
         self.index = CallIndex()
         self.order: list[str] = []
-        self._ordered: Iterable[CallRecord] = capture.calls
-        self._origin = capture.manifest.started_at  # the first call's request, if any
         self.capture_errors = [e.model_dump() for e in capture.manifest.capture_errors]
+        self._calls: Iterable[CallRecord] = capture.calls
+        if ordered:
+            self._calls = sorted(capture.calls, key=lambda c: c.sequence)
+        self._links: dict[str, list[dict[str, Any]]] | None = None
 
     @classmethod
     @contextmanager
-    def open(cls, capture: Capture) -> Iterator[Page]:
-        with Answers() as answers:
-            page = cls(capture, answers)
-            page._scan()
-            yield page
+    def open(cls, capture: Capture, ordered: bool = False) -> Iterator[Page]:
+        yield cls(capture, ordered)
 
-    def _scan(self) -> None:
-        in_order, sequence = True, None
-        for call in self.capture.calls:
-            if not self.order:
-                self._origin = call.request.received_at
+    def calls(self) -> Iterator[Shown]:
+        origin: float | None = None  # the first call's request
+        last: dict[str, Turn] = {}  # participant -> its previous generation call
+        chat = ChatDigests()
+        sequence = None
+        for call in self._calls:
+            if sequence is not None and call.sequence < sequence:
+                raise OutOfOrder(call.call_id)
+            sequence = call.sequence
+            if origin is None:
+                origin = _stamp_ms(call.request.received_at)
             self.index.add(call)
             self.order.append(call.call_id)
-            self.answers.add(call)
-            in_order = in_order and (sequence is None or sequence <= call.sequence)
-            sequence = call.sequence
-        if not in_order:
-            held = sorted(self.capture.calls, key=lambda c: c.sequence)
-            self.answers.clear()  # the first carrier of a result is the first in sequence
-            for call in held:
-                self.answers.add(call)
-            self.order = [c.call_id for c in held]
-            self._ordered = held
-            self._origin = held[0].request.received_at
+            read = _Read.of(call)
+            results = self.answers.add(call, read.codec, read.items)
+            previous = last.get(call.participant_id or "") if call.kind == "generation" else None
+            detail, turn = _detail(call, read, origin, previous, chat)
+            if turn is not None and call.participant_id:
+                last[call.participant_id] = turn
+            yield Shown(call.call_id, detail, results)
+
+    def relations(self) -> Iterator[dict[str, Any]]:
+        links: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        for r in self.capture.relations:
+            _link(links, r)
+            yield r.model_dump(by_alias=True, mode="json")
+        self._links = links
 
     def head(self) -> dict[str, Any]:
         m = self.capture.manifest
-        links = _links(self.capture)
+        links = self._links if self._links is not None else _links(self.capture)
         participants = [_participant(p, links) for p in m.participants]
         _roll_up(participants, self.index.summaries)
         return {
@@ -333,18 +388,3 @@ class Page:
             "summary": summary_of(m, self.index),
             "participants": participants,
         }
-
-    def calls(self) -> Iterator[tuple[str, dict[str, Any]]]:
-        origin = datetime.fromisoformat(self._origin.replace("Z", "+00:00")).timestamp() * 1000
-        last: dict[str, Turn] = {}  # participant -> its previous generation call
-        chat = ChatDigests()
-        for call in self._ordered:
-            previous = last.get(call.participant_id or "") if call.kind == "generation" else None
-            detail, turn = _detail(call, origin, previous, self.answers, chat)
-            if turn is not None and call.participant_id:
-                last[call.participant_id] = turn
-            yield call.call_id, detail
-
-    def relations(self) -> Iterator[dict[str, Any]]:
-        for r in self.capture.relations:
-            yield r.model_dump(by_alias=True, mode="json")

@@ -302,6 +302,10 @@ class ChatForm:
     provider: str  # the API, as OpenTelemetry's `gen_ai.provider.name` names it
     input_tokens_include_cache: bool  # whether `Usage.input_tokens` counts cached tokens
     reply_problems: Callable[[Any], tuple[str, ...]] = no_reply_problems
+    # Whether each `tool` message (its id and content) comes from its own item alone:
+    # the view of that item by itself gives it as the whole list's view does. Not
+    # Gemini's, whose results without an id take one from the calls before them.
+    results_alone: bool = False
 
 
 class Chat:
@@ -311,6 +315,7 @@ class Chat:
         self._conversation = conversation
         self._form = form
         self.provider = form.provider
+        self.results_alone = form.results_alone
 
     def request(self, request: Any) -> ChatView | None:
         """A request body's messages (its system prompt first) and tools; None when it

@@ -5,6 +5,7 @@
 // value is stored once (a harness resends its transcript on every call); a relation is a
 // row of such places, one per field of data.relations.fields (those it names `literal`
 // written as they are; an evidence entry a row of places of the fields `nested` names).
+// A tool call names its result by the id data.results holds it under.
 "use strict";
 (function () {
   const main = document.getElementById("capture-data");
@@ -21,6 +22,18 @@
   }
   const calls = data.calls;
   const values = data.values;
+  // Tool results are rows [tool-call id, call id, result], written with the call whose
+  // input first carried them (after the call that asked): each tool call gets its own.
+  const results = new Map(data.results.map(([id, call, result]) => [id, [call, result]]));
+  for (const c of Object.values(calls)) {
+    for (const t of c.tool_calls) {
+      const r = results.get(t.result_id);
+      delete t.result_id;
+      t.result_in = r ? r[0] : null;
+      t.result = r ? r[1] : null;
+    }
+  }
+  delete data.results;
   const field = Object.fromEntries(data.relations.fields.map((f, i) => [f, i]));
   const literal = new Set(data.relations.literal);
   const nested = data.relations.nested;

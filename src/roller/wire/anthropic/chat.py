@@ -236,4 +236,11 @@ def restore(messages: Sequence[ChatMessage]) -> tuple[Any, list[Any]]:
     return system, items
 
 
-CHAT = ChatForm(view, tools_view, restore, provider="anthropic", input_tokens_include_cache=False)
+CHAT = ChatForm(
+    view,
+    tools_view,
+    restore,
+    provider="anthropic",
+    input_tokens_include_cache=False,
+    results_alone=True,  # a tool_result block names its tool_use_id
+)

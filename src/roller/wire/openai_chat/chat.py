@@ -68,4 +68,5 @@ CHAT = ChatForm(
     "openai",
     input_tokens_include_cache=True,
     reply_problems=_extra_choices,
+    results_alone=True,  # a tool message is an item
 )

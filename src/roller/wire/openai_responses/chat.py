@@ -317,4 +317,11 @@ def restore(messages: Sequence[ChatMessage]) -> tuple[Any, list[Any]]:
     return system, items
 
 
-CHAT = ChatForm(view, tools_view, restore, provider="openai", input_tokens_include_cache=True)
+CHAT = ChatForm(
+    view,
+    tools_view,
+    restore,
+    provider="openai",
+    input_tokens_include_cache=True,
+    results_alone=True,  # an output item names its call_id
+)
