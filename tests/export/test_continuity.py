@@ -8,6 +8,7 @@ they are (the digests swapped out), and does not depend on the order calls are r
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Hashable
 from typing import Any
@@ -18,6 +19,8 @@ from hypothesis import strategies as st
 
 from roller.export import continuity as module
 from roller.export.continuity import continuity
+from roller.wire import Codec, codec_named
+from roller.wire.bodies import BodyCodec
 from tests.export.real_captures import RealCaptures
 
 NAN = float("nan")
@@ -110,6 +113,16 @@ def test_generated_keys_compare_as_python_compares_them(a: Any, b: Any) -> None:
     assert _same(digest, a, a)
 
 
+class _Plain:
+    """Keys as they are: no digest, no memory of items."""
+
+    def __call__(self, key: Hashable) -> Hashable:
+        return key
+
+    def items(self, codec: Codec, items: list[Any]) -> tuple[Hashable, ...]:
+        return tuple(k for k in map(codec.item_key, items) if k is not None)
+
+
 def test_real_captures_as_over_the_keys_themselves(
     real_captures: RealCaptures, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -118,9 +131,38 @@ def test_real_captures_as_over_the_keys_themselves(
         key: continuity(list(capture.calls)[::-1]) for key, capture in real_captures.items()
     }
     with monkeypatch.context() as patch:
-        patch.setattr(module, "_Digests", lambda: lambda key: key)
+        patch.setattr(module, "_Digests", _Plain)
         plain = {key: continuity(capture.calls) for key, capture in real_captures.items()}
     assert digested == plain == reversed_
     flows = [f for found in plain.values() for f in found.values()]
     assert any(f.extends_previous for f in flows)
     assert {f.break_reason for f in flows} >= {"first_call", "not_a_continuation", None}
+
+
+def test_each_distinct_item_is_keyed_once(
+    real_captures: RealCaptures, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A conversation resends its items on every call: continuity keys each distinct item
+    once (remembered by its exact JSON text), however many calls carry it."""
+    keyed: list[str] = []
+    real = BodyCodec.item_key  # the class of every codec
+
+    def counted(self: BodyCodec, item: Any) -> Any:
+        keyed.append(json.dumps([self.name, item]))
+        return real(self, item)
+
+    monkeypatch.setattr(BodyCodec, "item_key", counted)
+    carried = 0
+    for capture in real_captures.values():
+        keyed.clear()
+        continuity(capture.calls)
+        assert len(keyed) == len(set(keyed)), "an item was keyed twice"
+        carried += len(keyed)
+    monkeypatch.undo()
+    resent = 0
+    for capture in real_captures.values():
+        for c in capture.calls:
+            codec = codec_named(c.protocol)
+            history = codec.history(c.context) if codec and c.kind == "generation" else None
+            resent += len(history.items) if history else 0
+    assert 0 < carried < resent, (carried, resent)
