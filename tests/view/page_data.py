@@ -48,6 +48,15 @@ def resolved(page: str) -> dict[str, Any]:
         return shown
     values = shown.pop("values")
     results = {row[0]: row[1:] for row in shown.pop("results", [])}
+    for call_id in shown["order"]:  # an item list names an earlier call's places
+        items = shown["calls"][call_id]["request"].get("items")
+        if isinstance(items, dict):  # a page from before the lists by their base: as it is
+            base = shown["calls"][items["from"]]["request"]["items"] if items["from"] else []
+            refs = [i["ref"] for i in base[: items["keep"]]] + items["refs"]
+            tags = [tag for tag, n in items["tags"] for _ in range(n)]
+            shown["calls"][call_id]["request"]["items"] = [
+                {"tag": tag, "ref": ref} for tag, ref in zip(tags, refs, strict=True)
+            ]
     for call in shown["calls"].values():
         for tool in call["tool_calls"]:
             if "result_id" in tool:  # a page from before the results table: as it is

@@ -260,3 +260,36 @@ def test_each_tool_call_shows_the_result_a_later_input_carried(
         assert shown, key
         assert errors == []
         page.close()
+
+
+def test_each_call_shows_its_whole_item_list(
+    pages: dict[str, tuple[Capture, Path]], browser: Browser
+) -> None:
+    """A request's item list is written as the places its agent's previous call began
+    with, then its own; the browser shows every call's items in order, with their diff
+    tags, and its last item is the request's own."""
+    for key in ("claude-code", "claude-code-parts", "codex"):
+        capture, path = pages[key]
+        data = page_data.resolved(path.read_text())
+        page, _, errors = _open(browser, path)
+        kept = 0
+        for call in capture.calls:
+            items = data["calls"][call.call_id]["request"].get("items")
+            if not items:
+                continue
+            page.locator(f"#timeline .bar[data-call='{call.call_id}']").click()
+            shown = page.locator("#detail details.item[class*='tag-']")
+            tags = shown.evaluate_all("ds => ds.map(d => d.className.split('tag-')[1])")
+            assert tags == [i["tag"] for i in items], (key, call.call_id)
+            last = shown.nth(len(items) - 1)
+            last.locator("summary").click()
+            expect(last.locator("pre")).to_have_count(1)
+            codec = codec_named(call.protocol)
+            assert codec is not None
+            want = codec.history(call.context).items[-1]
+            text = last.locator("pre").inner_text()
+            assert (text if isinstance(want, str) else json.loads(text)) == want
+            kept += "same" in tags
+        assert kept, key  # some call's list came partly from an earlier call's
+        assert errors == []
+        page.close()

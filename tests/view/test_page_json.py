@@ -194,3 +194,33 @@ def test_nothing_added_writes_no_element() -> None:
     out = io.StringIO()
     Parts(out, "values", array=True).close()
     assert out.getvalue() == ""
+
+
+def test_an_item_list_names_what_the_agent_s_previous_call_began_with() -> None:
+    """Each call's item places after those its agent's previous call (with an item list)
+    began with; tags as runs; another agent's calls are not a base."""
+    lists = page_json.ItemLists()
+
+    def items(*pairs: tuple[str, int]) -> list[dict[str, Any]]:
+        return [{"tag": tag, "ref": ref} for tag, ref in pairs]
+
+    first = lists.of("c1", "a", items(("new", 1), ("new", 2)))
+    assert first == {"from": None, "keep": 0, "refs": [1, 2], "tags": [["new", 2]]}
+    other = lists.of("c2", "b", items(("new", 1), ("new", 9)))
+    assert other == {"from": None, "keep": 0, "refs": [1, 9], "tags": [["new", 2]]}
+    grown = lists.of("c3", "a", items(("same", 1), ("same", 2), ("from_output", 5), ("new", 6)))
+    assert grown == {
+        "from": "c1",
+        "keep": 2,
+        "refs": [5, 6],
+        "tags": [["same", 2], ["from_output", 1], ["new", 1]],
+    }
+    rewritten = lists.of("c4", "a", items(("same", 1), ("new", 7), ("same", 5)))
+    assert rewritten == {
+        "from": "c3",
+        "keep": 1,
+        "refs": [7, 5],
+        "tags": [["same", 1], ["new", 1], ["same", 1]],
+    }
+    assert lists.of("c5", "a", []) == {"from": None, "keep": 0, "refs": [], "tags": []}
+    assert lists.of("c6", None, items(("new", 3)))["from"] is None

@@ -51,7 +51,7 @@ from roller.capture.models import Evidence
 from roller.capture.reader import Capture
 from roller.view.blobs import elide
 from roller.view.page import OutOfOrder, Page
-from roller.view.page_json import PageJson, Parts, Values
+from roller.view.page_json import ItemLists, PageJson, Parts, Values
 
 
 def _asset(name: str) -> str:
@@ -112,9 +112,12 @@ def _parts(page: Page, j: PageJson, spools: _Spools, values: Values) -> list[str
     elements, their values into `values`; the relations' field names."""
     calls = Parts(spools.calls, "calls", array=False)
     results = _Results(j, spools.results)
+    lists = ItemLists()
     for shown in page.calls():
         detail = shown.detail
-        detail["request"] = values.request(detail["request"])
+        request = detail["request"] = values.request(detail["request"])
+        if "items" in request:
+            request["items"] = lists.of(shown.call_id, detail["participant_id"], request["items"])
         calls.add(j.raw(shown.call_id) + ":" + j.text(detail))
         results.add(shown.call_id, shown.results)
         results.show(detail["tool_calls"])

@@ -5,7 +5,8 @@
 // value is stored once (a harness resends its transcript on every call); a relation is a
 // row of such places, one per field of data.relations.fields (those it names `literal`
 // written as they are; an evidence entry a row of places of the fields `nested` names).
-// A tool call names its result by the id data.results holds it under.
+// A tool call names its result by the id data.results holds it under; a request's items
+// are given as the places the same agent's previous call began with, then its own.
 "use strict";
 (function () {
   const main = document.getElementById("capture-data");
@@ -34,6 +35,18 @@
     }
   }
   delete data.results;
+  // A call's item list names the places the call `from` began with (`keep` of them),
+  // then its own (`refs`), its tags as runs: expanded in page order, `from` first.
+  for (const id of data.order) {
+    const req = calls[id].request;
+    const it = req.items;
+    if (!it || Array.isArray(it)) continue;
+    const refs = it.from ? calls[it.from].request.items.slice(0, it.keep).map((i) => i.ref) : [];
+    for (const r of it.refs) refs.push(r);
+    const tags = [];
+    for (const [tag, n] of it.tags) for (let k = 0; k < n; k++) tags.push(tag);
+    req.items = refs.map((ref, i) => ({ tag: tags[i], ref }));
+  }
   const field = Object.fromEntries(data.relations.fields.map((f, i) => [f, i]));
   const literal = new Set(data.relations.literal);
   const nested = data.relations.nested;
