@@ -17,7 +17,9 @@ place). The calls are read once, in sequence order (`Page.calls()`). Each call's
 is built, its request's values put in the value table and named by their place
 (`roller.view.page_json.Values`: a value already there is not written again, so a
 conversation that resends its transcript gives a page that grows with its new content,
-not with the square of its length; relations are `{"rows", "fields", "literal",
+not with the square of its length; a request's items are `{"from", "keep", "refs",
+"tags"}`, the places its agent's previous call began with and then its own, `ItemLists`;
+relations are `{"rows", "fields", "literal",
 "nested"}`, a row a relation's fields as places in the table, but those named in
 `literal` written as they are and an evidence entry a row of the places of the fields
 `nested` names), its base64 blobs elided (`roller.view.blobs`), dumped and written before
