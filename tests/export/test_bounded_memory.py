@@ -9,8 +9,10 @@ of the largest records plus a summary per call.
 
 from __future__ import annotations
 
+import gc
 import sys
 import tracemalloc
+import weakref
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -19,7 +21,7 @@ import pytest
 
 from roller.capture.layout import AttemptPaths
 from roller.capture.reader import Capture, read_attempt
-from roller.export import parquet
+from roller.export import otel, parquet
 from roller.export.atif import atif_document
 from roller.export.omissions import Omissions
 from roller.export.openai_messages import message_records
@@ -140,11 +142,34 @@ def test_the_parquet_table_is_written_a_row_group_at_a_time(
 
 
 def test_otel_spans_hold_a_call_at_a_time(sessions: AttemptPaths) -> None:
-    # An attempt's spans are one line: the spans are held, the calls are not (holding
-    # them, to look up each agent's, peaked at ~3x calls.jsonl here).
+    # An attempt's spans are one line, the calls read one at a time (holding them, to
+    # look up each agent's, peaked at ~3x calls.jsonl here).
     size = sessions.calls.stat().st_size
     assert traces_line(read_attempt(sessions)).count('"spanId"') > 280
     assert _peak(lambda: traces_line(read_attempt(sessions))) < size // 8
+
+
+def test_otel_spans_are_spooled_not_held(
+    sessions: AttemptPaths, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Each chat span's text is spooled as it is made: once the line's first span is
+    # written (every span made by then), none is alive. Holding them made a 100k-call
+    # export peak at ~1 GB.
+    made: list[weakref.ref[Any]] = []
+    real = otel._chat_span
+
+    def kept(*args: Any) -> Any:
+        span = real(*args)
+        made.append(weakref.ref(span))
+        return span
+
+    monkeypatch.setattr(otel, "_chat_span", kept)
+    pieces = otel.traces_text(read_attempt(sessions))
+    next(pieces), next(pieces)  # the envelope's head, the first agent span
+    gc.collect()
+    assert len(made) >= 280
+    assert [r for r in made if r() is not None] == []
+    assert "".join(pieces).count('"spanId"') >= 280
 
 
 def test_atif_holds_calls_without_their_contexts(spawning: AttemptPaths) -> None:

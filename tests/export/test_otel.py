@@ -171,11 +171,34 @@ def test_cli_writes_one_line_per_attempt(real_captures: RealCaptures, tmp_path: 
 
 
 def test_a_line_is_the_traces_object_written_whole(real_captures: RealCaptures) -> None:
-    # `roller export otel` writes each attempt's line a span at a time: the same text
+    # `roller export otel` writes each attempt's line a span at a time, each span's text
+    # spooled as it is made: the same text as the object it parses to, written whole
     for capture in real_captures.values():
         for content in (False, True):
-            whole = json.dumps(traces_data(capture, content), ensure_ascii=False)
-            assert traces_line(capture, content) == whole
+            line = traces_line(capture, content)
+            assert json.dumps(json.loads(line), ensure_ascii=False) == line
+
+
+def test_agent_spans_cover_their_descendants_spans(real_captures: RealCaptures) -> None:
+    """An agent span is made last, from its own spans' extent and its descendant agents':
+    it starts with the first span under it, at any depth, and ends with the last."""
+    covered = 0
+    for capture in real_captures.values():
+        spans = _spans(capture)
+        by_id = {s.span_id: s for s in spans}
+        under: dict[bytes, list[Span]] = {}
+        for span in spans:
+            parent = by_id.get(span.parent_span_id)
+            while parent is not None:
+                under.setdefault(parent.span_id, []).append(span)
+                parent = by_id.get(parent.parent_span_id)
+        for span in spans:
+            mine = under.get(span.span_id)
+            if span.name.startswith("invoke_agent") and mine:
+                assert span.start_time_unix_nano == min(s.start_time_unix_nano for s in mine)
+                assert span.end_time_unix_nano == max(s.end_time_unix_nano for s in mine)
+                covered += 1
+    assert covered >= 20, covered
 
 
 def test_calls_out_of_order_give_the_same_spans(

@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from roller.capture.models import CallRecord
-from roller.capture.models.call import EmittedToolRef
 from roller.export.otel_content import (
     reply_messages,
     request_messages,
@@ -28,14 +27,14 @@ class OutOfOrder(Exception):
     """An agent's calls are not in sequence order in calls.jsonl: they are held and sorted."""
 
 
-@dataclass
+@dataclass(slots=True)
 class _Emitted:
     """A tool call an agent's output emitted, waiting for the later call carrying its
     result (`answered`: that call's id and its request's time), then an `execute_tool`
-    span."""
+    span. Held until the agent's spans are made: its tool's name, not its record."""
 
     call_id: str
-    tool: EmittedToolRef
+    name: str | None
     tool_id: str
     emitted_at: int
     content: dict[str, str]
@@ -76,7 +75,7 @@ class AgentTools:
             if tool_id is None:
                 continue
             args = tool_arguments(reply, tool_id) if self.content else {}
-            emitted = _Emitted(call.call_id, tool, tool_id, emitted_at, args)
+            emitted = _Emitted(call.call_id, tool.name, tool_id, emitted_at, args)
             self.emitted.append(emitted)
             self.waiting.setdefault(tool_id, []).append(emitted)
 
@@ -87,7 +86,7 @@ class AgentTools:
             answered = e.answered
             attrs: dict[str, Any] = {
                 "gen_ai.operation.name": "execute_tool",
-                "gen_ai.tool.name": e.tool.name,
+                "gen_ai.tool.name": e.name,
                 "gen_ai.tool.call.id": e.tool_id,
                 "gen_ai.tool.type": "function",
                 "roller.tool.emitted_by_call_id": e.call_id,
@@ -97,7 +96,7 @@ class AgentTools:
             }
             spans[e.tool_id] = Span(
                 span_id=derived_id(scope, "tool", e.call_id, e.tool_id, length=16),
-                name=f"execute_tool {e.tool.name}",
+                name=f"execute_tool {e.name}",
                 kind=KIND_INTERNAL,
                 start=e.emitted_at,
                 end=(answered[1] or e.emitted_at) if answered else e.emitted_at,
