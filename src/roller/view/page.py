@@ -4,7 +4,7 @@ values out, a call at a time).
 - `summary`: the capture's summary line (`roller.view.tree.summary_of`);
 - `participants`: each agent with its parent, state, native ids, call ids, the
   relations that link it (with their evidence) and token totals, its own and rolled up
-  over its subtree (from the tree's per-call index, `CallIndex`);
+  over its subtree (from each call's token counts, `TokenCounts`);
 - `calls`: per call the statuses, usage, times (ms from the first request), the exact
   request split into its items (each with its diff tag against the same agent's
   previous call: `same`, `from_output` — the previous call's output —, `new`), the
@@ -39,7 +39,7 @@ from roller.capture.models import CallRecord, ParticipantRecord, RelationRecord
 from roller.capture.reader import Capture
 from roller.view.answers import Answers
 from roller.view.page_json import Keyed, keyed
-from roller.view.tree import CallIndex, call_summary, participant_summary, summary_of
+from roller.view.tree import TokenCounts, call_summary, participant_summary, summary_of
 from roller.wire import Codec, codec_named
 from roller.wire.types import History
 
@@ -282,12 +282,12 @@ def _participant(p: ParticipantRecord, links: dict[str, list[dict[str, Any]]]) -
     }
 
 
-def _roll_up(participants: list[dict[str, Any]], calls: dict[str, dict[str, Any]]) -> None:
+def _roll_up(participants: list[dict[str, Any]], calls: dict[str, tuple[int, int]]) -> None:
     for p in participants:
         mine = [calls[c] for c in p["call_ids"] if c in calls]
         p["tokens"] = {
-            "input": sum(c["input_tokens"] or 0 for c in mine),
-            "output": sum(c["output_tokens"] or 0 for c in mine),
+            "input": sum(c[0] for c in mine),
+            "output": sum(c[1] for c in mine),
         }
     for p in participants:
         total = dict(p["tokens"])
@@ -329,15 +329,16 @@ class Page:
     the tool results it first carries: `Shown`), `relations()`, then `head()` (the
     attempt directory, the summary, the agents), `order`, `capture_errors`. One pass over
     the calls, `calls()`, holds a call and the `Turn` of each agent's last call, and
-    keeps the tree's per-call index, the call order and the ids of the results given;
-    `relations()` gathers the agents' links on the way, so `head()` comes after both.
+    keeps each call's token counts (`TokenCounts`), the call order and the ids of the
+    results given; `relations()` gathers the agents' links on the way, so `head()`
+    comes after both.
     Calls that calls.jsonl does not hold in sequence order stop the pass (`OutOfOrder`);
     `open(capture, ordered=True)` reads them whole and sorts them."""
 
     def __init__(self, capture: Capture, ordered: bool = False) -> None:
         self.capture = capture
         self.answers = Answers()
-        self.index = CallIndex()
+        self.tokens = TokenCounts()
         self.order: list[str] = []
         self.capture_errors = [e.model_dump() for e in capture.manifest.capture_errors]
         self._calls: Iterable[CallRecord] = capture.calls
@@ -361,7 +362,7 @@ class Page:
             sequence = call.sequence
             if origin is None:
                 origin = _stamp_ms(call.request.received_at)
-            self.index.add(call)
+            self.tokens.add(call)
             self.order.append(call.call_id)
             read = _Read.of(call)
             results = self.answers.add(call, read.codec, read.items)
@@ -382,9 +383,9 @@ class Page:
         m = self.capture.manifest
         links = self._links if self._links is not None else _links(self.capture)
         participants = [_participant(p, links) for p in m.participants]
-        _roll_up(participants, self.index.summaries)
+        _roll_up(participants, self.tokens.calls)
         return {
             "attempt_dir": str(self.capture.paths.root),
-            "summary": summary_of(m, self.index),
+            "summary": summary_of(m, self.tokens),
             "participants": participants,
         }
