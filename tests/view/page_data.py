@@ -69,6 +69,25 @@ def resolved(page: str) -> dict[str, Any]:
             else:
                 request[key] = values[ref]
     relations = shown["relations"]
+    literal = {i for i, f in enumerate(relations["fields"]) if f in relations["literal"]}
+    full: list[list[Any]] = []
+    for row in relations["rows"]:  # -1: the row before's field or entry (`RowChanges`)
+        was = full[-1] if full else None
+        full.append(
+            row
+            if was is None or len(row) != len(was)
+            else [
+                v
+                if i in literal
+                else was[i]
+                if v == -1
+                else [was[i][j] if e == -1 else e for j, e in enumerate(v)]
+                if isinstance(v, list)
+                else v
+                for i, v in enumerate(row)
+            ]
+        )
+    relations["rows"] = full
 
     def entry(field: str, e: Any) -> Any:
         if isinstance(e, list):

@@ -224,3 +224,48 @@ def test_an_item_list_names_what_the_agent_s_previous_call_began_with() -> None:
     }
     assert lists.of("c5", "a", []) == {"from": None, "keep": 0, "refs": [], "tags": []}
     assert lists.of("c6", None, items(("new", 3)))["from"] is None
+
+
+def test_a_row_names_what_the_row_before_holds_as_same() -> None:
+    """A field the row before holds is -1, as is a list field's entry at the same index;
+    literal fields are written as they are; page_data reads the rows back whole."""
+    changes = page_json.RowChanges(frozenset({1}))
+    rows = [
+        [0, "rel-1", 2, [[3, 4], 5], 6],
+        [0, "rel-2", 2, [[3, 4], 7], 6],
+        [0, "rel-2", 8, [[3, 9]], 6],
+        [0, "rel-3", 8, [], 1],
+    ]
+    written = [changes.of(r) for r in rows]
+    assert written == [
+        [0, "rel-1", 2, [[3, 4], 5], 6],
+        [-1, "rel-2", -1, [-1, 7], -1],
+        [-1, "rel-2", 8, [[3, 9]], -1],
+        [-1, "rel-3", -1, [], 1],
+    ]
+    page = (
+        '<script type="application/json" id="capture-data">'
+        + json.dumps(
+            {
+                "calls": {},
+                "order": [],
+                "values": [],
+                "relations": {
+                    "fields": ["a", "relation_id", "b", "evidence", "c"],
+                    "literal": ["relation_id"],
+                    "nested": {"evidence": ["x", "y"]},
+                    "rows": written,
+                },
+            }
+        )
+        + "</script>"
+    )
+    assert page_data.data(page)["relations"]["rows"] == written
+    back = page_data.resolved(page.replace('"values": []', f'"values": {list(range(10))}'))
+
+    def shown(row: list[Any]) -> list[Any]:  # places are their own values here
+        entries = [dict(zip("xy", e, strict=True)) if isinstance(e, list) else e for e in row[3]]
+        return [row[0], row[1], row[2], entries, row[4]]
+
+    fields = ("a", "relation_id", "b", "evidence", "c")
+    assert [[r[f] for f in fields] for r in back["relations"]] == [shown(r) for r in rows]

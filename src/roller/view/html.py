@@ -22,7 +22,8 @@ not with the square of its length; a request's items are `{"from", "keep", "refs
 relations are `{"rows", "fields", "literal",
 "nested"}`, a row a relation's fields as places in the table, but those named in
 `literal` written as they are and an evidence entry a row of the places of the fields
-`nested` names), its base64 blobs elided (`roller.view.blobs`), dumped and written before
+`nested` names; a field, or an evidence entry, the row before holds too is -1,
+`RowChanges`), its base64 blobs elided (`roller.view.blobs`), dumped and written before
 the next is read. A tool call names its result by an id (`result_id`); the results are
 rows `[tool-call id, call id, result]`, written with the call whose input first carries
 them (a later call than the one that asked), and `viewer.js` puts each back under its
@@ -53,7 +54,7 @@ from roller.capture.models import Evidence
 from roller.capture.reader import Capture
 from roller.view.blobs import elide
 from roller.view.page import OutOfOrder, Page
-from roller.view.page_json import ItemLists, PageJson, Parts, Values
+from roller.view.page_json import ItemLists, PageJson, Parts, RowChanges, Values
 
 
 def _asset(name: str) -> str:
@@ -126,9 +127,12 @@ def _parts(page: Page, j: PageJson, spools: _Spools, values: Values) -> list[str
     calls.close()
     results.close()
     rows, fields = Parts(spools.calls, "relations.rows", array=True), list[str]()
+    changes = RowChanges(frozenset())
     for relation in page.relations():
-        fields = fields or list(relation)  # one model: every relation has these keys
-        rows.add(j.raw(values.row(relation, _OWN, _NESTED)))
+        if not fields:  # one model: every relation has these keys
+            fields = list(relation)
+            changes = RowChanges(frozenset(i for i, f in enumerate(fields) if f in _OWN))
+        rows.add(j.raw(changes.of(values.row(relation, _OWN, _NESTED))))
     rows.close()
     return fields
 

@@ -50,6 +50,13 @@
   const field = Object.fromEntries(data.relations.fields.map((f, i) => [f, i]));
   const literal = new Set(data.relations.literal);
   const nested = data.relations.nested;
+  // A row gives -1 for a field, or an evidence entry, that the row before holds.
+  let before = null;
+  data.relations.rows = data.relations.rows.map((row) => {
+    const full = before === null ? row : row.map((v, i) => (literal.has(data.relations.fields[i]) ? v : v === -1 ? before[i] : Array.isArray(v) ? v.map((e, j) => (e === -1 ? before[i][j] : e)) : v));
+    before = full;
+    return full;
+  });
   const entry = (f, e) => (Array.isArray(e) ? Object.fromEntries(nested[f].map((k, j) => [k, values[e[j]]])) : values[e]);
   const relation = (row) => Object.fromEntries(data.relations.fields.map((f, i) => [f, literal.has(f) ? row[i] : Array.isArray(row[i]) ? row[i].map((e) => entry(f, e)) : values[row[i]]]));
   const people = new Map(data.participants.map((p) => [p.participant_id, p]));
