@@ -126,57 +126,62 @@ def test_a_capture_that_fails_to_read_leaves_the_page_as_it_was(
     ) == sorted([broken.root, target])
 
 
-def test_an_item_s_chat_form_is_made_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A conversation resends its items on every call: each distinct item (and output)
-    is converted to its chat form once, however many calls carry it."""
-    from roller.view import page
+@pytest.fixture(scope="module")
+def thirty_turns(tmp_path_factory: pytest.TempPathFactory) -> Capture:
+    """One conversation of 30 calls, each resending the transcript before it."""
+    shape = finalize_scale.Shape(30, 0, 0, fixed_kb=1, turn_kb=1)
+    paths = finalize_scale.build_attempt(tmp_path_factory.mktemp("thirty"), 30, shape, "on-error")
+    finalize_attempt(paths)
+    return read_attempt(paths)
+
+
+def _resent(capture: Capture, outputs: bool) -> tuple[int, int]:
+    """How many input items (and, with `outputs`, output items) the calls carry, and how
+    many distinct ones."""
     from roller.wire import codec_named
 
-    shape = finalize_scale.Shape(30, 0, 0, fixed_kb=1, turn_kb=1)
-    paths = finalize_scale.build_attempt(tmp_path, 30, shape, "on-error")
-    finalize_attempt(paths)
-    capture = read_attempt(paths)
-    made: list[Any] = []
-    real = page._chat_digest
-    monkeypatch.setattr(
-        page, "_chat_digest", lambda codec, item: made.append(item) or real(codec, item)
-    )
-    render_html(capture)
-    carried, distinct = 0, set()
-    for call in capture.calls:
-        codec = codec_named(call.protocol)
-        assert codec is not None
-        items = [*codec.history(call.context).items, *codec.output_items(call.output)]
-        carried += len(items)
-        distinct |= {json.dumps(i) for i in items}
-    assert len(made) == len(distinct) < carried / 10, (len(made), len(distinct), carried)
-
-
-def test_tool_results_are_looked_for_in_new_items_only(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Anthropic's results come from their own items (`results_alone`): each distinct
-    input item is viewed once for the results it carries, however many calls resend it,
-    and every tool call but the last still finds its result, in the next call."""
-    from roller.view.answers import Answers
-    from roller.wire import codec_named
-
-    shape = finalize_scale.Shape(30, 0, 0, fixed_kb=1, turn_kb=1)
-    paths = finalize_scale.build_attempt(tmp_path, 30, shape, "on-error")
-    finalize_attempt(paths)
-    capture = read_attempt(paths)
-    viewed: list[Any] = []
-    real = Answers._new
-    monkeypatch.setattr(Answers, "_new", lambda self, m: viewed.append(m) or real(self, m))
-    shown = page_data.resolved(render_html(capture))
     carried, distinct = 0, set()
     for call in capture.calls:
         codec = codec_named(call.protocol)
         assert codec is not None and codec.chat.results_alone
         items = codec.history(call.context).items
+        items = [*items, *codec.output_items(call.output)] if outputs else items
         carried += len(items)
         distinct |= {json.dumps(i) for i in items}
-    assert len(viewed) == len(distinct) < carried / 10, (len(viewed), len(distinct), carried)
+    return carried, len(distinct)
+
+
+def test_an_item_s_chat_form_is_made_once(
+    thirty_turns: Capture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A conversation resends its items on every call: each distinct item (and output)
+    is converted to its chat form once, however many calls carry it."""
+    from roller.view import page
+
+    made: list[Any] = []
+    real = page._chat_digest
+    monkeypatch.setattr(
+        page, "_chat_digest", lambda codec, item: made.append(item) or real(codec, item)
+    )
+    render_html(thirty_turns)
+    carried, distinct = _resent(thirty_turns, outputs=True)
+    assert len(made) == distinct < carried / 10, (len(made), distinct, carried)
+
+
+def test_tool_results_are_looked_for_in_new_items_only(
+    thirty_turns: Capture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Anthropic's results come from their own items (`results_alone`): each distinct
+    input item is viewed once for the results it carries, however many calls resend it,
+    and every tool call but the last still finds its result, in the next call."""
+    from roller.view.answers import Answers
+
+    viewed: list[Any] = []
+    real = Answers._new
+    monkeypatch.setattr(Answers, "_new", lambda self, m: viewed.append(m) or real(self, m))
+    shown = page_data.resolved(render_html(thirty_turns))
+    carried, distinct = _resent(thirty_turns, outputs=False)
+    assert len(viewed) == distinct < carried / 10, (len(viewed), distinct, carried)
     order = shown["order"]
     tools = [shown["calls"][c]["tool_calls"] for c in order]
     assert all(len(t) == 1 for t in tools)

@@ -31,8 +31,8 @@ tool call as `result_in` and `result`. The summary states the number of blobs el
 the whole page, a result's counted for each tool call that shows it, which is known only
 at the end, so the parts go to three spools (anonymous temporary files beside the page:
 the calls and relation rows, the results, the table), copied in after the data element:
-memory holds the per-call index, a digest per distinct value and item, and a call at a
-time, whatever the capture's length. Calls that calls.jsonl does not hold in sequence
+memory holds each call's token counts and id, a digest per distinct value and item, and
+a call at a time, whatever the capture's length. Calls that calls.jsonl does not hold in sequence
 order (finalize writes them so) stop the pass; the spools are emptied and the calls read
 whole and sorted.
 """
@@ -127,9 +127,9 @@ def _parts(page: Page, j: PageJson, spools: _Spools, values: Values) -> list[str
     calls.close()
     results.close()
     rows, fields = Parts(spools.calls, "relations.rows", array=True), list[str]()
-    changes = RowChanges(frozenset())
+    changes: RowChanges | None = None
     for relation in page.relations():
-        if not fields:  # one model: every relation has these keys
+        if changes is None:  # one model: every relation has these keys
             fields = list(relation)
             changes = RowChanges(frozenset(i for i, f in enumerate(fields) if f in _OWN))
         rows.add(j.raw(changes.of(values.row(relation, _OWN, _NESTED))))
