@@ -12,6 +12,8 @@ it (`RealCaptures.fingerprint`). A test that changes a capture copies it first.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import shutil
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -79,3 +81,39 @@ class RealCaptures(Mapping[tuple[str, str], Capture]):
 def publish_all(dest: Path) -> RealCaptures:
     """Every fixture published under `dest` (a few seconds for all of them)."""
     return RealCaptures(dest, {(h, n): load(h, n, dest) for h, n in ALL})
+
+
+def agents_reversed(capture: Capture, dest: Path) -> Path | None:
+    """A copy of `capture` at `dest` whose calls.jsonl holds the agents' calls reversed
+    (calls no agent made keep their places): valid, but out of sequence order. None for
+    a capture of fewer than three calls."""
+    lines = capture.paths.calls.read_bytes().splitlines(keepends=True)
+    if len(lines) < 3:
+        return None
+    shutil.copytree(capture.paths.root, dest)
+    agents = [i for i, line in enumerate(lines) if json.loads(line)["participant_id"]]
+    for i, j in zip(agents, reversed(agents), strict=True):
+        if i >= j:
+            break
+        lines[i], lines[j] = lines[j], lines[i]
+    (dest / "calls.jsonl").write_bytes(b"".join(lines))
+    return dest
+
+
+def first_agent_last(capture: Capture, dest: Path) -> Path | None:
+    """A copy of `capture` at `dest` whose calls.jsonl holds the calls of the agent of
+    its first line after all the others, each agent's calls in their order, and whose
+    manifest names the file as it now is: valid, but out of sequence order. None when
+    that agent made every call."""
+    lines = capture.paths.calls.read_bytes().splitlines(keepends=True)
+    first = json.loads(lines[0])["participant_id"] if lines else None
+    moved = sorted(lines, key=lambda line: json.loads(line)["participant_id"] == first)
+    if moved == lines:
+        return None
+    shutil.copytree(capture.paths.root, dest)
+    data = b"".join(moved)
+    (dest / "calls.jsonl").write_bytes(data)
+    manifest = json.loads((dest / "manifest.json").read_bytes())
+    manifest["files"]["calls.jsonl"]["sha256"] = hashlib.sha256(data).hexdigest()
+    (dest / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
+    return dest

@@ -7,15 +7,21 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from typing import Any
 
-from roller.capture.reader import Capture
+import pytest
+
+from roller.capture.integrity import validate_attempt
+from roller.capture.reader import Capture, read_attempt
+from roller.errors import CaptureFormatError
+from roller.export import openai_messages
 from roller.export.continuity import continuity
 from roller.export.omissions import Omissions
 from roller.export.openai_messages import message_records
 from roller.harnesses import registry
 from roller.wire import codec_for
 from roller.wire.chat import ChatMessage
-from tests.export.real_captures import RealCaptures
+from tests.export.real_captures import RealCaptures, first_agent_last
 from tests.support.captures import REPO, roller
 
 
@@ -174,3 +180,63 @@ def test_cli_reports_what_it_left_out(real_captures: RealCaptures, tmp_path: Pat
     assert "blocked:" in line
     plain = roller("export", "calls", str(run))
     assert plain.stderr.strip().splitlines()[-1].split(";")[1:] == line.split(";")[1:]
+
+
+def _records(capture: Capture, in_sequence: bool) -> tuple[list[dict[str, Any]], str]:
+    omissions = Omissions("call")
+    records = list(message_records(capture, True, omissions, in_sequence))
+    return records, omissions.summary()
+
+
+def test_calls_in_sequence_are_read_once_with_the_same_records(
+    real_captures: RealCaptures, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # finalize writes calls.jsonl in sequence order and validation says so; the export
+    # then decides each call's continuity as it reads it, never over all calls first
+    two_pass = {key: _records(capture, False) for key, capture in real_captures.items()}
+
+    def whole(*args: object) -> None:
+        raise AssertionError("continuity over all calls, calls.jsonl read twice")
+
+    monkeypatch.setattr(openai_messages, "continuity", whole)
+    flows = 0
+    for key, capture in real_captures.items():
+        assert validate_attempt(capture.paths).calls_in_sequence, key
+        one_pass = _records(capture, True)
+        assert one_pass == two_pass[key], key
+        flows += sum(r["continuity"] is not None for r in one_pass[0])
+    assert flows >= 50
+
+
+def test_calls_out_of_sequence_are_read_twice_with_the_same_records(
+    real_captures: RealCaptures, tmp_path: Path
+) -> None:
+    checked = 0
+    for (harness, name), capture in real_captures.items():
+        dest = first_agent_last(capture, tmp_path / f"{harness}-{name}")
+        if dest is None:
+            continue
+        report = validate_attempt(read_attempt(dest).paths)
+        assert report.ok and not report.calls_in_sequence, (harness, name, report.problems)
+        shuffled = read_attempt(dest)
+        records, _ = _records(shuffled, report.calls_in_sequence)
+        by_id = {r["call_id"]: r for r in _records(capture, True)[0]}
+        assert len(records) == len(by_id)
+        for record in records:
+            assert record | {"source": None} == by_id[record["call_id"]] | {"source": None}
+        # fed as if in sequence, the first call before one already seen is refused
+        # rather than given a continuity decided without its earlier calls
+        with pytest.raises(CaptureFormatError, match="not in sequence order"):
+            _records(shuffled, True)
+        if not checked:  # the command takes the two-pass way by itself
+            out = tmp_path / f"{harness}-{name}.jsonl"
+            result = roller(
+                "export", "calls", str(dest), "--format", "openai-messages",
+                "--include-blocked", "--out", str(out),
+            )  # fmt: skip
+            assert result.returncode == 0, result.stderr
+            lines = [json.loads(line) for line in out.read_text().splitlines()]
+            assert [r["call_id"] for r in lines] == [r["call_id"] for r in records]
+            assert [r["continuity"] for r in lines] == [r["continuity"] for r in records]
+        checked += 1
+    assert checked >= 10

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import base64
 import json
-import shutil
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +15,7 @@ from opentelemetry.proto.trace.v1.trace_pb2 import Span, TracesData
 from roller.capture.reader import Capture, read_attempt
 from roller.export import otel
 from roller.export.otel import traces_data, traces_line
-from tests.export.real_captures import RealCaptures
+from tests.export.real_captures import RealCaptures, agents_reversed
 from tests.support.captures import roller
 
 
@@ -216,19 +215,11 @@ def test_calls_out_of_order_give_the_same_spans(
 
     monkeypatch.setattr(otel._Trace, "_read_held", counted)
     for (harness, name), capture in real_captures.items():
-        lines = capture.paths.calls.read_bytes().splitlines(keepends=True)
-        if len(lines) < 3:
-            continue
-        dest = tmp_path / f"{harness}-{name}"
-        shutil.copytree(capture.paths.root, dest)
         # the agents' calls reversed; calls no agent made keep their places (their spans
         # come in calls.jsonl's order, whatever it is)
-        agents = [i for i, line in enumerate(lines) if json.loads(line)["participant_id"]]
-        for i, j in zip(agents, reversed(agents), strict=True):
-            if i >= j:
-                break
-            lines[i], lines[j] = lines[j], lines[i]
-        (dest / "calls.jsonl").write_bytes(b"".join(lines))
+        dest = agents_reversed(capture, tmp_path / f"{harness}-{name}")
+        if dest is None:
+            continue
         shuffled = read_attempt(dest)
         for content in (False, True):
             assert traces_data(shuffled, content) == traces_data(capture, content)

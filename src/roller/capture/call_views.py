@@ -30,6 +30,8 @@ class CallViews:
         self._words: dict[str, int] = {}  # status value -> its code
         self._statuses = {name: bytearray() for name in STATUSES}
         self._disagrees = bytearray()
+        self._last = -1  # the last sequence added
+        self.in_sequence = True  # whether every call came at or after the one before
 
     def add(self, call: CallRecord) -> None:
         self._ids.append(call.call_id)
@@ -38,6 +40,9 @@ class CallViews:
         for name, column in self._statuses.items():
             column.append(self._words.setdefault(getattr(call, name), len(self._words)))
         self._disagrees.append(call.attribution.parent_cross_check == "disagree")
+        if call.sequence < self._last:
+            self.in_sequence = False
+        self._last = call.sequence
 
     def __len__(self) -> int:
         return len(self._owner)

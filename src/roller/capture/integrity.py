@@ -47,6 +47,9 @@ class ValidationReport:
     attempt: AttemptPaths
     problems: list[Problem]
     unreadable: bool
+    # calls.jsonl holds its calls in sequence order (as finalize writes it), so a reader
+    # may take them as they come; False when they are not, or were not all read
+    calls_in_sequence: bool = False
 
     @property
     def ok(self) -> bool:
@@ -68,12 +71,16 @@ def validate_attempt(paths: AttemptPaths) -> ValidationReport:
     # their problems come first, as when they were checked first.
     with ThreadPoolExecutor(1, thread_name_prefix="roller-file-hashes") as pool:
         files = pool.submit(_check_files, paths, manifest)
-        problems = _check_records(paths, manifest)
+        problems, calls = _check_records(paths, manifest)
         problems[:0] = files.result()
-    return ValidationReport(paths, problems, False)
+    return ValidationReport(paths, problems, False, calls is not None and calls.in_sequence)
 
 
-def _check_records(paths: AttemptPaths, manifest: Manifest) -> list[Problem]:
+def _check_records(
+    paths: AttemptPaths, manifest: Manifest
+) -> tuple[list[Problem], CallViews | None]:
+    """Every record check's problems, and what was kept of the calls (None when
+    calls.jsonl is absent or does not parse)."""
     problems: list[Problem] = []
     scanned = _scan_calls(paths, manifest, problems)
     calls = scanned[0] if scanned is not None else None
@@ -87,7 +94,7 @@ def _check_records(paths: AttemptPaths, manifest: Manifest) -> list[Problem]:
         problems += _check_manifest_summary(paths, manifest, calls, relations[0])
     if calls is not None:
         problems += _check_turns(manifest, call_ids)
-    return problems
+    return problems, calls
 
 
 def _scan_calls(

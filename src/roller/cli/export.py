@@ -17,7 +17,7 @@ from pathlib import Path
 
 import click
 
-from roller.capture.integrity import validate_attempt
+from roller.capture.integrity import ValidationReport, validate_attempt
 from roller.capture.layout import AttemptPaths, find_attempts
 from roller.capture.reader import read_attempt
 from roller.errors import IntegrityError, UsageError
@@ -91,7 +91,8 @@ def calls(
     assert path is not None
     if fmt == "parquet" and out is None:
         raise UsageError("--format parquet needs --out FILE")
-    captures = [read_attempt(a) for a in _valid_attempts(path)]
+    reports = _validated(path)
+    captures = [read_attempt(r.attempt) for r in reports]
     omissions = Omissions("call")
     if fmt == "roller":
         lines = (line for c in captures for line in capture_lines(c, include_blocked, omissions))
@@ -102,7 +103,11 @@ def calls(
                 omissions.written = write_lines(lines, fh)
         click.echo(omissions.summary(), err=True)
         return
-    records = (r for c in captures for r in message_records(c, include_blocked, omissions))
+    records = (
+        record
+        for capture, report in zip(captures, reports, strict=True)
+        for record in message_records(capture, include_blocked, omissions, report.calls_in_sequence)
+    )
     if fmt == "parquet":
         assert out is not None
         from roller.export.parquet import write_calls
@@ -145,15 +150,22 @@ def _export_gateway(db: str, account: str | None, out: Path | None, include_bloc
 
 def _valid_attempts(path: Path) -> list[AttemptPaths]:
     """Every attempt under `path`, each validated: an invalid one is refused, not skipped."""
+    return [r.attempt for r in _validated(path)]
+
+
+def _validated(path: Path) -> list[ValidationReport]:
+    """`_valid_attempts`' reports (what validation learnt of each valid attempt)."""
     attempts = find_attempts(path)
     if not attempts:
         raise UsageError(f"no capture found under {path}")
+    reports = []
     for a in attempts:
         report = validate_attempt(a)
         if not report.ok:
             first = report.problems[0] if report.problems else "unreadable"
             raise IntegrityError(f"{a.root} does not validate ({first}); run `roller validate`")
-    return attempts
+        reports.append(report)
+    return reports
 
 
 @command.command("trajectory")

@@ -25,7 +25,7 @@ from typing import Any
 from roller.capture.models import CallRecord, ParticipantRecord
 from roller.capture.reader import Capture
 from roller.export.calls import participant_json
-from roller.export.continuity import Continuity, continuity
+from roller.export.continuity import Continuity, Flows, continuity
 from roller.export.omissions import Omissions
 from roller.export.private_fields import strip_private
 from roller.wire import codec_named
@@ -114,29 +114,25 @@ def message_record(
     }
 
 
-def chosen_calls(
-    capture: Capture, include_blocked: bool, omissions: Omissions
-) -> Iterator[CallRecord]:
-    """The calls an export writes, counting the others by reason."""
+def message_records(
+    capture: Capture, include_blocked: bool, omissions: Omissions, in_sequence: bool = False
+) -> Iterator[dict[str, Any]]:
+    """Every chosen call of the capture as an openai-messages record. `in_sequence`:
+    calls.jsonl holds its calls in sequence order (`ValidationReport.calls_in_sequence`),
+    so it is read once, each call's continuity decided as it comes; otherwise the calls
+    are read once for continuity and again for the records."""
+    participants = {p.participant_id: p for p in capture.manifest.participants}
+    source = source_json(capture)
+    harness = capture.manifest.harness.name
+    decided = None if in_sequence else continuity(capture.calls)
+    flows = Flows()
     for call in capture.calls:
+        flow = flows.see(call) if decided is None else decided.get(call.call_id)
         if call.export_status != "exportable" and not include_blocked:
             omissions.leave_out("blocked:" + ",".join(call.export_blocked_by))
             continue
-        yield call
-
-
-def message_records(
-    capture: Capture, include_blocked: bool, omissions: Omissions
-) -> Iterator[dict[str, Any]]:
-    """Every chosen call of the capture as an openai-messages record."""
-    participants = {p.participant_id: p for p in capture.manifest.participants}
-    flows = continuity(capture.calls)
-    source = source_json(capture)
-    for call in chosen_calls(capture, include_blocked, omissions):
         owner = participants.get(call.participant_id or "")
-        record = message_record(
-            call, owner, source, flows.get(call.call_id), capture.manifest.harness.name
-        )
+        record = message_record(call, owner, source, flow, harness)
         if record is None:
             omissions.leave_out("unreadable_request")
             continue
