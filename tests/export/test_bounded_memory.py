@@ -21,7 +21,7 @@ import pytest
 
 from roller.capture.layout import AttemptPaths
 from roller.capture.reader import Capture, read_attempt
-from roller.export import otel, parquet
+from roller.export import continuity, otel, parquet
 from roller.export.atif import atif_document
 from roller.export.omissions import Omissions
 from roller.export.openai_messages import message_records
@@ -117,6 +117,26 @@ def test_openai_messages_hold_a_call_at_a_time(sessions: AttemptPaths) -> None:
     size = sessions.calls.stat().st_size
     assert sum(1 for _ in _messages(sessions)) == 280
     assert _peak(lambda: sum(1 for _ in _messages(sessions))) < size // 8
+
+
+def test_continuity_holds_a_few_words_a_call(sessions: AttemptPaths) -> None:
+    # Each earlier call is held as its protocol, system prompt and the chain value of
+    # its items' keys (~250 bytes), whatever its context's length; the items' digests
+    # are remembered by their text while in use only (here 64 of them). Holding each
+    # call's keys (a digest per item, ~30 items a call here) held ~750 bytes a call.
+    calls = list(read_attempt(sessions).calls)
+    gc.collect()
+    tracemalloc.start()
+    try:
+        flows = continuity.Flows()
+        flows._digest = continuity._Digests(limit=64)
+        decided = [flows.see(c) for c in calls]
+        del decided
+        gc.collect()
+        held = tracemalloc.get_traced_memory()[0]
+    finally:
+        tracemalloc.stop()
+    assert held / len(calls) < 300, held / len(calls)
 
 
 def test_the_parquet_table_is_written_a_row_group_at_a_time(

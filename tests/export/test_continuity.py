@@ -8,6 +8,7 @@ they are (the digests swapped out), and does not depend on the order calls are r
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 from collections.abc import Hashable
@@ -137,6 +138,34 @@ def test_real_captures_as_over_the_keys_themselves(
     flows = [f for found in plain.values() for f in found.values()]
     assert any(f.extends_previous for f in flows)
     assert {f.break_reason for f in flows} >= {"first_call", "not_a_continuation", None}
+
+
+def test_items_forgotten_and_keyed_again_give_the_same_answers(
+    real_captures: RealCaptures, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the item digests remembered by text are two generations of `limit`: with a tiny
+    # limit most items are keyed again, and every answer stays the same
+    remembered = {key: continuity(capture.calls) for key, capture in real_captures.items()}
+    keyed = 0
+    real = BodyCodec.item_key
+
+    def counted(self: BodyCodec, item: Any) -> Any:
+        nonlocal keyed
+        keyed += 1
+        return real(self, item)
+
+    monkeypatch.setattr(BodyCodec, "item_key", counted)
+    monkeypatch.setattr(module, "_Digests", functools.partial(module._Digests, limit=2))
+    forgetting = {key: continuity(capture.calls) for key, capture in real_captures.items()}
+    assert forgetting == remembered
+    resent = sum(
+        len(history.items)
+        for capture in real_captures.values()
+        for c in capture.calls
+        if (codec := codec_named(c.protocol)) and c.kind == "generation"
+        if (history := codec.history(c.context))
+    )
+    assert keyed > resent // 2, (keyed, resent)
 
 
 def test_each_distinct_item_is_keyed_once(

@@ -20,17 +20,26 @@ from the actual contexts with the main trajectory's definition of "the same mess
 `Flows` decides a call's continuity as the calls come in arrival order (an export whose
 calls.jsonl is in sequence order, as finalize writes it, reads the file once: 10k calls
 of `finalize_scale.py` to openai-messages, 12.9 → 10.8 s); `continuity` reads them once
-in any order, then sorts. Either holds a few words a call: each call's item keys and
-system prompt are kept as digests (`_Digests`: the sha256 of an exact encoding,
-one object per distinct digest), not as the keys, which hold every message's text —
-holding them (and every call, to sort them) made the openai-messages and Parquet
-exports of a 10k-call capture peak at 2.2 and 3.9 GB. Two keys have the same digest
-exactly when they are equal; a key holding anything but strings, numbers, None and
-tuples (a NaN, say) is kept as it is, compared as before. An item's key is its own, so
-its digest is also remembered by the item's exact JSON text (~100 bytes a distinct
-item): a conversation resends its items on every call, and keying every item of every
-call was most of continuity's time (10k calls of `finalize_scale.py`: 2.9 s beside
-the calls' reading, now 1.1).
+in any order, then sorts.
+
+What is held of an earlier call is a few words, whatever its context's length: its
+protocol, its system prompt's digest (one object per distinct prompt) and one chain
+value over its input's and output's item keys (`_Shape`, `_step`). Each key is first
+made a digest (`_Digests`: the sha256 of an exact encoding; two keys have the same
+digest exactly when they are equal), and a prefix's chain value is the sha256 of the
+shorter prefix's value and the next digest, so two prefixes of one length have equal
+values exactly when their keys are equal: "does this input begin with that call's input
+and output" is one comparison at that call's length. A key holding anything but
+strings, numbers, None and tuples (a NaN, say) is kept as it is, and a chain through
+it is the pair itself, compared as the keys are. Holding the keys themselves (every
+message's text) made the openai-messages and Parquet exports of a 10k-call capture
+peak at 2.2 and 3.9 GB; holding a digest per item of every call, ~750 bytes a call at
+`finalize_scale.py`'s shape (now ~250).
+
+An item's key is its own, so its digest is also remembered by the item's exact JSON text
+while in use (two generations of at most 16,384 items): a conversation resends its
+items on every call, and keying every item of every call was most of continuity's time
+(10k calls of `finalize_scale.py`: 2.9 s beside the calls' reading, now 1.1).
 """
 
 from __future__ import annotations
@@ -45,6 +54,7 @@ from typing import Any
 import orjson
 
 from roller.capture.models import CallRecord
+from roller.capture.models.numbered import IdsBuilder
 from roller.errors import CaptureFormatError
 from roller.wire import Codec, codec_named
 
@@ -71,29 +81,57 @@ class Continuity:
 
 @dataclass(frozen=True, slots=True)
 class _Shape:
+    """What continuity compares of a call: its protocol and system prompt, and its
+    compared items' keys as chain values (`_step`): `whole` over its input's and its
+    output's (what the next call should begin with), `prefixes` over each prefix of its
+    input's, kept only until the call is decided (`held`)."""
+
     protocol: str
     system: Hashable
-    keys: tuple[Hashable, ...]  # the input's compared items
-    out: tuple[Hashable, ...]  # the output's: keys + out is what the next call should extend
+    n: int  # how many keys its input and output hold
+    whole: Hashable
+    prefixes: tuple[Hashable, ...] = ()  # [i]: the chain value over its input's first i keys
 
-    def extended_by(self, keys: tuple[Hashable, ...]) -> bool:
-        """Whether `keys` begin with this call's input and output (`keys + out`, not
-        held twice: a call's keys are most of what continuity holds)."""
-        k = len(self.keys)
-        n = k + len(self.out)
-        return len(keys) >= n and keys[:k] == self.keys and keys[k:n] == self.out
+    def extended_by(self, later: _Shape) -> bool:
+        """Whether `later`'s input begins with this call's input and output."""
+        return self.n < len(later.prefixes) and later.prefixes[self.n] == self.whole
+
+    def held(self) -> _Shape:
+        """What later calls compare with: the shape without its prefixes."""
+        return _Shape(self.protocol, self.system, self.n, self.whole)
+
+
+def _step(prefix: Hashable, key: Hashable) -> Hashable:
+    """The chain value of a prefix one key longer: the sha256 of the prefix's value and
+    the key's digest, or the pair itself when either is not a digest (a key kept as it
+    is). Two prefixes of one length have equal values exactly when their keys are."""
+    if type(prefix) is bytes and type(key) is bytes:
+        return hashlib.sha256(prefix + key).digest()
+    return (prefix, key)
+
+
+def _chain(start: Hashable, keys: Iterable[Hashable]) -> list[Hashable]:
+    """`start` and the value after each key."""
+    out = [start]
+    for key in keys:
+        out.append(_step(out[-1], key))
+    return out
 
 
 class _Digests:
-    """A key as the sha256 of an exact encoding of it (module docstring), each distinct
-    digest held once; a key that is not strings, numbers, None and tuples all the way
-    down, as it is. The encoding is prefix-free (each value tagged, each string and
-    tuple by its length, each number ended), so two encodings are equal exactly when
-    the keys are equal."""
+    """A key as the sha256 of an exact encoding of it (module docstring); a key that is
+    not strings, numbers, None and tuples all the way down, as it is. The encoding is
+    prefix-free (each value tagged, each string and tuple by its length, each number
+    ended), so two encodings are equal exactly when the keys are equal. A system
+    prompt's digest is held once however many calls carry it (`__call__`); an item's is
+    remembered by the item's exact JSON text while it is in use (`items`: two
+    generations of at most `limit`, so what is kept is the conversations in flight)."""
 
-    def __init__(self) -> None:
+    def __init__(self, limit: int = 1 << 14) -> None:
         self._held: dict[bytes, bytes] = {}
+        self._limit = limit
         self._items: dict[bytes, Hashable] = {}  # an item's exact JSON text's key -> its digest
+        self._older: dict[bytes, Hashable] = {}  # the generation before
 
     def items(self, codec: Codec, items: Iterable[Any]) -> tuple[Hashable, ...]:
         """The digests of the compared items' keys (`Codec.item_key`; an item whose key
@@ -103,24 +141,35 @@ class _Digests:
             try:
                 text = orjson.dumps(item)
             except orjson.JSONEncodeError:  # (an integer past 64 bits): not remembered
-                digest = self(codec.item_key(item))
+                digest = _digest(codec.item_key(item))
             else:
                 seen = hashlib.blake2b(codec.name.encode() + b"\0" + text, digest_size=16).digest()
                 digest = self._items.get(seen, _ABSENT)
                 if digest is _ABSENT:
-                    digest = self._items[seen] = self(codec.item_key(item))
+                    digest = self._older.get(seen, _ABSENT)
+                    if digest is _ABSENT:
+                        digest = _digest(codec.item_key(item))
+                    if len(self._items) >= self._limit:
+                        self._older, self._items = self._items, {}
+                    self._items[seen] = digest
             if digest is not None:
                 out.append(digest)
         return tuple(out)
 
     def __call__(self, key: Hashable) -> Hashable:
-        if key is None:
-            return None
-        parts: list[bytes] = []
-        if not _encoded(key, parts):
-            return key
-        digest = hashlib.sha256(b"".join(parts)).digest()
-        return self._held.setdefault(digest, digest)
+        digest = _digest(key)
+        return self._held.setdefault(digest, digest) if type(digest) is bytes else digest
+
+
+def _digest(key: Hashable) -> Hashable:
+    """The sha256 of `key`'s encoding (`_encoded`), or `key` when it cannot be encoded;
+    None for None."""
+    if key is None:
+        return None
+    parts: list[bytes] = []
+    if not _encoded(key, parts):
+        return key
+    return hashlib.sha256(b"".join(parts)).digest()
 
 
 def _encoded(value: object, out: list[bytes]) -> bool:
@@ -156,23 +205,25 @@ def _shape(call: CallRecord, digest: _Digests) -> _Shape | str:
         return "unreadable_request"
     if codec.server_state(call.context):
         return "history_not_in_request"
-    keys = digest.items(codec, history.items)
+    prefixes = _chain(b"", digest.items(codec, history.items))
     out = digest.items(codec, codec.output_items(call.output) if call.output_complete else [])
-    return _Shape(codec.name, digest(history.system), keys, out)
+    whole = _chain(prefixes[-1], out)[-1]
+    n = len(prefixes) - 1 + len(out)
+    return _Shape(codec.name, digest(history.system), n, whole, tuple(prefixes))
 
 
 def _extends(shape: _Shape, earlier: _Shape) -> bool:
     return (
         shape.protocol == earlier.protocol
         and shape.system == earlier.system
-        and earlier.extended_by(shape.keys)
+        and earlier.extended_by(shape)
     )
 
 
 def _reason(shape: _Shape, previous: _Shape) -> str:
     if shape.protocol != previous.protocol:
         return "protocol_changed"
-    if shape.system != previous.system and previous.extended_by(shape.keys):
+    if shape.system != previous.system and previous.extended_by(shape):
         return "system_changed"
     return "not_a_continuation"
 
@@ -185,7 +236,10 @@ class Flows:
 
     def __init__(self) -> None:
         self._digest = _Digests()
-        self._earlier: dict[str, list[tuple[str, _Shape | str]]] = {}
+        # each participant's calls so far: (the call's number in `_ids`, its shape held)
+        self._earlier: dict[str, list[tuple[int, _Shape | str]]] = {}
+        self._ids = IdsBuilder()  # the calls' ids, numbered (8 bytes an id like call-…-00012)
+        self._count = 0
         self._last: int | None = None  # the sequence `see` was fed last
 
     def shape(self, call: CallRecord) -> _Shape | str:
@@ -212,16 +266,19 @@ class Flows:
             return Continuity(None, False, None, "no_participant")
         history = self._earlier.setdefault(participant_id, [])
         previous = history[-1] if history else None
-        history.append((call_id, shape))
+        self._ids.append(call_id)
+        history.append((self._count, shape.held() if isinstance(shape, _Shape) else shape))
+        self._count += 1
         if previous is None:
             return Continuity(None, False, None, "first_call")
+        ids = self._ids.ids()
         if isinstance(shape, str):
-            return Continuity(previous[0], False, None, shape)
+            return Continuity(ids[previous[0]], False, None, shape)
         extended = next(
             (
-                cid
-                for cid, s in reversed(history[:-1])
-                if isinstance(s, _Shape) and _extends(shape, s)
+                ids[history[i][0]]
+                for i in range(len(history) - 2, -1, -1)
+                if isinstance(s := history[i][1], _Shape) and _extends(shape, s)
             ),
             None,
         )
@@ -233,7 +290,7 @@ class Flows:
             reason = _reason(shape, prev_shape)
         else:
             reason = "not_a_continuation"
-        return Continuity(previous[0], extends_previous, extended, reason)
+        return Continuity(ids[previous[0]], extends_previous, extended, reason)
 
 
 def continuity(calls: Iterable[CallRecord]) -> dict[str, Continuity]:
