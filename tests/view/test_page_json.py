@@ -106,10 +106,10 @@ def test_a_request_names_its_values() -> None:
 
 def test_a_keyed_value_takes_the_place_its_value_takes() -> None:
     """An item's text and key, made once for the diff and the table, name the same place
-    as the value itself: short strings and null by themselves, the rest by digest."""
+    as the value itself: short strings, booleans and null by themselves, the rest by digest."""
     t = Table()
     long = "x" * 65
-    values: list[Any] = ["a", None, long, {"x": 1}, [1, 2], 1, 1.0, True]
+    values: list[Any] = ["a", None, long, {"x": 1}, [1, 2], 1, 1.0, True, False, 0, 0.0, "true"]
     places = [t.values.ref(v) for v in values]
     assert [t.values.keyed_ref(keyed(v)) for v in values] == places
     assert len(set(places)) == len(values)

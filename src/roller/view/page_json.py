@@ -147,14 +147,20 @@ class Values:
         self._j = j
         self._parts = parts
         self._places: dict[bytes, int] = {}  # digest -> place
-        self._strings: dict[str | None, int] = {}  # a short string or None -> place
+        self._strings: dict[str | bool | None, int] = {}  # a short string, bool, None -> place
         self._blobs: dict[int, int] = {}  # place -> blobs elided from it, when any
         self._count = 0
 
     def ref(self, value: Any) -> int:
-        # A short string (no blob is that short) or null: looked up as itself; `type is`,
-        # since 1 == 1.0 == True as dict keys.
-        if value is None or (type(value) is str and len(value) <= _SHORT):
+        # A short string (no blob is that short), a boolean or null: looked up as itself
+        # (a relation's row holds several booleans); `type is`, since 1 == 1.0 == True as
+        # dict keys, and no number is held here.
+        if (
+            value is None
+            or value is True
+            or value is False
+            or (type(value) is str and len(value) <= _SHORT)
+        ):
             place = self._strings.get(value)
             if place is None:
                 place = self._strings[value] = self._add(dumped(value), value)
@@ -164,8 +170,8 @@ class Values:
     def keyed_ref(self, value: Keyed) -> int:
         """`ref(value.value)`, its text and key taken as they were made."""
         v = value.value
-        if v is None or (type(v) is str and len(v) <= _SHORT):
-            return self.ref(v)
+        if v is None or v is True or v is False or (type(v) is str and len(v) <= _SHORT):
+            return self.ref(v)  # (`ref`'s values looked up as themselves)
         return self._place(value.text, value.key, v)
 
     def _place(self, text: str, key: bytes | None, value: Any) -> int:
