@@ -3,9 +3,11 @@
 `calls` writes roller's per-call records, OpenAI chat messages (`--format
 openai-messages`) or a Parquet table; `trajectory` the main trajectories (JSONL or
 Parquet); `atif` one ATIF v1.8 file per attempt; `otel` OTLP JSON lines of GenAI spans.
-Every command validates each capture first (an invalid one is refused, never half
-exported) and ends with one line on stderr: what it wrote, what it left out and why,
-which harness-private fields it removed (`roller.export.omissions`).
+Every command validates each capture (an invalid one is refused, never half exported):
+first, or, for `calls` of a large capture to a file, beside the export in a child
+process (`roller.cli.side_validation`). Each ends with one line on stderr: what it
+wrote, what it left out and why, which harness-private fields it removed
+(`roller.export.omissions`).
 """
 
 from __future__ import annotations
@@ -13,16 +15,20 @@ from __future__ import annotations
 import contextlib
 import json
 import sys
+from collections.abc import Iterator
 from pathlib import Path
+from typing import IO
 
 import click
 
 from roller.capture.integrity import ValidationReport, validate_attempt
 from roller.capture.layout import AttemptPaths, find_attempts
-from roller.capture.reader import read_attempt
-from roller.errors import IntegrityError, UsageError
+from roller.capture.reader import Capture, read_attempt
+from roller.cli.side_validation import SideValidation, beside, first_problem
+from roller.errors import UsageError
 from roller.export.atif import atif_document
 from roller.export.calls import capture_lines, write_jsonl, write_lines
+from roller.export.continuity import OutOfSequence
 from roller.export.omissions import Omissions
 from roller.export.openai_messages import message_records
 from roller.export.otel import traces_text
@@ -77,7 +83,11 @@ def calls(
     """Export the calls of every capture under PATH (run, sample or attempt), or of a
     gateway (--gateway DB: each call decoded from the tape exchange the database names).
 
-    Each capture is validated first; an invalid capture is refused, never half-exported.
+    Each capture is validated; an invalid capture is refused, never half-exported. With
+    --out, a large capture (calls.jsonl and relations.jsonl of 64 MiB or more;
+    ROLLER_SIDE_VALIDATION_BYTES) is validated by a second process while the export
+    writes a temporary file beside the output, which becomes the output only once the
+    capture is valid.
     Only `exportable` calls are written unless --include-blocked. The openai-messages and
     parquet formats leave harness-private body fields out and say how many.
     """
@@ -91,34 +101,63 @@ def calls(
     assert path is not None
     if fmt == "parquet" and out is None:
         raise UsageError("--format parquet needs --out FILE")
-    reports = _validated(path)
-    captures = [read_attempt(r.attempt) for r in reports]
+    attempts = _attempts(path)
+    if not beside(attempts, out):
+        reports = _validated(attempts)
+        captures = [read_attempt(r.attempt) for r in reports]
+        ordered = [r.calls_in_sequence for r in reports]
+        omissions = _write_calls(captures, ordered, fmt, out, include_blocked)
+    else:
+        assert out is not None
+        with SideValidation(path).publishing(out) as partial:
+            captures = [read_attempt(a) for a in attempts]
+            try:  # in sequence order, as finalize writes calls.jsonl
+                omissions = _write_calls(captures, None, fmt, partial, include_blocked)
+            except OutOfSequence:  # (valid when its manifest names it): read twice
+                ordered = [False] * len(captures)
+                omissions = _write_calls(captures, ordered, fmt, partial, include_blocked)
+    click.echo(omissions.summary(), err=True)
+
+
+def _write_calls(
+    captures: list[Capture],
+    ordered: list[bool] | None,
+    fmt: str,
+    out: Path | None,
+    include_blocked: bool,
+) -> Omissions:
+    """The calls of `captures` in `fmt` into `out` (stdout when None); `ordered`: whether
+    each capture's calls.jsonl is in sequence order (`message_records`), None to take
+    every one as it is (`OutOfSequence` at the first call that is not)."""
     omissions = Omissions("call")
     if fmt == "roller":
         lines = (line for c in captures for line in capture_lines(c, include_blocked, omissions))
-        if out is None:
-            omissions.written = write_lines(lines, sys.stdout.buffer)
-        else:
-            with open(out, "wb") as fh:
-                omissions.written = write_lines(lines, fh)
-        click.echo(omissions.summary(), err=True)
-        return
+        with _opened(out) as fh:
+            omissions.written = write_lines(lines, fh)
+        return omissions
     records = (
         record
-        for capture, report in zip(captures, reports, strict=True)
-        for record in message_records(capture, include_blocked, omissions, report.calls_in_sequence)
+        for capture, in_sequence in zip(captures, ordered or [True] * len(captures), strict=True)
+        for record in message_records(capture, include_blocked, omissions, in_sequence)
     )
     if fmt == "parquet":
         assert out is not None
         from roller.export.parquet import write_calls
 
         write_calls(records, out)
-    elif out is None:
-        write_jsonl(records, sys.stdout.buffer)
+    else:
+        with _opened(out) as fh:
+            write_jsonl(records, fh)
+    return omissions
+
+
+@contextlib.contextmanager
+def _opened(out: Path | None) -> Iterator[IO[bytes]]:
+    if out is None:
+        yield sys.stdout.buffer
     else:
         with open(out, "wb") as fh:
-            write_jsonl(records, fh)
-    click.echo(omissions.summary(), err=True)
+            yield fh
 
 
 def _export_gateway(db: str, account: str | None, out: Path | None, include_blocked: bool) -> None:
@@ -150,20 +189,23 @@ def _export_gateway(db: str, account: str | None, out: Path | None, include_bloc
 
 def _valid_attempts(path: Path) -> list[AttemptPaths]:
     """Every attempt under `path`, each validated: an invalid one is refused, not skipped."""
-    return [r.attempt for r in _validated(path)]
+    return [r.attempt for r in _validated(_attempts(path))]
 
 
-def _validated(path: Path) -> list[ValidationReport]:
-    """`_valid_attempts`' reports (what validation learnt of each valid attempt)."""
+def _attempts(path: Path) -> list[AttemptPaths]:
     attempts = find_attempts(path)
     if not attempts:
         raise UsageError(f"no capture found under {path}")
+    return attempts
+
+
+def _validated(attempts: list[AttemptPaths]) -> list[ValidationReport]:
+    """Each attempt's report (what validation learnt of it); an invalid one is refused."""
     reports = []
     for a in attempts:
         report = validate_attempt(a)
         if not report.ok:
-            first = report.problems[0] if report.problems else "unreadable"
-            raise IntegrityError(f"{a.root} does not validate ({first}); run `roller validate`")
+            raise first_problem(str(a.root), report.problems)
         reports.append(report)
     return reports
 

@@ -61,6 +61,10 @@ from roller.wire import Codec, codec_named
 _ABSENT = object()
 
 
+class OutOfSequence(CaptureFormatError):
+    """A call fed to `Flows.see` after a call of a later sequence."""
+
+
 @dataclass(frozen=True, slots=True)
 class Continuity:
     """How one call's context relates to its agent's earlier calls (module docstring)."""
@@ -251,7 +255,7 @@ class Flows:
         call); a call before the last one seen is a `CaptureFormatError`, as its
         agent's later calls were decided without it."""
         if self._last is not None and call.sequence < self._last:
-            raise CaptureFormatError(
+            raise OutOfSequence(
                 f"call {call.call_id} (sequence {call.sequence}) comes after sequence "
                 f"{self._last}: calls.jsonl is not in sequence order"
             )
