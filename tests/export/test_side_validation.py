@@ -1,5 +1,5 @@
-"""`roller export calls --out` validates a large capture in a child process beside the
-export (`roller.cli.side_validation`): the same output and the same refusals as
+"""`roller export calls|trajectory|otel --out` validates a large capture in a child
+process beside the export (`roller.cli.side_validation`): the same output and the same refusals as
 validating first, the output written only once every attempt is valid, nothing left
 behind. `ROLLER_SIDE_VALIDATION_BYTES` sets how large a capture must be: 0 takes every
 capture beside, a huge value none."""
@@ -24,11 +24,22 @@ BESIDE = {**os.environ, BYTES_VARIABLE: "0"}
 FIRST = {**os.environ, BYTES_VARIABLE: str(1 << 60)}
 
 
-def _export(path: Path, fmt: str, out: Path, env: dict[str, str]) -> tuple[int, str, bytes]:
-    result = roller(
-        "export", "calls", str(path), "--format", fmt, "--include-blocked", "--out", str(out),
-        env=env,
-    )  # fmt: skip
+# each command that validates beside, as (command, its options)
+COMMANDS = {
+    "calls-roller": ("calls", "--format", "roller", "--include-blocked"),
+    "calls-openai-messages": ("calls", "--format", "openai-messages", "--include-blocked"),
+    "calls-parquet": ("calls", "--format", "parquet", "--include-blocked"),
+    "trajectory-roller": ("trajectory", "--include-blocked"),
+    "trajectory-parquet": ("trajectory", "--format", "parquet", "--include-blocked"),
+    "otel": ("otel", "--content"),
+}
+
+
+def _export(
+    path: Path, fmt: str, out: Path, env: dict[str, str], command: str = ""
+) -> tuple[int, str, bytes]:
+    name, *options = COMMANDS[command or f"calls-{fmt}"]
+    result = roller("export", name, str(path), *options, "--out", str(out), env=env)
     written = out.read_bytes() if out.exists() else b""
     return result.returncode, result.stderr.strip().splitlines()[-1], written
 
@@ -38,19 +49,19 @@ def _left_behind(folder: Path) -> list[str]:
 
 
 @pytest.mark.parametrize(
-    ("harness", "name", "fmt"),
+    ("harness", "name", "command"),
     [
-        *(("claude-code", "parallel", fmt) for fmt in ("roller", "openai-messages", "parquet")),
-        ("codex", "v2-fork", "openai-messages"),
-        ("gemini-cli", "parallel", "openai-messages"),
+        *(("claude-code", "parallel", command) for command in COMMANDS),
+        ("codex", "v2-fork", "calls-openai-messages"),
+        ("gemini-cli", "parallel", "calls-openai-messages"),
     ],
 )
 def test_a_capture_exports_the_same_beside_as_first(
-    real_captures: RealCaptures, tmp_path: Path, harness: str, name: str, fmt: str
+    real_captures: RealCaptures, tmp_path: Path, harness: str, name: str, command: str
 ) -> None:
     run = real_captures.run(harness, name)
-    beside_ = _export(run, fmt, tmp_path / "beside.out", BESIDE)
-    first = _export(run, fmt, tmp_path / "first.out", FIRST)
+    beside_ = _export(run, "", tmp_path / "beside.out", BESIDE, command)
+    first = _export(run, "", tmp_path / "first.out", FIRST, command)
     assert beside_[0] == 0, beside_[1]
     assert beside_ == first
     assert beside_[1].startswith("exported ") and len(beside_[2]) > 1_000
@@ -72,16 +83,24 @@ def _tampered(real_captures: RealCaptures, dest: Path, how: str) -> Path:
     return dest
 
 
-@pytest.mark.parametrize("how", ["text", "cut"])
+@pytest.mark.parametrize(
+    ("how", "command"),
+    [
+        ("text", "calls-openai-messages"),
+        ("cut", "calls-openai-messages"),
+        ("cut", "trajectory-roller"),
+        ("cut", "otel"),
+    ],
+)
 def test_an_invalid_capture_is_refused_and_its_output_untouched(
-    real_captures: RealCaptures, tmp_path: Path, how: str
+    real_captures: RealCaptures, tmp_path: Path, how: str, command: str
 ) -> None:
     run = _tampered(real_captures, tmp_path / "run", how)
     out = tmp_path / "out" / "calls.jsonl"
     out.parent.mkdir()
     for env in (BESIDE, FIRST):
         out.write_bytes(b"what was there before\n")
-        code, said, written = _export(run, "openai-messages", out, env)
+        code, said, written = _export(run, "", out, env, command)
         assert code == 1, said  # IntegrityError's exit status
         assert "does not validate (hash_mismatch: calls.jsonl" in said, said
         assert said.endswith("run `roller validate`"), said

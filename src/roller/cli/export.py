@@ -4,8 +4,8 @@
 openai-messages`) or a Parquet table; `trajectory` the main trajectories (JSONL or
 Parquet); `atif` one ATIF v1.8 file per attempt; `otel` OTLP JSON lines of GenAI spans.
 Every command validates each capture (an invalid one is refused, never half exported):
-first, or, for `calls` of a large capture to a file, beside the export in a child
-process (`roller.cli.side_validation`). Each ends with one line on stderr: what it
+first, or, for `calls`, `trajectory` and `otel` of a large capture to a file, beside the
+export in a child process (`roller.cli.side_validation`). Each ends with one line on stderr: what it
 wrote, what it left out and why, which harness-private fields it removed
 (`roller.export.omissions`).
 """
@@ -15,9 +15,10 @@ from __future__ import annotations
 import contextlib
 import json
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from functools import partial
 from pathlib import Path
-from typing import IO
+from typing import IO, TypeVar
 
 import click
 
@@ -36,6 +37,7 @@ from roller.export.trajectory import build_trajectory
 from roller.export.trajectory_file import serialize
 
 CALL_FORMATS = ("roller", "openai-messages", "parquet")
+T = TypeVar("T")
 
 
 @click.group("export")
@@ -109,13 +111,13 @@ def calls(
         omissions = _write_calls(captures, ordered, fmt, out, include_blocked)
     else:
         assert out is not None
-        with SideValidation(path).publishing(out) as partial:
+        with SideValidation(path).publishing(out) as target:
             captures = [read_attempt(a) for a in attempts]
             try:  # in sequence order, as finalize writes calls.jsonl
-                omissions = _write_calls(captures, None, fmt, partial, include_blocked)
+                omissions = _write_calls(captures, None, fmt, target, include_blocked)
             except OutOfSequence:  # (valid when its manifest names it): read twice
                 ordered = [False] * len(captures)
-                omissions = _write_calls(captures, ordered, fmt, partial, include_blocked)
+                omissions = _write_calls(captures, ordered, fmt, target, include_blocked)
     click.echo(omissions.summary(), err=True)
 
 
@@ -236,13 +238,26 @@ def trajectory(path: Path, out: Path | None, include_blocked: bool, fmt: str) ->
     """Export the main trajectory (root participant only) of every attempt under PATH
     (run, sample or attempt): one `roller.trajectory/v1` record per attempt and line.
 
-    Rebuilt from each capture, which is validated first (an invalid capture is refused);
-    the result is the same record `roller collect` stored under the sample's
-    trajectory/. Only exportable trajectories are written unless --include-blocked.
+    Rebuilt from each capture, which is validated (an invalid capture is refused; with
+    --out, a large capture beside the export, as `roller export calls` says); the result
+    is the same record `roller collect` stored under the sample's trajectory/. Only
+    exportable trajectories are written unless --include-blocked.
     """
     if fmt == "parquet" and out is None:
         raise UsageError("--format parquet needs --out FILE")
-    records = [build_trajectory(read_attempt(a)) for a in _valid_attempts(path)]
+    omissions = _exported(path, out, partial(_write_trajectories, fmt, include_blocked))
+    hint = (
+        " (--include-blocked to include)"
+        if any(k.startswith("blocked:") for k in omissions.left_out)
+        else ""
+    )
+    click.echo(omissions.summary() + hint, err=True)
+
+
+def _write_trajectories(
+    fmt: str, include_blocked: bool, captures: list[Capture], out: Path | None
+) -> Omissions:
+    records = [build_trajectory(c) for c in captures]
     omissions = Omissions("trajectory")
     chosen = []
     for r in records:
@@ -262,12 +277,7 @@ def trajectory(path: Path, out: Path | None, include_blocked: bool, fmt: str) ->
         else:
             out.write_text(lines, encoding="utf-8")
         omissions.written = len(chosen)
-    hint = (
-        " (--include-blocked to include)"
-        if any(k.startswith("blocked:") for k in omissions.left_out)
-        else ""
-    )
-    click.echo(omissions.summary() + hint, err=True)
+    return omissions
 
 
 @command.command("atif")
@@ -317,20 +327,38 @@ def atif(path: Path, out: Path, include_blocked: bool) -> None:
 def otel(path: Path, out: Path | None, content: bool) -> None:
     """Export OpenTelemetry GenAI spans (OTLP JSON lines, the file exporter's format) of
     every attempt under PATH: an invoke_agent span per agent, chat spans per call,
-    execute_tool spans per tool call, children under their spawning tool's span."""
-    captures = [read_attempt(a) for a in _valid_attempts(path)]
-    with contextlib.ExitStack() as stack:
-        sink = sys.stdout if out is None else stack.enter_context(open(out, "w", encoding="utf-8"))
-        for capture in captures:  # a line at a time: an attempt's spans are held, not a run's
-            for piece in traces_text(capture, content):
-                sink.write(piece)
-            sink.write("\n")
-    spans = sum(len(c.calls) for c in captures)
+    execute_tool spans per tool call, children under their spawning tool's span. Each
+    capture is validated (an invalid one is refused; with --out, a large capture beside
+    the export, as `roller export calls` says)."""
+    spans = _exported(path, out, partial(_write_traces, content))
     omissions = Omissions("trace")
-    omissions.written = len(captures)
+    omissions.written = len(find_attempts(path))
     click.echo(
         omissions.summary()
         + f" with {spans} chat span(s); nothing left out"
         + ("" if content else " but message content (--content to include)"),
         err=True,
     )
+
+
+def _write_traces(content: bool, captures: list[Capture], out: Path | None) -> int:
+    """Each capture's OTLP JSON line into `out` (stdout when None); how many chat spans."""
+    with contextlib.ExitStack() as stack:
+        sink = sys.stdout if out is None else stack.enter_context(open(out, "w", encoding="utf-8"))
+        for capture in captures:  # a line at a time: an attempt's spans are held, not a run's
+            for piece in traces_text(capture, content):
+                sink.write(piece)
+            sink.write("\n")
+    return sum(len(c.calls) for c in captures)
+
+
+def _exported(path: Path, out: Path | None, write: Callable[[list[Capture], Path | None], T]) -> T:
+    """`write(captures, target)` for the attempts under `path`: each validated first,
+    or, for a large capture to a file, beside the export (`roller.cli.side_validation`),
+    `target` then a temporary file that becomes `out` once every attempt is valid."""
+    attempts = _attempts(path)
+    if not beside(attempts, out):
+        return write([read_attempt(r.attempt) for r in _validated(attempts)], out)
+    assert out is not None
+    with SideValidation(path).publishing(out) as target:
+        return write([read_attempt(a) for a in attempts], target)
