@@ -2,16 +2,17 @@
 
 Every export validates its captures and refuses an invalid one, never half exported.
 Validating first reads calls.jsonl once more before the export reads it: at 10k calls
-of `benchmarks/finalize_scale.py` ~2.4 s of openai-messages' ~10 s, at 100k ~25 s. For
-an export to a file (`roller export calls`, `trajectory`, `otel`) of captures whose
+of `benchmarks/finalize_scale.py` ~2.4 s of openai-messages' ~10 s, at 100k ~25 s.
+
+For an export to a file (`roller export calls`, `trajectory`, `otel`) of captures whose
 formal records hold at least `SIDE_VALIDATION_BYTES` (`ROLLER_SIDE_VALIDATION_BYTES`
-when set), the validation runs in a child process (`roller validate --json PATH`, on the other core) while the export
-writes a temporary file beside its output (`publishing`). The output is that file,
-renamed, only once every attempt is valid; else it is removed and the error is the one
-validating first gives. An export that fails while the validation finds the capture
-invalid reports the invalid capture, as validating first would have. Smaller captures
-(and stdout) are validated first, in process: a child's start (~0.5 s) would cost more
-than it saves.
+when set), the validation runs in a child process (`roller validate --json PATH`, on
+the other core) while the export writes a temporary file beside its output
+(`publishing`). The output is that file, renamed, only once every attempt is valid;
+else it is removed and the error is the one validating first gives. An export that
+fails while the validation finds the capture invalid reports the invalid capture, as
+validating first would have. Smaller captures (and stdout) are validated first, in
+process: a child's start (~0.5 s) would cost more than it saves.
 """
 
 from __future__ import annotations
