@@ -5,9 +5,9 @@ openai-messages`) or a Parquet table; `trajectory` the main trajectories (JSONL 
 Parquet); `atif` one ATIF v1.8 file per attempt; `otel` OTLP JSON lines of GenAI spans.
 Every command validates each capture (an invalid one is refused, never half exported):
 first, or, for `calls`, `trajectory` and `otel` of a large capture to a file, beside the
-export in a child process (`roller.cli.side_validation`). Each ends with one line on stderr: what it
-wrote, what it left out and why, which harness-private fields it removed
-(`roller.export.omissions`).
+export in a child process (`roller.cli.side_validation`). Each ends with one line on
+stderr: what it wrote, what it left out and why, which harness-private fields it
+removed (`roller.export.omissions`).
 """
 
 from __future__ import annotations
@@ -15,10 +15,9 @@ from __future__ import annotations
 import contextlib
 import json
 import sys
-from collections.abc import Callable, Iterator
-from functools import partial
+from collections.abc import Iterator
 from pathlib import Path
-from typing import IO, TypeVar
+from typing import IO
 
 import click
 
@@ -37,7 +36,6 @@ from roller.export.trajectory import build_trajectory
 from roller.export.trajectory_file import serialize
 
 CALL_FORMATS = ("roller", "openai-messages", "parquet")
-T = TypeVar("T")
 
 
 @click.group("export")
@@ -103,21 +101,8 @@ def calls(
     assert path is not None
     if fmt == "parquet" and out is None:
         raise UsageError("--format parquet needs --out FILE")
-    attempts = _attempts(path)
-    if not beside(attempts, out):
-        reports = _validated(attempts)
-        captures = [read_attempt(r.attempt) for r in reports]
-        ordered = [r.calls_in_sequence for r in reports]
-        omissions = _write_calls(captures, ordered, fmt, out, include_blocked)
-    else:
-        assert out is not None
-        with SideValidation(path).publishing(out) as target:
-            captures = [read_attempt(a) for a in attempts]
-            try:  # in sequence order, as finalize writes calls.jsonl
-                omissions = _write_calls(captures, None, fmt, target, include_blocked)
-            except OutOfSequence:  # (valid when its manifest names it): read twice
-                ordered = [False] * len(captures)
-                omissions = _write_calls(captures, ordered, fmt, target, include_blocked)
+    with _valid_captures(path, out) as (captures, ordered, target):
+        omissions = _write_calls(captures, ordered, fmt, target, include_blocked)
     click.echo(omissions.summary(), err=True)
 
 
@@ -129,8 +114,14 @@ def _write_calls(
     include_blocked: bool,
 ) -> Omissions:
     """The calls of `captures` in `fmt` into `out` (stdout when None); `ordered`: whether
-    each capture's calls.jsonl is in sequence order (`message_records`), None to take
-    every one as it is (`OutOfSequence` at the first call that is not)."""
+    each capture's calls.jsonl is in sequence order (`message_records`). None (not known
+    yet: `out` is a file being validated beside) takes them as in order, and writes `out`
+    again from the start, reading each twice, at the first call that is not."""
+    if ordered is None:
+        try:
+            return _write_calls(captures, [True] * len(captures), fmt, out, include_blocked)
+        except OutOfSequence:  # (valid when its manifest names it)
+            return _write_calls(captures, [False] * len(captures), fmt, out, include_blocked)
     omissions = Omissions("call")
     if fmt == "roller":
         lines = (line for c in captures for line in capture_lines(c, include_blocked, omissions))
@@ -139,7 +130,7 @@ def _write_calls(
         return omissions
     records = (
         record
-        for capture, in_sequence in zip(captures, ordered or [True] * len(captures), strict=True)
+        for capture, in_sequence in zip(captures, ordered, strict=True)
         for record in message_records(capture, include_blocked, omissions, in_sequence)
     )
     if fmt == "parquet":
@@ -245,7 +236,8 @@ def trajectory(path: Path, out: Path | None, include_blocked: bool, fmt: str) ->
     """
     if fmt == "parquet" and out is None:
         raise UsageError("--format parquet needs --out FILE")
-    omissions = _exported(path, out, partial(_write_trajectories, fmt, include_blocked))
+    with _valid_captures(path, out) as (captures, _, target):
+        omissions = _write_trajectories(captures, fmt, target, include_blocked)
     hint = (
         " (--include-blocked to include)"
         if any(k.startswith("blocked:") for k in omissions.left_out)
@@ -255,7 +247,7 @@ def trajectory(path: Path, out: Path | None, include_blocked: bool, fmt: str) ->
 
 
 def _write_trajectories(
-    fmt: str, include_blocked: bool, captures: list[Capture], out: Path | None
+    captures: list[Capture], fmt: str, out: Path | None, include_blocked: bool
 ) -> Omissions:
     records = [build_trajectory(c) for c in captures]
     omissions = Omissions("trajectory")
@@ -330,9 +322,10 @@ def otel(path: Path, out: Path | None, content: bool) -> None:
     execute_tool spans per tool call, children under their spawning tool's span. Each
     capture is validated (an invalid one is refused; with --out, a large capture beside
     the export, as `roller export calls` says)."""
-    spans = _exported(path, out, partial(_write_traces, content))
+    with _valid_captures(path, out) as (captures, _, target):
+        spans = _write_traces(captures, content, target)
     omissions = Omissions("trace")
-    omissions.written = len(find_attempts(path))
+    omissions.written = len(captures)
     click.echo(
         omissions.summary()
         + f" with {spans} chat span(s); nothing left out"
@@ -341,7 +334,7 @@ def otel(path: Path, out: Path | None, content: bool) -> None:
     )
 
 
-def _write_traces(content: bool, captures: list[Capture], out: Path | None) -> int:
+def _write_traces(captures: list[Capture], content: bool, out: Path | None) -> int:
     """Each capture's OTLP JSON line into `out` (stdout when None); how many chat spans."""
     with contextlib.ExitStack() as stack:
         sink = sys.stdout if out is None else stack.enter_context(open(out, "w", encoding="utf-8"))
@@ -352,13 +345,21 @@ def _write_traces(content: bool, captures: list[Capture], out: Path | None) -> i
     return sum(len(c.calls) for c in captures)
 
 
-def _exported(path: Path, out: Path | None, write: Callable[[list[Capture], Path | None], T]) -> T:
-    """`write(captures, target)` for the attempts under `path`: each validated first,
-    or, for a large capture to a file, beside the export (`roller.cli.side_validation`),
-    `target` then a temporary file that becomes `out` once every attempt is valid."""
+@contextlib.contextmanager
+def _valid_captures(
+    path: Path, out: Path | None
+) -> Iterator[tuple[list[Capture], list[bool] | None, Path | None]]:
+    """The captures under `path`, whether each one's calls.jsonl is in sequence order, and
+    where to write `out`. Each capture is validated first (an invalid one is refused),
+    or, for a large capture to a file, beside the export (`roller.cli.side_validation`):
+    the order is then not known yet (None) and the target is a temporary file that
+    becomes `out` once every attempt is valid."""
     attempts = _attempts(path)
     if not beside(attempts, out):
-        return write([read_attempt(r.attempt) for r in _validated(attempts)], out)
+        reports = _validated(attempts)
+        captures = [read_attempt(r.attempt) for r in reports]
+        yield captures, [r.calls_in_sequence for r in reports], out
+        return
     assert out is not None
     with SideValidation(path).publishing(out) as target:
-        return write([read_attempt(a) for a in attempts], target)
+        yield [read_attempt(a) for a in attempts], None, target
