@@ -9,7 +9,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import aiohttp
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -24,6 +23,7 @@ from roller.proxy.request_record import FLUSH_BYTES, ReceivedHead
 from roller.proxy.routing import UNSAFE_PATH
 from roller.proxy.states import ALLOWED, IllegalTransition, State
 from roller.proxy.upstream import classify
+from roller.proxy.upstream_connections import ConnectFailed
 
 X = "tape-000001:1"
 T0 = 1_000
@@ -422,7 +422,7 @@ def test_the_policy_chooses_the_upstream() -> None:
 @pytest.mark.parametrize(
     ("exc", "outcome", "code", "status"),
     [
-        (aiohttp.ConnectionTimeoutError(), "upstream_connect_error", "connect_timeout", 502),
+        (ConnectFailed(TimeoutError()), "upstream_connect_error", "connect_timeout", 502),
         (ConnectionResetError("reset"), "upstream_disconnected", "connection_lost", 502),
         (TimeoutError(), "upstream_timeout", "read_timeout", 504),
     ],

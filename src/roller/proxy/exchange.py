@@ -65,7 +65,7 @@ from roller.proxy.request_record import ReceivedHead
 from roller.proxy.routing import upstream_url, without_query_params
 from roller.proxy.services import ExchangeServices, ServicesHolder
 from roller.proxy.states import ENDED, IllegalTransition
-from roller.proxy.upstream import SEND_ERRORS, UpstreamFailure, classify
+from roller.proxy.upstream import SEND_ERRORS, UpstreamFailure, UpstreamResponse, classify
 
 log = logging.getLogger("roller.proxy")
 
@@ -92,7 +92,7 @@ class Exchange(Recorder):
         self.services = services
         self.request = request
         self.response: web.StreamResponse | None = None
-        self.upstream_response: aiohttp.ClientResponse | None = None
+        self.upstream_response: UpstreamResponse | None = None
         self.idle: IdleWatch | None = None  # the upstream's read timeout, once sent
         self.url: URL | None = None  # where the request went, once sent
         target = request.raw_path
@@ -174,7 +174,7 @@ class Exchange(Recorder):
 
     # -- the exchange, start to end -------------------------------------------------------
 
-    async def _forward(self) -> aiohttp.ClientResponse | web.StreamResponse:
+    async def _forward(self) -> UpstreamResponse | web.StreamResponse:
         """The request side: admission, body, decision, the upstream's response head (or
         roller's own answer, sent)."""
         request = self.request
@@ -273,7 +273,7 @@ class Exchange(Recorder):
             policy_error = ExchangeError("policy_error", f"{type(exc).__name__}: {exc}")
         return admission, self.admitted(admission, policy_error)
 
-    async def _relay(self, upstream: aiohttp.ClientResponse) -> web.StreamResponse:
+    async def _relay(self, upstream: UpstreamResponse) -> web.StreamResponse:
         idle, url = self.idle, self.url
         assert idle is not None and url is not None  # set when the request was sent
         content = upstream.content

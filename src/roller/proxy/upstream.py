@@ -1,42 +1,57 @@
-"""The proxy's one HTTP client towards upstreams, and how its failures are named.
+"""The proxy's one client towards upstreams, and how its failures are named.
 
 Rules this module keeps:
-- One `aiohttp.ClientSession` for the proxy's lifetime (connection reuse), with
-  `auto_decompress=False` so bytes are relayed and recorded exactly as received, no cookie
-  jar (the proxy must never carry one client's cookies into another's request), no
-  environment proxies, no redirects followed (a redirect is relayed like any response),
-  and no automatic `User-Agent`/`Accept`/`Content-Type` headers (the client's own are
+- One pool of keep-alive connections for the proxy's lifetime (`upstream_connections`,
+  roller's own HTTP/1.1 requests over aiohttp's response protocol): bytes are relayed and
+  recorded exactly as received (nothing decompressed), no cookie jar (the proxy must
+  never carry one client's cookies into another's request), no environment proxies, no
+  redirects followed (a redirect is relayed like any response), and no header of the
+  client's own making (no `User-Agent`/`Accept`/`Content-Type`: the client's are
   forwarded; absent ones stay absent).
 - TLS is verified against the system trust store, a CA bundle, or a given SSL context.
 - Timeouts: a connect timeout; no total timeout (a stream may legitimately last for
   many minutes); an idle read timeout between two reads (None disables it), kept by the
-  proxy on one timer (`idle_watch`), not by aiohttp's per-read `sock_read` timer.
-- Every aiohttp failure becomes an `UpstreamFailure` with the tape outcome, a stable error
-  code, and the status/JSON error the client receives when no response has started.
+  proxy on one timer (`idle_watch`), not per read.
+- Every failure becomes an `UpstreamFailure` with the tape outcome, a stable error code,
+  and the status/JSON error the client receives when no response has started.
 """
 
 from __future__ import annotations
 
+import socket
 import ssl
 from collections.abc import Awaitable
 from pathlib import Path
 from typing import Final
 
 import aiohttp
-from aiohttp import hdrs
-from multidict import CIMultiDict
 from yarl import URL
 
 from roller.capture.tape import Outcome
 from roller.errors import UsageError
 from roller.proxy.policy import ExchangeError
+from roller.proxy.upstream_connections import (
+    MAX_FIELD_SIZE,
+    MAX_LINE_SIZE,
+    ConnectFailed,
+    ConnectionPool,
+    HeaderInjection,
+    Headers,
+    MalformedResponse,
+    UpstreamResponse,
+)
+
+__all__ = ["MAX_FIELD_SIZE", "MAX_LINE_SIZE", "UpstreamClient", "UpstreamResponse"]
 
 # What awaiting `UpstreamClient.send` raises for a failure before the response head.
-SEND_ERRORS: Final = (TimeoutError, aiohttp.ClientError, OSError)
-
-# Codex and Claude Code send large identity headers; aiohttp's 8 KiB default is too small.
-MAX_FIELD_SIZE = 64 * 1024
-MAX_LINE_SIZE = 64 * 1024
+SEND_ERRORS: Final = (
+    ConnectFailed,
+    MalformedResponse,
+    HeaderInjection,
+    TimeoutError,
+    aiohttp.ClientError,
+    OSError,
+)
 
 
 def make_ssl_context(ca_bundle: Path | None) -> ssl.SSLContext:
@@ -74,18 +89,37 @@ def _connect_failure(code: str, message: str) -> UpstreamFailure:
     )
 
 
-def classify(exc: BaseException, url: URL) -> UpstreamFailure:
-    """Name an aiohttp/OS failure talking to `url` (no credentials appear in messages)."""
-    where = f"{url.scheme}://{url.host}:{url.port}"
-    text = str(exc) or type(exc).__name__
-    if isinstance(exc, aiohttp.ClientSSLError):
+def _connect_failed(cause: BaseException, where: str, url: URL) -> UpstreamFailure:
+    text = str(cause) or type(cause).__name__
+    if isinstance(cause, ssl.SSLError):
         return _connect_failure("tls_error", f"TLS handshake with {where} failed: {text}")
-    if isinstance(exc, aiohttp.ClientConnectorDNSError):
+    if isinstance(cause, socket.gaierror):
         return _connect_failure("dns_error", f"cannot resolve {url.host}: {text}")
-    if isinstance(exc, aiohttp.ClientConnectorError):
-        return _connect_failure("connect_failed", f"cannot connect to {where}: {text}")
-    if isinstance(exc, aiohttp.ConnectionTimeoutError):
+    if isinstance(cause, TimeoutError):
         return _connect_failure("connect_timeout", f"connecting to {where} timed out")
+    return _connect_failure("connect_failed", f"cannot connect to {where}: {text}")
+
+
+def classify(exc: BaseException, url: URL) -> UpstreamFailure:
+    """Name a failure talking to `url` (no credentials appear in messages)."""
+    where = f"{url.scheme}://{url.host}:{url.port}"
+    if isinstance(exc, ConnectFailed):
+        return _connect_failed(exc.cause, where, url)
+    text = str(exc) or type(exc).__name__
+    if isinstance(exc, HeaderInjection):
+        return UpstreamFailure(
+            "proxy_error",
+            ExchangeError("invalid_header", f"not sent to {where}: {text}"),
+            502,
+            "roller_proxy_error",
+        )
+    if isinstance(exc, MalformedResponse):
+        return UpstreamFailure(
+            "upstream_disconnected",
+            ExchangeError("connection_lost", f"{where} sent a response that is not HTTP: {text}"),
+            502,
+            "roller_upstream_disconnected",
+        )
     if isinstance(exc, TimeoutError):  # aiohttp's read timeouts subclass it
         return UpstreamFailure(
             "upstream_timeout",
@@ -126,36 +160,15 @@ class UpstreamClient:
         read_timeout: float | None,
     ) -> None:
         self.read_timeout = read_timeout  # the proxy's `IdleWatches` keep it
-        connector = aiohttp.TCPConnector(ssl=ssl_context, limit=0, limit_per_host=0)
-        self._session = aiohttp.ClientSession(
-            connector=connector,
-            auto_decompress=False,
-            cookie_jar=aiohttp.DummyCookieJar(),
-            trust_env=False,
-            timeout=aiohttp.ClientTimeout(
-                total=None, connect=None, sock_connect=connect_timeout, sock_read=None
-            ),
-            skip_auto_headers=(hdrs.USER_AGENT, hdrs.ACCEPT, hdrs.CONTENT_TYPE),
-            max_field_size=MAX_FIELD_SIZE,
-            max_line_size=MAX_LINE_SIZE,
-            raise_for_status=False,
-        )
+        self._pool = ConnectionPool(ssl_context, connect_timeout)
 
     def send(
-        self, method: str, url: URL, headers: list[tuple[str, str]] | CIMultiDict[str], body: bytes
-    ) -> Awaitable[aiohttp.ClientResponse]:
+        self, method: str, url: URL, headers: Headers, body: bytes
+    ) -> Awaitable[UpstreamResponse]:
         """Send a request: awaiting the result gives the response once its head arrived
-        (the body still streaming). A plain call returning aiohttp's awaitable, not a
-        coroutine of its own: no coroutine level over the wait for the upstream. What the
-        await raises before the head arrived (`SEND_ERRORS`) is named by `classify`."""
-        return self._session.request(
-            method,
-            url,
-            headers=headers,
-            data=body if body or method not in ("GET", "HEAD") else None,
-            allow_redirects=False,
-            compress=None,
-        )
+        (the body still streaming). What the await raises before the head arrived
+        (`SEND_ERRORS`) is named by `classify`."""
+        return self._pool.send(method, url, headers, body)
 
     async def close(self) -> None:
-        await self._session.close()
+        self._pool.close()
