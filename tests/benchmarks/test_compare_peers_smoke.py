@@ -1,6 +1,6 @@
-"""benchmarks/compare_peers.py runs: `--help`, and one quick round of direct and the bare
-hop in front of a real `roller mock-model` (a smoke run, nothing timed is asserted); its
-table of issue 16's targets marks each ratio against its bound."""
+"""benchmarks/compare_peers.py runs: `--help`, and one quick round of direct and the two
+bare hops in front of a real `roller mock-model` (a smoke run, nothing timed is
+asserted); its table of issue 16's targets marks each ratio against its bound."""
 
 from __future__ import annotations
 
@@ -19,22 +19,23 @@ def test_help_names_every_peer() -> None:
         [sys.executable, str(SCRIPT), "--help"], capture_output=True, text=True, check=True
     )
     text = "".join(done.stdout.split())  # argparse wraps lines, even at hyphens
-    for peer in ("bare", "proxy", "gateway-sqlite", "gateway-pg", "litellm", "mitmproxy"):
+    for peer in ("bare", "bare-pool", "proxy", "gateway-sqlite", "gateway-pg", "litellm"):
         assert peer in text
 
 
-def test_a_quick_round_of_direct_and_bare(tmp_path: Path) -> None:
+def test_a_quick_round_of_direct_and_the_bare_hops(tmp_path: Path) -> None:
     out = tmp_path / "table.txt"
     subprocess.run(
-        [sys.executable, str(SCRIPT), "--quick", "--peers", "direct,bare",
+        [sys.executable, str(SCRIPT), "--quick", "--peers", "direct,bare,bare-pool",
          "--modes", "json-small", "--concurrency", "1", "--out", str(out)],
         capture_output=True, text=True, check=True, timeout=240,
     )  # fmt: skip
     rows = [line.split() for line in out.read_text().splitlines()]
     peers = {r[2] for r in rows if r and r[0] == "json-small"}
-    assert peers == {"direct", "bare"}
-    bare = next(r for r in rows if r[:3] == ["json-small", "1", "bare"])
-    assert float(bare[5]) > 0  # requests per second: every request was answered
+    assert peers == {"direct", "bare", "bare-pool"}
+    for peer in ("bare", "bare-pool"):
+        row = next(r for r in rows if r[:3] == ["json-small", "1", peer])
+        assert len(row) > 5 and float(row[5]) > 0  # req/s: every request was answered
     assert "issue 16 targets" not in out.read_text()  # no target's two subjects were run
 
 
@@ -56,5 +57,14 @@ def test_the_targets_are_marked_against_their_bounds() -> None:
         "gateway-sqlite CPU ÷ proxy (≤ 1.25): 1 of 2, gateway-sqlite req/s ÷ proxy (≥ 0.8): "
         "1 of 2"
     )
+    for row in readings.values():  # a bare hop over the proxy's client: shown, not judged
+        row["bare-pool"] = (950, 368)
+    table = compare_peers.target_table(readings)
+    assert table[0].startswith(
+        "| mode | conc | proxy CPU ÷ bare (≤ 1.15) | proxy req/s ÷ bare (≥ 0.9) "
+        "| proxy CPU ÷ bare-pool | gateway-sqlite"
+    )
+    assert table[2] == "| json-small | 1 | 1.15 met | 0.90 met | 1.25 | 1.25 met | 0.80 met |"
+    assert "bare-pool" not in table[-1]  # not counted among the targets
     del readings["burst", 64]["proxy"]  # a row without the proxy: no target can be read
     assert compare_peers.target_table(readings) == []
