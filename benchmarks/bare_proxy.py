@@ -28,7 +28,7 @@ import aiohttp
 from aiohttp import hdrs, web
 from yarl import URL
 
-from roller.proxy.upstream import UpstreamClient
+from roller.proxy.upstream import UpstreamClient, UpstreamResponse
 
 _HOP_BY_HOP = frozenset(
     {
@@ -44,6 +44,23 @@ _HOP_BY_HOP = frozenset(
 _NOT_FORWARDED = _HOP_BY_HOP | {"host", "content-length", "expect"}
 _SESSION_KEY = web.AppKey("session", aiohttp.ClientSession)
 _POOL_KEY = web.AppKey("pool", UpstreamClient)
+
+
+async def _relayed(
+    request: web.Request, upstream_response: aiohttp.ClientResponse | UpstreamResponse
+) -> web.StreamResponse:
+    """The upstream's response relayed to the client piece by piece."""
+    headers = upstream_response.headers.items()
+    response = web.StreamResponse(
+        status=upstream_response.status,
+        reason=upstream_response.reason,
+        headers=[(k, v) for k, v in headers if k.lower() not in _HOP_BY_HOP],
+    )
+    await response.prepare(request)
+    while data := await upstream_response.content.readany():
+        await response.write(data)
+    await response.write_eof()
+    return response
 
 
 def make_app(upstream: str) -> web.Application:
@@ -71,20 +88,7 @@ def make_app(upstream: str) -> web.Application:
             data=body or None,
             allow_redirects=False,
         ) as upstream_response:
-            response = web.StreamResponse(
-                status=upstream_response.status,
-                reason=upstream_response.reason,
-                headers=[
-                    (k, v)
-                    for k, v in upstream_response.headers.items()
-                    if k.lower() not in _HOP_BY_HOP
-                ],
-            )
-            await response.prepare(request)
-            while data := await upstream_response.content.readany():
-                await response.write(data)
-            await response.write_eof()
-            return response
+            return await _relayed(request, upstream_response)
 
     app.cleanup_ctx.append(session_lifecycle)
     app.router.add_route("*", "/{tail:.*}", relay)
@@ -108,19 +112,7 @@ def make_pool_app(upstream: str) -> web.Application:
         url = URL(upstream + request.raw_path, encoded=True)
         upstream_response = await request.app[_POOL_KEY].send(request.method, url, headers, body)
         try:
-            response = web.StreamResponse(
-                status=upstream_response.status,
-                reason=upstream_response.reason,
-                headers=[
-                    (k, v)
-                    for k, v in upstream_response.headers.items()
-                    if k.lower() not in _HOP_BY_HOP
-                ],
-            )
-            await response.prepare(request)
-            while data := await upstream_response.content.readany():
-                await response.write(data)
-            await response.write_eof()
+            response = await _relayed(request, upstream_response)
         except BaseException:
             upstream_response.close()
             raise
