@@ -157,6 +157,22 @@ def test_the_request_reaches_the_upstream_byte_for_byte() -> None:
     run(test)
 
 
+def test_a_large_body_arrives_whole_after_its_head() -> None:
+    async def test() -> None:
+        body = bytes(range(256)) * 1024  # 256 KiB: past COPY_LIMIT, written apart
+        assert len(body) > upstream_connections.COPY_LIMIT
+        async with Upstream([OK]) as up:
+            pool = _pool()
+            response = await pool.send("PUT", up.url(), [], body)
+            assert await _body(response) == b"ok"
+            head, _, received = up.received[0].partition(b"\r\n\r\n")
+            assert head.endswith(b"Content-Length: 262144") and received == body
+            response.release()
+            pool.close()
+
+    run(test)
+
+
 # -- which connections are reused ---------------------------------------------------------
 
 

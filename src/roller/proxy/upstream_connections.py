@@ -18,6 +18,8 @@ Rules this module keeps:
   scheme's default; unless a header names one), the header pairs in order, then
   `Content-Length` when there is a body or the method is not GET or HEAD. Nothing else is
   added. A CR or LF inside a header is refused before a byte is sent (`HeaderInjection`).
+  Head and body go out in one write up to `COPY_LIMIT` bytes of body, in two beyond (a
+  large body is not copied to join its head).
 - A connection serves one request at a time and is reused only when its response was
   read to the end and neither side asked to close (`ResponseHandler.should_close`).
   Idle connections are reused newest first and closed after `KEEPALIVE` seconds unused
@@ -50,6 +52,7 @@ from yarl import URL
 KEEPALIVE: Final = 15.0  # seconds an idle connection is kept
 MAX_IDLE_PER_ORIGIN: Final = 256  # idle connections kept for one scheme, host and port
 READ_BUFSIZE: Final = 1 << 16  # the body stream's high-water mark, as ClientSession's
+COPY_LIMIT: Final = 1 << 16  # a body up to this size is sent in one piece with its head
 # Codex and Claude Code send large identity headers; aiohttp's 8 KiB default is too small.
 MAX_FIELD_SIZE: Final = 64 * 1024
 MAX_LINE_SIZE: Final = 64 * 1024
@@ -167,7 +170,11 @@ class ConnectionPool:
                 max_line_size=MAX_LINE_SIZE,
                 max_field_size=MAX_FIELD_SIZE,
             )
-            transport.write(head + body if body else head)
+            if len(body) <= COPY_LIMIT:
+                transport.write(head + body)  # one send
+            else:  # not a second copy of a large body
+                transport.write(head)
+                transport.write(body)
             while True:
                 message, content = await protocol.read()
                 code = message.code
