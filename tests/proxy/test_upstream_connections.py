@@ -272,6 +272,41 @@ def test_an_idle_connection_past_the_keepalive_or_closed_by_the_peer_is_not_used
     run(test)
 
 
+def test_an_idle_connection_is_closed_once_the_keepalive_is_over(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(upstream_connections, "KEEPALIVE", 0.5)
+
+    async def closed(count: int) -> None:
+        for _ in range(300):
+            if up.closed_by_peer >= count:
+                return
+            await asyncio.sleep(0.01)
+
+    async def test() -> None:
+        nonlocal up
+        async with Upstream([OK, OK, OK]) as up:
+            pool = _pool()
+            first = await pool.send("POST", up.url(), [], b"x")
+            second = await pool.send("POST", up.url(), [], b"x")  # a second connection
+            await _body(first)
+            first.release()
+            await asyncio.sleep(0.25)
+            await _body(second)
+            second.release()
+            await closed(1)  # the first, once its keep-alive is over
+            assert up.closed_by_peer == 1  # the second's is not, yet
+            await closed(2)
+            assert up.closed_by_peer == 2
+            response = await pool.send("POST", up.url(), [], b"x")  # a new one
+            assert await _body(response) == b"ok"
+            assert up.connections == 3
+            pool.close()
+
+    up = Upstream([])
+    run(test)
+
+
 def test_interim_responses_are_skipped_and_a_head_has_no_body() -> None:
     async def test() -> None:
         hints = b"HTTP/1.1 103 Early Hints\r\nLink: </a>\r\n\r\n" + OK

@@ -23,7 +23,8 @@ Rules this module keeps:
 - A connection serves one request at a time and is reused only when its response was
   read to the end and neither side asked to close (`ResponseHandler.should_close`).
   Idle connections are reused newest first and closed after `KEEPALIVE` seconds unused
-  (aiohttp's default too); a request is never retried (a model call is not idempotent).
+  (aiohttp's default too; one timer for the pool, running only while a connection is
+  idle); a request is never retried (a model call is not idempotent).
 - TLS is asyncio's, with the given context (it checks the hostname; SNI is the host).
   The connect timeout covers the TCP connect and the TLS handshake.
 - `TCP_NODELAY` is on (`BaseProtocol.connection_made`), as aiohttp's connector sets it.
@@ -149,6 +150,7 @@ class ConnectionPool:
         # before its head), so that closing the pool ends a body someone still reads.
         self._open: dict[ResponseHandler, StreamReader | None] = {}
         self._closed = False
+        self._sweep: asyncio.TimerHandle | None = None  # `_expire`, while any is idle
 
     async def send(self, method: str, url: URL, headers: Headers, body: bytes) -> UpstreamResponse:
         """Send one request; the response once its head arrived (its body still coming).
@@ -229,12 +231,25 @@ class ConnectionPool:
             return
         self._open[protocol] = None
         idle = self._idle.setdefault(origin, [])
-        now = self._loop.time()
-        while idle and now - idle[0][1] > KEEPALIVE:  # the oldest expired ones
-            self.drop(idle.pop(0)[0])
         if len(idle) >= MAX_IDLE_PER_ORIGIN:
             self.drop(idle.pop(0)[0])
-        idle.append((protocol, now))
+        idle.append((protocol, self._loop.time()))
+        if self._sweep is None:
+            self._sweep = self._loop.call_later(KEEPALIVE, self._expire)
+
+    def _expire(self) -> None:
+        """Close the connections idle for `KEEPALIVE` seconds; come back when the oldest
+        left will be (one timer for the pool, only while a connection is idle)."""
+        self._sweep = None
+        now = self._loop.time()
+        for origin, idle in list(self._idle.items()):
+            while idle and now - idle[0][1] >= KEEPALIVE:  # oldest first
+                self.drop(idle.pop(0)[0])
+            if not idle:
+                del self._idle[origin]
+        if self._idle:
+            oldest = min(idle[0][1] for idle in self._idle.values())
+            self._sweep = self._loop.call_at(oldest + KEEPALIVE, self._expire)
 
     def drop(self, protocol: ResponseHandler) -> None:
         self._open.pop(protocol, None)
@@ -246,6 +261,9 @@ class ConnectionPool:
         reader waiting)."""
         self._closed = True
         self._idle.clear()
+        if self._sweep is not None:
+            self._sweep.cancel()
+            self._sweep = None
         for protocol, content in list(self._open.items()):
             if content is not None and not content.is_eof():
                 content.set_exception(ClientConnectionError("the proxy closed the connection"))
