@@ -100,6 +100,16 @@ def _connect_failed(cause: BaseException, where: str, url: URL) -> UpstreamFailu
     return _connect_failure("connect_failed", f"cannot connect to {where}: {text}")
 
 
+def _disconnected(code: str, message: str) -> UpstreamFailure:
+    return UpstreamFailure(
+        "upstream_disconnected", ExchangeError(code, message), 502, "roller_upstream_disconnected"
+    )
+
+
+def _proxy_error(code: str, message: str) -> UpstreamFailure:
+    return UpstreamFailure("proxy_error", ExchangeError(code, message), 502, "roller_proxy_error")
+
+
 def classify(exc: BaseException, url: URL) -> UpstreamFailure:
     """Name a failure talking to `url` (no credentials appear in messages)."""
     where = f"{url.scheme}://{url.host}:{url.port}"
@@ -107,20 +117,10 @@ def classify(exc: BaseException, url: URL) -> UpstreamFailure:
         return _connect_failed(exc.cause, where, url)
     text = str(exc) or type(exc).__name__
     if isinstance(exc, HeaderInjection):
-        return UpstreamFailure(
-            "proxy_error",
-            ExchangeError("invalid_header", f"not sent to {where}: {text}"),
-            502,
-            "roller_proxy_error",
-        )
+        return _proxy_error("invalid_header", f"not sent to {where}: {text}")
     if isinstance(exc, MalformedResponse):
-        return UpstreamFailure(
-            "upstream_disconnected",
-            ExchangeError("connection_lost", f"{where} sent a response that is not HTTP: {text}"),
-            502,
-            "roller_upstream_disconnected",
-        )
-    if isinstance(exc, TimeoutError):  # aiohttp's read timeouts subclass it
+        return _disconnected("connection_lost", f"{where} sent a response that is not HTTP: {text}")
+    if isinstance(exc, TimeoutError):  # the idle watch's: the upstream was silent too long
         return UpstreamFailure(
             "upstream_timeout",
             ExchangeError("read_timeout", f"{where} sent nothing within the read timeout"),
@@ -128,25 +128,10 @@ def classify(exc: BaseException, url: URL) -> UpstreamFailure:
             "roller_upstream_timeout",
         )
     if isinstance(exc, aiohttp.ClientPayloadError):
-        return UpstreamFailure(
-            "upstream_disconnected",
-            ExchangeError("incomplete_body", f"{where} ended the response early: {text}"),
-            502,
-            "roller_upstream_disconnected",
-        )
-    if isinstance(exc, (aiohttp.ClientConnectionError, aiohttp.ClientResponseError, OSError)):
-        return UpstreamFailure(
-            "upstream_disconnected",
-            ExchangeError("connection_lost", f"{where} closed the connection: {text}"),
-            502,
-            "roller_upstream_disconnected",
-        )
-    return UpstreamFailure(
-        "proxy_error",
-        ExchangeError("client_error", f"{type(exc).__name__}: {text}"),
-        502,
-        "roller_proxy_error",
-    )
+        return _disconnected("incomplete_body", f"{where} ended the response early: {text}")
+    if isinstance(exc, (aiohttp.ClientConnectionError, OSError)):
+        return _disconnected("connection_lost", f"{where} closed the connection: {text}")
+    return _proxy_error("client_error", f"{type(exc).__name__}: {text}")
 
 
 class UpstreamClient:

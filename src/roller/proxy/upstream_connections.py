@@ -29,7 +29,8 @@ Rules this module keeps:
   The connect timeout covers the TCP connect and the TLS handshake.
 - `TCP_NODELAY` is on (`BaseProtocol.connection_made`), as aiohttp's connector sets it.
 - What fails before the response head is raised as `ConnectFailed` (no byte went out),
-  `MalformedResponse` (the upstream's head is not HTTP), or aiohttp's own
+  `MalformedResponse` (the upstream's head is not HTTP; the parser's complaint without
+  the line it quotes, which may hold a secret), or aiohttp's own
   `ServerDisconnectedError`/`ClientOSError` (the connection ended first); the body's
   stream raises aiohttp's `ClientPayloadError` when it ends early. `upstream.classify`
   names each one.
@@ -92,6 +93,14 @@ def request_head(method: str, url: URL, headers: Headers, size: int) -> bytes:
     if size >= 0:
         lines = f"{lines}Content-Length: {size}\r\n"
     return f"{method} {url.raw_path_qs} HTTP/1.1\r\n{lines}\r\n".encode("utf-8", "surrogateescape")
+
+
+def _what_is_wrong(exc: HttpProcessingError) -> str:
+    """The parser's complaint without the line it quotes after a blank line: that line
+    may be a response header holding a secret (a `set-cookie`), and the message is
+    recorded on the tape."""
+    said = str(exc.message or type(exc).__name__).split("\n\n", 1)[0]
+    return " ".join(said.split()).rstrip(":")
 
 
 class UpstreamResponse:
@@ -184,7 +193,7 @@ class ConnectionPool:
                     break
         except HttpProcessingError as exc:
             self.drop(protocol)
-            raise MalformedResponse(exc.message or str(exc)) from None
+            raise MalformedResponse(_what_is_wrong(exc)) from None
         except BaseException:
             self.drop(protocol)
             raise
