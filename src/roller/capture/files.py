@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from roller.capture.models import FileEntry
+from roller.errors import IntegrityError
 
 
 def atomic_write(path: Path, data: bytes | Iterable[bytes]) -> None:
@@ -28,15 +29,20 @@ def atomic_write_lines(path: Path, chunks: Iterable[bytes]) -> FileEntry:
     """Stream `chunks` into `path` atomically (as `atomic_write`); describe what was written.
 
     The file is written through a temporary sibling while its sha256, size and line count
-    are computed, so a formal file of any size is never held in memory. Past `_BATCH`
-    bytes the writing and hashing go to threads of their own (`_Drain`), beside the
-    code that makes the chunks: a capture's calls are made in Python while the
-    previous ones are hashed and written, both of which release the GIL."""
+    are computed, so a formal file of any size is never held in memory. Each batch is read
+    back from the file once written and compared with what was written, and the bytes
+    hashed are the ones that compared equal: the entry describes what the file holds, or
+    `IntegrityError` is raised (checked once in the writing, where the last
+    publication read the whole file back after it and hashed it a second time). Past
+    `_BATCH` bytes the writing and the checking go to threads of their own (`_Drain`),
+    beside the code that makes the chunks: a capture's calls are made in Python while the
+    previous ones are written, read back and hashed, all of which release the GIL."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
     size = lines = 0
     try:
-        with open(tmp, "wb", buffering=0) as fh, _Drain(fh) as drain:
+        # read as well as written: each batch is read back (`_Drain`)
+        with open(tmp, "w+b", buffering=0) as fh, _Drain(fh) as drain:
             batch: list[bytes] = []
             held = 0
             for chunk in chunks:
@@ -51,6 +57,8 @@ def atomic_write_lines(path: Path, chunks: Iterable[bytes]) -> FileEntry:
             size += held
             digest = drain.finish()
             os.fsync(fh.fileno())
+            if os.fstat(fh.fileno()).st_size != size:
+                raise IntegrityError(f"{path}: the file written is not {size} bytes long")
     except BaseException:
         tmp.unlink(missing_ok=True)  # the file it was to replace stays as it was
         raise
@@ -65,22 +73,27 @@ _QUEUED = 4  # batches each of its threads may hold: memory stays bounded
 
 
 class _Drain:
-    """Writes batches of bytes to an open file and hashes them, in order.
+    """Writes batches of bytes to an open file (readable too), reads each back, and
+    hashes them, in order.
 
-    The first batch is written and hashed in the caller's thread; from the second, one
-    thread writes and another hashes (each releases the GIL: on two cores they run beside
-    each other and beside the caller), so a small file costs no thread. Every
-    `_SYNC_EVERY` bytes the writer asks a third thread to `fdatasync` what it wrote: the
-    disk works while the file is made, and the closing `fsync` finds little left (10k
-    calls: 0.7 s of it gone; a sync in the writer's own thread was a barrier that held
-    the writes up, and made finalize slower). A write or a sync that fails is raised to
-    the caller at its next `put` or at `finish` (a failed sync's error is reported once
-    per open file, so it must not be left to the closing `fsync`)."""
+    The first batch is written, read back and hashed in the caller's thread; from the
+    second, one thread writes and another reads back, compares and hashes what the first
+    wrote (each releases the GIL: on two cores they run beside each other and beside the
+    caller), so a small file costs no thread. A batch read back unlike what was written
+    is an `IntegrityError`. Every `_SYNC_EVERY` bytes the writer asks a third thread to
+    `fdatasync` what it wrote: the disk works while the file is made, and the closing
+    `fsync` finds little left (10k calls: 0.7 s of it gone; a sync in the writer's own
+    thread was a barrier that held the writes up, and made finalize slower). A write, a
+    read-back or a sync that fails is raised to the caller at its next `put` or at
+    `finish` (a failed sync's error is reported once per open file, so it must not be
+    left to the closing `fsync`)."""
 
     def __init__(self, fh: BinaryIO) -> None:
         self._fh = fh
         self._digest = hashlib.sha256()
-        self._queues: tuple[queue.Queue[bytes | None], ...] = ()
+        self._written = 0  # bytes written so far: where the next batch starts
+        self._writes_queue: queue.Queue[bytes | None] | None = None
+        self._checks_queue: queue.Queue[tuple[int, bytes] | None] | None = None
         self._threads: list[threading.Thread] = []
         self._error: BaseException | None = None
         self._first = True
@@ -98,38 +111,49 @@ class _Drain:
         if self._first:
             self._first = False
             self._write(data)
-            self._digest.update(data)
+            self._check(0, data)
+            self._written = len(data)
             return
-        if not self._threads:
-            self._queues = (queue.Queue(_QUEUED), queue.Queue(_QUEUED))
-            for work, q in zip((self._writes, self._hashes), self._queues, strict=True):
-                thread = threading.Thread(target=work, args=(q,), name="roller-drain")
+        if self._writes_queue is None:
+            self._writes_queue, self._checks_queue = queue.Queue(_QUEUED), queue.Queue(_QUEUED)
+            for work in (self._writes, self._checks):
+                thread = threading.Thread(target=work, name="roller-drain")
                 thread.daemon = True
                 thread.start()
                 self._threads.append(thread)
-        for q in self._queues:
-            q.put(data)
+        self._writes_queue.put(data)
 
     def finish(self) -> str:
-        """The sha256 of everything put, once it is all written."""
+        """The sha256 of everything put, once it is all written and read back."""
         self._stop()
         if self._error is not None:
             raise self._error
         return self._digest.hexdigest()
 
     def _stop(self) -> None:
-        for q in self._queues:
-            q.put(None)
+        if self._writes_queue is not None:
+            self._writes_queue.put(None)  # the writer then stops the checker
         for thread in self._threads:
             thread.join()
-        self._queues, self._threads = (), []
+        self._writes_queue = self._checks_queue = None
+        self._threads = []
 
     def _write(self, data: bytes) -> None:
         view = memoryview(data)
         while view:  # a short write to a regular file: disk full or a signal
             view = view[self._fh.write(view) :]
 
-    def _writes(self, batches: queue.Queue[bytes | None]) -> None:
+    def _check(self, at: int, data: bytes) -> None:
+        """Read `data` back from `at`; hash it when the file holds it, else fail."""
+        back = os.pread(self._fh.fileno(), len(data), at)
+        if back != data:
+            name = getattr(self._fh, "name", "the file")
+            raise IntegrityError(f"{name}: bytes {at}-{at + len(data)} read back unlike written")
+        self._digest.update(back)
+
+    def _writes(self) -> None:
+        batches, checks = self._writes_queue, self._checks_queue
+        assert batches is not None and checks is not None
         syncs: queue.Queue[bool] = queue.Queue()
         syncer = threading.Thread(target=self._syncs, args=(syncs,), name="roller-drain")
         syncer.daemon = True
@@ -143,10 +167,13 @@ class _Drain:
             except BaseException as exc:  # noqa: BLE001 - raised in the caller's thread
                 self._error = exc
                 continue
+            checks.put((self._written, data))
+            self._written += len(data)
             unsynced += len(data)
             if unsynced >= _SYNC_EVERY and syncs.empty():  # one asked at a time
                 syncs.put(True)
                 unsynced = 0
+        checks.put(None)
         syncs.put(False)
         syncer.join()
 
@@ -157,9 +184,16 @@ class _Drain:
             except OSError as exc:
                 self._error = exc
 
-    def _hashes(self, batches: queue.Queue[bytes | None]) -> None:
-        while (data := batches.get()) is not None:
-            self._digest.update(data)
+    def _checks(self) -> None:
+        checks = self._checks_queue
+        assert checks is not None
+        while (item := checks.get()) is not None:
+            if self._error is not None:
+                continue  # emptied, so the writer blocked on a full queue goes on
+            try:
+                self._check(*item)
+            except BaseException as exc:  # noqa: BLE001 - raised in the caller's thread
+                self._error = exc
 
 
 def _lines(chunk: bytes) -> int:
@@ -204,16 +238,6 @@ def describe_file(path: Path) -> FileEntry:
             size += len(block)
             lines += block.count(b"\n")
     return FileEntry(sha256=digest.hexdigest(), bytes=size, lines=lines)
-
-
-def holds(path: Path, entry: FileEntry) -> bool:
-    """Whether the file on disk is the one `entry` describes: its size, then its sha256
-    (read by `hashlib.file_digest`, no Python per block). Its line count follows: the
-    same bytes have the same lines."""
-    if path.stat().st_size != entry.bytes:
-        return False
-    with open(path, "rb") as fh:
-        return hashlib.file_digest(fh, "sha256").hexdigest() == entry.sha256
 
 
 def _blocks(fh: BinaryIO, size: int = 1 << 20) -> Iterable[bytes]:

@@ -3,9 +3,9 @@
 Order (`docs/protocol.md`, "Integrity and publication"):
 1. write `calls.jsonl` and `relations.jsonl` atomically, streamed (a record at a time,
    hashed as written: a capture of any size is never held in memory);
-2. read them back and check they hash to exactly what was written (integrity: size and
-   sha256; the line count follows from the bytes): `calls.jsonl` while the relations are
-   made and written (a thread; hashing and reading release the GIL);
+2. check that they hold exactly what was written (integrity): each batch is read back
+   from the file once written and compared, and what is hashed for the manifest is what
+   was read back; the file's size is checked after its `fsync` (`atomic_write_lines`);
 3. clean `raw/` per retention — the records were already built knowing whether raw/
    survives, so cleanup never changes a status or leaves a dangling reference: raw/ is
    renamed `raw.discarded/` (one atomic step), and removed only after step 4;
@@ -21,7 +21,6 @@ from __future__ import annotations
 import os
 import shutil
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import orjson
@@ -32,12 +31,10 @@ from roller.capture.files import (
     atomic_write_lines,
     describe_file,
     fsync_dir,
-    holds,
 )
 from roller.capture.layout import CALLS, LAYOUT_FILES, RELATIONS, AttemptPaths
 from roller.capture.models import CallRecord, FileEntry, Manifest, RelationRecord
 from roller.capture.models.vocabulary import Record
-from roller.errors import IntegrityError
 
 
 def serialize(record: Record) -> str:
@@ -79,12 +76,9 @@ def publish_lines(
     `manifest_for(files)` gives the manifest once the formal files are written (it may
     count from them: `files[RELATIONS].lines` is the number of relations); its `files`
     is replaced by what was written."""
+    # Each is read back as it is written (step 2: `atomic_write_lines`).
     files = {CALLS: atomic_write_lines(paths.root / CALLS, call_lines)}
-    # calls.jsonl is read back (step 2) while the relations are made and written.
-    with ThreadPoolExecutor(1, thread_name_prefix="roller-read-back") as pool:
-        calls_held = pool.submit(holds, paths.root / CALLS, files[CALLS])
-        files[RELATIONS] = atomic_write_lines(paths.root / RELATIONS, relation_lines)
-        held = calls_held.result()
+    files[RELATIONS] = atomic_write_lines(paths.root / RELATIONS, relation_lines)
     for name, tmp in (written or {}).items():
         with open(tmp, "rb+") as fh:
             os.fsync(fh.fileno())
@@ -93,11 +87,6 @@ def publish_lines(
     for name in (n for n in LAYOUT_FILES["compact/v3"] if n not in files):
         (paths.root / name).unlink(missing_ok=True)
     fsync_dir(paths.root)
-    # The files described as they were written are read back; a file moved in above was
-    # described from the disk already and is not read a second time.
-    for name, ok in ((CALLS, held), (RELATIONS, holds(paths.root / RELATIONS, files[RELATIONS]))):
-        if not ok:
-            raise IntegrityError(f"{paths.root / name} does not hold what was just written")
     manifest = manifest_for(files)
     discard = not manifest.raw_retained and paths.raw.exists()
     if discard:
