@@ -62,6 +62,16 @@ def test_each_byte_written_is_read_back_once(
     assert reads == sorted(set(reads)) and reads[0] == 0 and len(reads) > 2
 
 
+def test_reads_that_come_back_short_are_read_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real = os.pread
+    monkeypatch.setattr(os, "pread", lambda fd, n, at: real(fd, min(n, 1000), at))
+    path = tmp_path / "calls.jsonl"
+    entry = atomic_write_lines(path, _lines_of(1 << 20))
+    assert entry == describe_file(path)
+
+
 def test_a_file_grown_after_its_writes_fails(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

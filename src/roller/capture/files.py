@@ -145,7 +145,13 @@ class _Drain:
 
     def _check(self, at: int, data: bytes) -> None:
         """Read `data` back from `at`; hash it when the file holds it, else fail."""
-        back = os.pread(self._fh.fileno(), len(data), at)
+        fd, size = self._fh.fileno(), len(data)
+        back = os.pread(fd, size, at)
+        while len(back) < size:  # a read may come back short (past 2 GiB on Linux)
+            more = os.pread(fd, size - len(back), at + len(back))
+            if not more:
+                break  # the file ends early: it does not hold what was written
+            back += more
         if back != data:
             name = getattr(self._fh, "name", "the file")
             raise IntegrityError(f"{name}: bytes {at}-{at + len(data)} read back unlike written")
