@@ -12,6 +12,7 @@ import pytest
 
 from roller.capture.files import _Drain, atomic_write_lines, describe_file
 from roller.errors import IntegrityError
+from tests.support.lines import record_lines
 
 
 def test_a_written_file_is_described_as_the_disk_holds_it(tmp_path: Path) -> None:
@@ -46,7 +47,7 @@ def test_a_batch_read_back_unlike_written_fails_and_leaves_no_file(
     path = tmp_path / "calls.jsonl"
     path.write_bytes(b"the file before\n")
     with pytest.raises(IntegrityError, match="read back unlike written"):
-        atomic_write_lines(path, _lines_of(3 << 20))
+        atomic_write_lines(path, record_lines(3 << 20))
     assert len(reads) >= nth
     assert path.read_bytes() == b"the file before\n"  # the old file stays, no sibling left
     assert list(tmp_path.iterdir()) == [path]
@@ -57,7 +58,7 @@ def test_each_byte_written_is_read_back_once(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     reads = _flipping_reads(monkeypatch, 0)  # none flipped: where each read starts
-    entry = atomic_write_lines(tmp_path / "calls.jsonl", _lines_of(3 << 20))
+    entry = atomic_write_lines(tmp_path / "calls.jsonl", record_lines(3 << 20))
     assert entry == describe_file(tmp_path / "calls.jsonl")
     assert reads == sorted(set(reads)) and reads[0] == 0 and len(reads) > 2
 
@@ -68,7 +69,7 @@ def test_reads_that_come_back_short_are_read_on(
     real = os.pread
     monkeypatch.setattr(os, "pread", lambda fd, n, at: real(fd, min(n, 1000), at))
     path = tmp_path / "calls.jsonl"
-    entry = atomic_write_lines(path, _lines_of(1 << 20))
+    entry = atomic_write_lines(path, record_lines(1 << 20))
     assert entry == describe_file(path)
 
 
@@ -94,19 +95,9 @@ def test_lines_are_counted_whatever_the_chunks(tmp_path: Path) -> None:
     assert entry.lines == b"".join(chunks).count(b"\n") == describe_file(tmp_path / "f").lines
 
 
-def _lines_of(total: int) -> Iterator[bytes]:
-    """Record-like lines of growing sizes, `total` bytes in all (past several batches)."""
-    n = written = 0
-    while written < total:
-        line = b'{"n":%d,"pad":"%s"}\n' % (n, b"x" * (n * 7919 % 200_000))
-        yield line
-        written += len(line)
-        n += 1
-
-
 def test_a_large_file_is_described_as_written_whatever_thread_wrote_it(tmp_path: Path) -> None:
     path = tmp_path / "calls.jsonl"
-    entry = atomic_write_lines(path, _lines_of(12 << 20))
+    entry = atomic_write_lines(path, record_lines(12 << 20))
     assert entry == describe_file(path)
     assert entry.bytes > 12 << 20
     assert not [t for t in threading.enumerate() if t.name == "roller-drain"]
@@ -127,7 +118,7 @@ def test_a_write_that_fails_is_raised_not_lost() -> None:
 
 def test_a_producer_that_fails_leaves_no_thread_and_no_file(tmp_path: Path) -> None:
     def failing() -> Iterator[bytes]:
-        yield from _lines_of(5 << 20)
+        yield from record_lines(5 << 20)
         raise RuntimeError("the records could not be made")
 
     path = tmp_path / "calls.jsonl"

@@ -16,6 +16,7 @@ import json
 import logging
 import os
 import shutil
+import subprocess
 import sys
 from itertools import pairwise
 from pathlib import Path
@@ -138,6 +139,49 @@ def test_interleaved_conversations_and_a_misshapen_meta_finalize_alike(
     assert published["relations.jsonl"].count(b"\n") == 3 * 14 * 15 // 2
 
 
+def _one_and_a_copy(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> tuple[AttemptPaths, dict[str, bytes]]:
+    """A copy of the synthetic attempt not finalized yet, and what one process publishes
+    for another copy."""
+    made = _synthetic(tmp_path / "made")
+    one, three = (AttemptPaths(tmp_path / n / made.root.name) for n in ("one", "three"))
+    shutil.copytree(made.root, one.root)
+    shutil.copytree(made.root, three.root)
+    return three, _finalized(one, 1, monkeypatch)
+
+
+def test_relations_written_beside_the_calls_are_the_bytes_one_process_writes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # In a fresh process, which runs no other thread: relations.jsonl is written by a
+    # child forked while the calls are written (roller.capture.beside), as it is by
+    # `roller finalize` on a long capture.
+    three, by_one = _one_and_a_copy(tmp_path, monkeypatch)
+    script = (
+        "import logging, sys; from pathlib import Path; "
+        "from roller.capture.layout import AttemptPaths; "
+        "from roller.finalize.attempt import finalize_attempt; "
+        "logging.basicConfig(level=logging.DEBUG, format='%(name)s: %(message)s'); "
+        "finalize_attempt(AttemptPaths(Path(sys.argv[1])))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(three.root)],
+        env={**os.environ, PROCESSES_VARIABLE: "3"},
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "roller.capture: relations.jsonl written by a child process" in done.stderr
+    assert done.stderr.count("decoded by a worker") == 2
+    assert _published(three) == by_one
+    assert sorted(p.name for p in three.root.iterdir()) == [
+        "calls.jsonl", "manifest.json", "raw", "relations.jsonl"
+    ]  # fmt: skip
+
+
 def _unresolvable(dest: Path, monkeypatch: pytest.MonkeyPatch) -> AttemptPaths:
     """A retained capture finalized once (its tape now holds body references), then its
     calls.jsonl removed: no reference resolves when it is finalized again."""
@@ -163,11 +207,7 @@ def test_a_worker_that_fails_or_cannot_start_has_its_block_decoded_here(
     monkeypatch: pytest.MonkeyPatch,
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    made = _synthetic(tmp_path / "made")
-    one, three = (AttemptPaths(tmp_path / n / made.root.name) for n in ("one", "three"))
-    shutil.copytree(made.root, one.root)
-    shutil.copytree(made.root, three.root)
-    by_one = _finalized(one, 1, monkeypatch)
+    three, by_one = _one_and_a_copy(tmp_path, monkeypatch)
     monkeypatch.setattr(sys, "executable", executable)
     with caplog.at_level(logging.WARNING, logger="roller.finalize"):
         assert _finalized(three, 3, monkeypatch, workers=0) == by_one

@@ -26,19 +26,33 @@ def atomic_write(path: Path, data: bytes | Iterable[bytes]) -> None:
 
 
 def atomic_write_lines(path: Path, chunks: Iterable[bytes]) -> FileEntry:
-    """Stream `chunks` into `path` atomically (as `atomic_write`); describe what was written.
-
-    The file is written through a temporary sibling while its sha256, size and line count
-    are computed, so a formal file of any size is never held in memory. Each batch is read
-    back from the file once written and compared with what was written, and the bytes
-    hashed are the ones that compared equal: the entry describes what the file holds, or
-    `IntegrityError` is raised (checked once in the writing, where the last
-    publication read the whole file back after it and hashed it a second time). Past
-    `_BATCH` bytes the writing and the checking go to threads of their own (`_Drain`),
-    beside the code that makes the chunks: a capture's calls are made in Python while the
-    previous ones are written, read back and hashed, all of which release the GIL."""
+    """Stream `chunks` into `path` atomically (as `atomic_write`); describe what was
+    written (`write_checked` into a temporary sibling, then `move_in`)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    tmp = temp_sibling(path)
+    entry = write_checked(tmp, chunks)
+    move_in(tmp, path)
+    return entry
+
+
+def temp_sibling(path: Path, kind: str = "tmp") -> Path:
+    """Where `path` is written before it is moved in place (this process's own name)."""
+    return path.with_name(f".{path.name}.{kind}-{os.getpid()}")
+
+
+def write_checked(tmp: Path, chunks: Iterable[bytes]) -> FileEntry:
+    """Write `chunks` to `tmp`, fsynced, and describe what the file holds; on any failure
+    `tmp` is removed.
+
+    The sha256, size and line count are computed as the file is written, so a formal file
+    of any size is never held in memory. Each batch is read back from the file once
+    written and compared with what was written, and the bytes hashed are the ones that
+    compared equal: the entry describes what the file holds, or `IntegrityError` is
+    raised (checked once, in the writing, where publication used to read the whole file
+    back after it and hash it a second time). Past `_BATCH` bytes the writing and the
+    checking go to threads of their own (`_Drain`), beside the code that makes the
+    chunks: a capture's calls are made in Python while the previous ones are written,
+    read back and hashed, all of which release the GIL."""
     size = lines = 0
     try:
         # read as well as written: each batch is read back (`_Drain`)
@@ -58,13 +72,17 @@ def atomic_write_lines(path: Path, chunks: Iterable[bytes]) -> FileEntry:
             digest = drain.finish()
             os.fsync(fh.fileno())
             if os.fstat(fh.fileno()).st_size != size:
-                raise IntegrityError(f"{path}: the file written is not {size} bytes long")
+                raise IntegrityError(f"{tmp}: the file written is not {size} bytes long")
     except BaseException:
         tmp.unlink(missing_ok=True)  # the file it was to replace stays as it was
         raise
+    return FileEntry(sha256=digest, bytes=size, lines=lines)
+
+
+def move_in(tmp: Path, path: Path) -> None:
+    """Put the file written at `tmp` in place of `path`, in one step, durably."""
     os.replace(tmp, path)
     fsync_dir(path.parent)
-    return FileEntry(sha256=digest, bytes=size, lines=lines)
 
 
 _BATCH = 1 << 18  # bytes handed to the drain at once

@@ -2,10 +2,11 @@
 
 Order (`docs/protocol.md`, "Integrity and publication"):
 1. write `calls.jsonl` and `relations.jsonl` atomically, streamed (a record at a time,
-   hashed as written: a capture of any size is never held in memory);
+   hashed as written: a capture of any size is never held in memory); a long capture's
+   relations by a child process while this one writes its calls (`roller.capture.beside`);
 2. check that they hold exactly what was written (integrity): each batch is read back
    from the file once written and compared, and what is hashed for the manifest is what
-   was read back; the file's size is checked after its `fsync` (`atomic_write_lines`);
+   was read back; the file's size is checked after its `fsync` (`files.write_checked`);
 3. clean `raw/` per retention — the records were already built knowing whether raw/
    survives, so cleanup never changes a status or leaves a dangling reference: raw/ is
    renamed `raw.discarded/` (one atomic step), and removed only after step 4;
@@ -26,6 +27,7 @@ from pathlib import Path
 import orjson
 
 from roller.capture import manifest_json
+from roller.capture.beside import WrittenBeside
 from roller.capture.files import (
     atomic_write,
     atomic_write_lines,
@@ -67,8 +69,15 @@ def publish_lines(
     relation_lines: Iterable[bytes],
     manifest_for: Callable[[Mapping[str, FileEntry]], Manifest],
     written: Mapping[str, Path] | None = None,
+    *,
+    relations_beside: bool = False,
 ) -> Manifest:
     """`publish` for records already serialized (each line LF-terminated), streamed.
+
+    With `relations_beside`, relations.jsonl is written by a child process while this one
+    writes calls.jsonl (`roller.capture.beside`: where it can fork safely; else, or when
+    the child fails, here after the calls). `relation_lines` must then be made from
+    memory alone.
 
     `written` names formal files the caller wrote beside them while the lines were
     produced (compact/v3's contexts.blobs, at a temporary path, fsynced here and moved in
@@ -76,9 +85,19 @@ def publish_lines(
     `manifest_for(files)` gives the manifest once the formal files are written (it may
     count from them: `files[RELATIONS].lines` is the number of relations); its `files`
     is replaced by what was written."""
-    # Each is read back as it is written (step 2: `atomic_write_lines`).
-    files = {CALLS: atomic_write_lines(paths.root / CALLS, call_lines)}
-    files[RELATIONS] = atomic_write_lines(paths.root / RELATIONS, relation_lines)
+    # Each is read back as it is written (step 2: `write_checked`).
+    beside = None
+    if relations_beside:
+        beside = WrittenBeside.start(paths.root / RELATIONS, relation_lines)
+    try:
+        files = {CALLS: atomic_write_lines(paths.root / CALLS, call_lines)}
+        relations = None if beside is None else beside.entry()
+    finally:
+        if beside is not None:
+            beside.cancel()  # (nothing left to end once waited for)
+    if relations is None:  # no child wrote it: written here, failing here if it fails
+        relations = atomic_write_lines(paths.root / RELATIONS, relation_lines)
+    files[RELATIONS] = relations
     for name, tmp in (written or {}).items():
         with open(tmp, "rb+") as fh:
             os.fsync(fh.fileno())

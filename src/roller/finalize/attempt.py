@@ -19,7 +19,9 @@ by worker processes too, taken in order: `roller.finalize.workers`); the stages 
 decode and assemble (`capture_parts`, the same as `build_capture` runs) read only the
 facts; the second pass assembles one record at a
 time from the spill and the tape and the writer streams it into `calls.jsonl`, then the
-relations, derived as they are written. The records are the ones `build_capture` makes
+relations, derived as they are written — for a capture spread over processes, by a child
+forked to write them while the calls are written (`roller.capture.beside`; where it may
+not fork, here after the calls). The records are the ones `build_capture` makes
 from the same inputs, byte for byte (tests/finalize/test_streaming.py).
 """
 
@@ -97,7 +99,14 @@ def finalize_attempt(paths: AttemptPaths, layout: StorageLayout | None = None) -
             return manifest(parts, files[RELATIONS].lines, layout)
 
         call_lines = _call_lines(paths, parts, tape, spill, ctx, kept)
-        return publish_lines(paths, call_lines, relation_lines(parts), manifest_for, ctx.written())
+        return publish_lines(
+            paths,
+            call_lines,
+            relation_lines(parts),  # from the stages' facts alone: a child may write them
+            manifest_for,
+            ctx.written(),
+            relations_beside=processes > 1,
+        )
 
 
 def _published_layout(paths: AttemptPaths) -> StorageLayout | None:
