@@ -29,7 +29,8 @@ def command(attempt_dir: Path, storage_layout: StorageLayout | None) -> None:
     Needs raw/ (kept with --capture-debug full, or on error under the default policy).
     Inside a run directory the attempt's main trajectory is rewritten as well.
 
-    A capture of 2,000 calls or more is decoded by one process per CPU (at most 4);
+    A capture of 2,000 calls or more is decoded by one process per CPU (at most 4),
+    and its relations.jsonl is written by a child process while its calls.jsonl is;
     ROLLER_FINALIZE_PROCESSES=N sets how many (1: this process alone). The bytes
     written are the same either way.
     """
