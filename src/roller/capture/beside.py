@@ -86,8 +86,9 @@ class WrittenBeside:
         """The file's entry once the child wrote it and it is in place; None when the
         child failed (the caller then writes the file itself)."""
         assert self._pid is not None, "waited for already"
-        with os.fdopen(self._pipe, "rb") as pipe:
-            report = pipe.read()
+        pipe, self._pipe = self._pipe, -1  # the file object below owns and closes it
+        with os.fdopen(pipe, "rb") as reader:
+            report = reader.read()
         _, status = os.waitpid(self._pid, 0)
         self._pid = None
         code = os.waitstatus_to_exitcode(status)
@@ -108,5 +109,7 @@ class WrittenBeside:
             os.kill(self._pid, signal.SIGKILL)
         os.waitpid(self._pid, 0)
         self._pid = None
-        os.close(self._pipe)
+        if self._pipe >= 0:  # (not when `entry` was interrupted after taking it)
+            os.close(self._pipe)
+            self._pipe = -1
         self.tmp.unlink(missing_ok=True)
