@@ -7,7 +7,8 @@ bytes (calls.jsonl, relations.jsonl, manifest.json, raw response bodies): over r
 fixtures of several harnesses (a block starting inside a conversation, native tool ids,
 store identities), a synthetic tape with interleaved conversations, a meta of the wrong
 shape and body references that do not resolve, all inside a worker's block, and workers
-that fail or cannot start.
+that fail or cannot start. Workers started on standby before the index (`Standby`): ready
+ones get equal blocks, one that left is replaced, ones not needed are killed.
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ import os
 import shutil
 import subprocess
 import sys
+import time
+from collections.abc import Mapping
 from itertools import pairwise
 from pathlib import Path
 
@@ -28,13 +31,17 @@ from tests.support.tapes import conversations_tape, inputs
 
 from roller.capture.layout import AttemptPaths
 from roller.errors import ConfigError
+from roller.finalize import attempt
 from roller.finalize.attempt import finalize_attempt
+from roller.finalize.standby import Standby
 from roller.finalize.workers import (
     MAX_PROCESSES,
     PARALLEL_MIN_CALLS,
     PROCESSES_VARIABLE,
+    STANDBY_MIN_BYTES,
     blocks,
     process_count,
+    standby,
 )
 from roller.harnesses.registry import register, unregister
 
@@ -75,18 +82,26 @@ class _Taken(logging.Handler):
         super().__init__(logging.DEBUG)
         self.blocks: list[str] = []
 
+        self.left: list[str] = []
+
     def emit(self, record: logging.LogRecord) -> None:
         if "decoded by a worker" in record.getMessage():
             self.blocks.append(record.getMessage())
+        if "on standby" in record.getMessage():
+            self.left.append(record.getMessage())
 
 
 def _finalized(
-    paths: AttemptPaths, processes: int, monkeypatch: pytest.MonkeyPatch, workers: int = -1
+    paths: AttemptPaths,
+    processes: int,
+    monkeypatch: pytest.MonkeyPatch,
+    workers: int = -1,
+    taken: _Taken | None = None,
 ) -> dict[str, bytes]:
     """`paths` finalized by `processes` processes, `workers` of whose blocks (all but the
-    first, by default) were taken from a worker process."""
+    first, by default) were taken from a worker process (named in `taken`)."""
     monkeypatch.setenv(PROCESSES_VARIABLE, str(processes))
-    logger, taken = logging.getLogger("roller.finalize"), _Taken()
+    logger, taken = logging.getLogger("roller.finalize"), taken or _Taken()
     level = logger.level
     logger.addHandler(taken)
     logger.setLevel(logging.DEBUG)
@@ -245,3 +260,73 @@ def test_blocks_cover_the_calls_in_order(processes: int) -> None:
         assert len(spans) <= max(1, processes)
         sizes = [hi - lo for lo, hi in spans]
         assert sizes[0] >= max(sizes[1:], default=0)  # this process starts first
+
+
+class _Started:
+    """`standby` in finalize, its workers waited for until they said they are
+    ready (then killed, with `leave`); the standbys it gave kept."""
+
+    def __init__(self, leave: bool = False) -> None:
+        self.leave = leave
+        self.processes: list[subprocess.Popen[bytes]] = []
+
+    def __call__(self, root: Path, tape: Path, environ: Mapping[str, str] = os.environ) -> Standby:
+        spares = standby(root, tape, environ)
+        self.processes += [spare.process for spare in spares.spares]
+        deadline = time.monotonic() + 120
+        while not spares.ready(len(spares.spares)):
+            assert time.monotonic() < deadline, "a worker on standby never said it is ready"
+            time.sleep(0.02)
+        for process in self.processes if self.leave else ():
+            process.kill()
+            process.wait()
+        return spares
+
+
+@pytest.mark.parametrize("leave", [False, True], ids=["ready", "left"])
+def test_workers_on_standby_get_equal_blocks_or_are_replaced(
+    leave: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    three, by_one = _one_and_a_copy(tmp_path, monkeypatch)
+    started, taken = _Started(leave), _Taken()
+    monkeypatch.setattr(attempt, "standby", started)
+    assert _finalized(three, 3, monkeypatch, taken=taken) == by_one
+    assert len(started.processes) == 2
+    # ready before the blocks were cut: no start to make up for, so 45 calls in 15s
+    assert [m.split("calls ")[1].split(" ")[0] for m in taken.blocks] == ["15-30", "30-45"]
+    assert len(taken.left) == (2 if leave else 0)  # each replaced by a worker started then
+    assert all(p.returncode == (-9 if leave else 0) for p in started.processes)
+
+
+def test_workers_on_standby_not_needed_are_killed(tmp_path: Path) -> None:
+    tape = tmp_path / "tape"
+    tape.mkdir()
+    with standby(tmp_path, tape, {PROCESSES_VARIABLE: "3"}) as spares:
+        processes = [spare.process for spare in spares.spares]
+        assert len(processes) == 2 and all(p.poll() is None for p in processes)
+    assert all(p.returncode is not None for p in processes)  # killed and reaped
+    assert spares.take() is None and not spares.ready(1)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["tape"]
+
+
+def test_how_many_workers_go_on_standby(tmp_path: Path) -> None:
+    tape = tmp_path / "tape"
+    tape.mkdir()
+    segment = tape / "tape-000001.rtape"
+    segment.write_bytes(b"x")
+    os.truncate(segment, STANDBY_MIN_BYTES - 1)  # sparse: its size is what counts
+    settings = ({}, 0), ({PROCESSES_VARIABLE: "1"}, 0), ({PROCESSES_VARIABLE: "2"}, 1)
+    for setting, spares in settings:
+        with standby(tmp_path, tape, setting) as given:
+            assert len(given.spares) == spares, setting
+    os.truncate(segment, STANDBY_MIN_BYTES)
+    with standby(tmp_path, tape, {}) as given:
+        assert len(given.spares) == min(len(os.sched_getaffinity(0)), MAX_PROCESSES) - 1
+    with pytest.raises(ConfigError, match=PROCESSES_VARIABLE):
+        standby(tmp_path, tape, {PROCESSES_VARIABLE: "none"})
+    register(throwaway_harness.HARNESS)  # a fresh process would not know it: no worker
+    try:
+        with standby(tmp_path, tape, {PROCESSES_VARIABLE: "3"}) as given:
+            assert not given.spares
+    finally:
+        unregister(throwaway_harness.NAME)

@@ -31,8 +31,9 @@ def command(attempt_dir: Path, storage_layout: StorageLayout | None) -> None:
 
     A capture of 2,000 calls or more is decoded by one process per CPU (at most 4),
     and its relations.jsonl is written by a child process while its calls.jsonl is;
-    ROLLER_FINALIZE_PROCESSES=N sets how many (1: this process alone). The bytes
-    written are the same either way.
+    ROLLER_FINALIZE_PROCESSES=N sets how many (1: this process alone). For a tape of
+    128 MiB or more the other processes are started while the tape is indexed. The
+    bytes written are the same either way.
     """
     paths = AttemptPaths(attempt_dir)
     manifest = finalize_attempt(paths, storage_layout)

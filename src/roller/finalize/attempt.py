@@ -15,7 +15,8 @@ and attribution) — at `finalize_scale.py`'s 100k calls, a participant per 17.5
 "Finalize at scale, round 5"). The tape is indexed, not read (`index_tape`); the
 first pass decodes one exchange at a time and keeps its facts, the rest going to a
 `Spill` on disk (`roller.finalize.first_pass`; a long capture's calls decoded in blocks
-by worker processes too, taken in order: `roller.finalize.workers`); the stages between
+by worker processes too, started before the index and taken in order:
+`roller.finalize.workers`); the stages between
 decode and assemble (`capture_parts`, the same as `build_capture` runs) read only the
 facts; the second pass assembles one record at a
 time from the spill and the tape and the writer streams it into `calls.jsonl`, then the
@@ -49,7 +50,7 @@ from roller.finalize.kept_facts import KeptFacts
 from roller.finalize.pipeline import capture_parts
 from roller.finalize.spill import Spill
 from roller.finalize.tool_ids import NativeToolIds
-from roller.finalize.workers import first_passes, process_count
+from roller.finalize.workers import first_passes, process_count, standby
 from roller.harnesses import adapter_for
 from roller.harnesses.native_capture import held_native
 
@@ -68,6 +69,7 @@ def finalize_attempt(paths: AttemptPaths, layout: StorageLayout | None = None) -
     layout = layout or _published_layout(paths) or inputs.storage_layout or "compact/v2"
     native = held_native(adapter_for(inputs.harness.name).read_native(paths.native))
     with (
+        standby(paths.root, paths.tape) as spares,  # workers importing beside the index
         CaptureBodies(paths) as earlier,  # what a tape rewritten before references
         index_tape(paths.tape, resolve=earlier) as tape,
         Spill(paths.root) as spill,
@@ -76,7 +78,7 @@ def finalize_attempt(paths: AttemptPaths, layout: StorageLayout | None = None) -
         facts = KeptFacts()
         first = FirstPass(inputs.harness.name, inputs.capture_scope, NativeToolIds.of(native))
         processes = process_count(len(tape.exchanges))
-        for passed in first_passes(tape, first, paths.root, processes):
+        for passed in first_passes(tape, first, paths.root, processes, spares):
             facts.add_values(passed.facts)
             spill.put_entry(
                 passed.shell,

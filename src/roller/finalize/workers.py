@@ -32,6 +32,14 @@ number ≥ 1; 1: this process alone), else one per CPU this process may run on, 
 importing finalize, costs ~0.45 s: about `STARTUP_CALLS` calls' first pass on the
 machine measured, docs/benchmarks.md, "Finalize at scale, round 8"); the first block
 is larger by that much, so the blocks finish together.
+
+Workers on standby (`standby`, `roller.finalize.standby`): before the tape is indexed, a
+tape of at least `STANDBY_MIN_BYTES` (or any, with `ROLLER_FINALIZE_PROCESSES` above 1)
+has its workers started at once, so that their imports overlap the index, which runs on
+one core. When every worker needed is ready by the time the blocks are cut, the blocks
+are equal (no start to make up for). A standby not needed is killed; one that left is
+replaced by a worker started then. What a worker decodes does not depend on when it
+started.
 """
 
 from __future__ import annotations
@@ -55,6 +63,7 @@ from roller.capture.tape import TapeIndex, TapeSource
 from roller.capture.tape.framing import Place
 from roller.errors import ConfigError, IntegrityError
 from roller.finalize.first_pass import FirstPass, Passed
+from roller.finalize.standby import STANDBY_ARGUMENT, Standby, await_job, spawn
 from roller.finalize.tool_ids import NativeToolIds
 from roller.harnesses.registry import builtin
 
@@ -64,30 +73,56 @@ PROCESSES_VARIABLE: Final = "ROLLER_FINALIZE_PROCESSES"
 PARALLEL_MIN_CALLS: Final = 2000
 MAX_PROCESSES: Final = 4
 STARTUP_CALLS: Final = 1000
+STANDBY_MIN_BYTES: Final = 128 << 20  # ~1,700 calls of finalize_scale's (76 KiB bodies)
 
 
 def process_count(calls: int, environ: Mapping[str, str] = os.environ) -> int:
     """How many processes decode a capture of `calls` calls (module docstring)."""
-    setting = environ.get(PROCESSES_VARIABLE, "").strip()
-    if setting:
-        if not setting.isdigit() or int(setting) < 1:
-            raise ConfigError(f"{PROCESSES_VARIABLE} must be a whole number ≥ 1, not {setting!r}")
-        wanted = int(setting)
-    elif calls < PARALLEL_MIN_CALLS:
-        return 1
-    else:
+    wanted = _setting(environ)
+    if wanted is None:
+        if calls < PARALLEL_MIN_CALLS:
+            return 1
         wanted = min(_cpus(), MAX_PROCESSES)
     return wanted if builtin() else 1
 
 
-def blocks(calls: int, processes: int) -> list[tuple[int, int]]:
+def _setting(environ: Mapping[str, str]) -> int | None:
+    """`ROLLER_FINALIZE_PROCESSES`, None when unset."""
+    setting = environ.get(PROCESSES_VARIABLE, "").strip()
+    if not setting:
+        return None
+    if not setting.isdigit() or int(setting) < 1:
+        raise ConfigError(f"{PROCESSES_VARIABLE} must be a whole number ≥ 1, not {setting!r}")
+    return int(setting)
+
+
+def standby(root: Path, tape: Path, environ: Mapping[str, str] = os.environ) -> Standby:
+    """Workers on standby for the attempt at `root` whose tape is `tape`: as many as
+    `process_count` would ask for beside this process, when the tape is long enough to
+    be spread (or `ROLLER_FINALIZE_PROCESSES` asks for them)."""
+    wanted = _setting(environ)
+    if wanted is None:
+        wanted = min(_cpus(), MAX_PROCESSES) if _size(tape) >= STANDBY_MIN_BYTES else 1
+    return Standby.start(root, wanted - 1 if builtin() else 0)
+
+
+def _size(tape: Path) -> int:
+    """The bytes of the tape's files (0 without a tape)."""
+    try:
+        with os.scandir(tape) as entries:
+            return sum(e.stat().st_size for e in entries if e.is_file())
+    except OSError:
+        return 0
+
+
+def blocks(calls: int, processes: int, startup: int = STARTUP_CALLS) -> list[tuple[int, int]]:
     """The contiguous blocks of `calls` calls for `processes` processes, the first one's
-    (this process's) larger by a worker's start (`STARTUP_CALLS`, at most a sixth of the
+    (this process's) larger by a worker's start (`startup` calls, at most a sixth of the
     calls a process would get); no empty block."""
     if processes <= 1 or calls < 2:
         return [(0, calls)]
     share = calls / processes
-    ahead = min(STARTUP_CALLS, share / 6) * (processes - 1) / processes
+    ahead = min(startup, share / 6) * (processes - 1) / processes
     first = min(calls, ceil(share + ahead))  # never smaller than a later block
     rest = processes - 1
     cuts = [first + round((calls - first) * k / rest) for k in range(rest + 1)]
@@ -95,23 +130,33 @@ def blocks(calls: int, processes: int) -> list[tuple[int, int]]:
     return [(lo, hi) for lo, hi in spans if hi > lo]
 
 
-def first_passes(tape: TapeIndex, first: FirstPass, root: Path, processes: int) -> Iterator[Passed]:
-    """Every call's `Passed`, in tape order (module docstring)."""
-    spans = blocks(len(tape.exchanges), processes)
+def first_passes(
+    tape: TapeIndex, first: FirstPass, root: Path, processes: int, spares: Standby | None = None
+) -> Iterator[Passed]:
+    """Every call's `Passed`, in tape order (module docstring); workers are taken from
+    `spares` first (the rest of them killed)."""
+    spares = spares if spares is not None else Standby([])
+    started = spares.ready(processes - 1)
+    spans = blocks(len(tape.exchanges), processes, 0 if started else STARTUP_CALLS)
     if len(spans) == 1:
+        spares.close()
         for n, ref in enumerate(tape.exchanges):
             yield first.call(n, tape.load(ref))
         return
     with tempfile.TemporaryDirectory(dir=root, prefix=".finalize-workers-") as scratch:
         source = tape.source()
         job = _Job(source, first.harness, first.capture_scope, first.tool_ids, root)
-        workers = [_Worker.start(job, span, Path(scratch)) for span in spans[1:]]
+        workers: list[_Worker] = []
         try:
+            for span in spans[1:]:
+                workers.append(_Worker.start(job, span, Path(scratch), spares))
+            spares.close()
             for n in range(*spans[0]):
                 yield first.call(n, tape.load(tape.exchanges[n]))
             for worker in workers:
                 yield from _taken(worker, tape, first)
         finally:
+            spares.close()
             for worker in workers:
                 worker.stop()
 
@@ -167,26 +212,25 @@ class _Worker:
     span: tuple[int, int]
     process: subprocess.Popen[bytes] | None
     out: Path
-    errors: Path
+    errors: IO[bytes]  # its stderr
 
     @classmethod
-    def start(cls, job: _Job, span: tuple[int, int], scratch: Path) -> _Worker:
+    def start(cls, job: _Job, span: tuple[int, int], scratch: Path, spares: Standby) -> _Worker:
+        """The worker decoding `span`: a spare taken from `spares` and handed its job,
+        else one started now."""
         name = f"calls-{span[0]}-{span[1]}"
-        job_file, out, errors = (scratch / f"{name}.{ext}" for ext in ("job", "out", "err"))
+        job_file, out = (scratch / f"{name}.{ext}" for ext in ("job", "out"))
         with job_file.open("wb") as fh:
             pickle.dump((job, span), fh, protocol=pickle.HIGHEST_PROTOCOL)
-        package_root = str(Path(__file__).resolve().parents[2])  # where `roller` imports from
-        env = dict(os.environ)
-        env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH")) if p)
+        spare = spares.take()
+        if spare is not None:
+            if spare.hand(job_file, out):
+                return cls(span, spare.process, out, spare.errors)
+            log.debug("finalize: the worker on standby for calls %d-%d had left", *span)
+            spare.kill()
+        errors = tempfile.TemporaryFile(dir=scratch)  # noqa: SIM115 - closed by `stop`
         try:
-            with errors.open("wb") as err:
-                process = subprocess.Popen(
-                    [sys.executable, "-m", "roller.finalize.workers", str(job_file), str(out)],
-                    stdin=subprocess.DEVNULL,
-                    stdout=subprocess.DEVNULL,
-                    stderr=err,
-                    env=env,
-                )
+            process = spawn([str(job_file), str(out)], errors, waits=False)
         except OSError as exc:
             log.warning("finalize: no worker for calls %d-%d (%s): decoding them here", *span, exc)
             process = None
@@ -201,7 +245,9 @@ class _Worker:
         report = self._report() if code == 0 else None
         if report is not None:
             return self.out.open("rb"), report
-        tail = self.errors.read_text(errors="replace").strip().splitlines()[-1:] or ["no output"]
+        self.errors.seek(0)
+        said = self.errors.read().decode(errors="replace")
+        tail = said.strip().splitlines()[-1:] or ["no output"]
         log.warning(
             "finalize: the worker for calls %d-%d failed (exit %s: %s): decoding them here",
             *self.span, code, tail[0][:300],
@@ -228,6 +274,7 @@ class _Worker:
         if self.process is not None and self.process.poll() is None:
             self.process.kill()
             self.process.wait()
+        self.errors.close()
 
 
 def _done(out: Path) -> Path:
@@ -265,7 +312,11 @@ def _cpus() -> int:
 
 
 def main(argv: list[str]) -> int:
-    job_file, out = (Path(a) for a in argv)
+    """`JOB OUT`, or `--standby`: the same read from stdin (`await_job`)."""
+    job = await_job() if argv == [STANDBY_ARGUMENT] else argv
+    if job is None:
+        return 0  # not needed after all
+    job_file, out = (Path(a) for a in job)
     with job_file.open("rb") as fh:
         job, span = pickle.load(fh)
     decode_block(job, span, out)
