@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -330,3 +331,30 @@ def test_how_many_workers_go_on_standby(tmp_path: Path) -> None:
             assert not given.spares
     finally:
         unregister(throwaway_harness.NAME)
+
+
+def test_a_spare_is_asked_without_waiting_whatever_its_descriptor_number(tmp_path: Path) -> None:
+    # A long-running process (a gateway, `roller collect`) may hold a thousand files:
+    # `select` fails on a descriptor numbered past 1023, a read that does not block never.
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    assert hard >= 1200, "this test needs 1,200 open files"
+    resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, 1200), hard))
+    held = [os.open(os.devnull, os.O_RDONLY) for _ in range(1100)]
+    try:
+        with standby(tmp_path, tmp_path, {PROCESSES_VARIABLE: "3"}) as spares:
+            ready, left = spares.spares
+            left.process.kill()  # before it imported finalize (~0.4 s): it never says so
+            left.process.wait()
+            assert ready.process.stdout is not None and ready.process.stdout.fileno() > 1023
+            asked = time.monotonic()
+            assert not ready.ready()  # still importing finalize: asked, not waited for
+            assert time.monotonic() - asked < 0.1
+            while not ready.ready():
+                assert time.monotonic() - asked < 120, "the spare never said it is ready"
+                time.sleep(0.02)
+            assert not left.ready()  # the end of its stdout is not a ready
+            assert not left.hand(tmp_path / "job", tmp_path / "out")
+    finally:
+        for fd in held:
+            os.close(fd)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))

@@ -8,9 +8,9 @@ on its stdout and waits for its job on its stdin (`await_job`); `Spare.hand` giv
 and from then on it is a worker like any other (`roller.finalize.workers`).
 
 Rules kept:
-- Nothing waits on a spare: whether it is ready is asked without blocking (`select`),
-  and a spare handed its job before it said so decodes it the same (it no longer says
-  so: its stdout is closed).
+- Nothing waits on a spare: whether it is ready is read from a pipe that does not block
+  (not `select`, which fails on a descriptor numbered past 1023), and a spare handed its
+  job before it said so decodes it the same (it no longer says so: its stdout is closed).
 - A spare that left (its stdin is closed) is killed and reaped, and `hand` says so: its
   caller starts a worker then. Spares not taken are killed and reaped (`close`; `Standby`
   is a context manager).
@@ -23,7 +23,6 @@ import contextlib
 import json
 import logging
 import os
-import select
 import subprocess
 import sys
 import tempfile
@@ -75,10 +74,11 @@ class Spare:
     said_ready: bool = False
 
     def ready(self) -> bool:
-        """Whether it said it is ready (asked without waiting)."""
+        """Whether it said it is ready (asked without waiting: its stdout does not block)."""
         said = self.process.stdout
-        if not self.said_ready and said is not None and select.select([said], [], [], 0)[0]:
-            self.said_ready = os.read(said.fileno(), len(READY)) == READY
+        if not self.said_ready and said is not None and not said.closed:
+            with contextlib.suppress(BlockingIOError):  # nothing said yet
+                self.said_ready = os.read(said.fileno(), len(READY)) == READY
         return self.said_ready
 
     def hand(self, job_file: Path, out: Path) -> bool:
@@ -119,11 +119,14 @@ class Standby:
         for _ in range(count):
             errors = tempfile.TemporaryFile(dir=root)  # noqa: SIM115 - closed with the spare
             try:
-                spares.append(Spare(spawn([STANDBY_ARGUMENT], errors, waits=True), errors))
+                process = spawn([STANDBY_ARGUMENT], errors, waits=True)
             except OSError as exc:
                 log.debug("finalize: no worker on standby (%s)", exc)
                 errors.close()
                 break
+            assert process.stdout is not None
+            os.set_blocking(process.stdout.fileno(), False)  # `ready` asks, never waits
+            spares.append(Spare(process, errors))
         return cls(spares)
 
     def ready(self, workers: int) -> bool:
