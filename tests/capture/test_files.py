@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from roller.capture.files import _Drain, atomic_write_lines, describe_file
+from roller.capture.files import _BATCH, _Drain, atomic_write_lines, describe_file
 from roller.errors import IntegrityError
 from tests.support.lines import record_lines
 
@@ -47,7 +47,7 @@ def test_a_batch_read_back_unlike_written_fails_and_leaves_no_file(
     path = tmp_path / "calls.jsonl"
     path.write_bytes(b"the file before\n")
     with pytest.raises(IntegrityError, match="read back unlike written"):
-        atomic_write_lines(path, record_lines(3 << 20))
+        atomic_write_lines(path, record_lines(8 * _BATCH))  # batches enough for the 7th
     assert len(reads) >= nth
     assert path.read_bytes() == b"the file before\n"  # the old file stays, no sibling left
     assert list(tmp_path.iterdir()) == [path]
@@ -58,7 +58,7 @@ def test_each_byte_written_is_read_back_once(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     reads = _flipping_reads(monkeypatch, 0)  # none flipped: where each read starts
-    entry = atomic_write_lines(tmp_path / "calls.jsonl", record_lines(3 << 20))
+    entry = atomic_write_lines(tmp_path / "calls.jsonl", record_lines(3 * _BATCH))
     assert entry == describe_file(tmp_path / "calls.jsonl")
     assert reads == sorted(set(reads)) and reads[0] == 0 and len(reads) > 2
 
@@ -97,9 +97,9 @@ def test_lines_are_counted_whatever_the_chunks(tmp_path: Path) -> None:
 
 def test_a_large_file_is_described_as_written_whatever_thread_wrote_it(tmp_path: Path) -> None:
     path = tmp_path / "calls.jsonl"
-    entry = atomic_write_lines(path, record_lines(12 << 20))
+    entry = atomic_write_lines(path, record_lines(12 * _BATCH))
     assert entry == describe_file(path)
-    assert entry.bytes > 12 << 20
+    assert entry.bytes > 12 * _BATCH
     assert not [t for t in threading.enumerate() if t.name == "roller-drain"]
 
 
@@ -118,7 +118,7 @@ def test_a_write_that_fails_is_raised_not_lost() -> None:
 
 def test_a_producer_that_fails_leaves_no_thread_and_no_file(tmp_path: Path) -> None:
     def failing() -> Iterator[bytes]:
-        yield from record_lines(5 << 20)
+        yield from record_lines(5 * _BATCH)
         raise RuntimeError("the records could not be made")
 
     path = tmp_path / "calls.jsonl"

@@ -85,7 +85,11 @@ def move_in(tmp: Path, path: Path) -> None:
     fsync_dir(path.parent)
 
 
-_BATCH = 1 << 18  # bytes handed to the drain at once
+# Bytes handed to the drain at once. Each batch costs its threads a wake and the GIL
+# three times over; at 256 KiB, calls.jsonl of a 10k capture (765 MB) took 1.2–1.5 s
+# to write, at 1 MiB 1.05–1.2 (at 4 MiB 1.5: a batch no longer stays in the cache
+# between its write, its read-back and its hash). docs/benchmarks.md, round 20.
+_BATCH = 1 << 20
 _SYNC_EVERY = 32 << 20  # bytes written between the drain's syncs
 _QUEUED = 4  # batches each of its threads may hold: memory stays bounded
 
