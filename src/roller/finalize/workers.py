@@ -150,13 +150,13 @@ def first_passes(
         try:
             for span in spans[1:]:
                 workers.append(_Worker.start(job, span, Path(scratch), spares))
-            spares.close()
+            spares.close()  # any not needed, now: one still importing takes a core
             for n in range(*spans[0]):
                 yield first.call(n, tape.load(tape.exchanges[n]))
             for worker in workers:
                 yield from _taken(worker, tape, first)
         finally:
-            spares.close()
+            spares.close()  # (when a worker's start failed before the one above)
             for worker in workers:
                 worker.stop()
 
