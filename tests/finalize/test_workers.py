@@ -1,14 +1,19 @@
 """Finalize's first pass over several processes writes exactly what one process writes.
 
 `roller.finalize.workers` cuts the calls into blocks and hands all but the first to
-worker processes (real ones: `python -m roller.finalize.workers`). Every test here
-finalizes the same attempt twice, once per process count, and compares the published
-bytes (calls.jsonl, relations.jsonl, manifest.json, raw response bodies): over recorded
-fixtures of several harnesses (a block starting inside a conversation, native tool ids,
-store identities), a synthetic tape with interleaved conversations, a meta of the wrong
-shape and body references that do not resolve, all inside a worker's block, and workers
-that fail or cannot start. Workers started on standby before the index (`Standby`): ready
-ones get equal blocks, one that left is replaced, ones not needed are killed.
+worker processes (real ones: `python -m roller.finalize.workers --standby`). Every test
+here finalizes the same attempt twice, once per process count, and compares the
+published bytes (calls.jsonl, relations.jsonl, manifest.json, raw response bodies): over
+recorded fixtures of several harnesses (a block starting inside a conversation, native
+tool ids, store identities), a synthetic tape with interleaved conversations, a meta of
+the wrong shape and body references that do not resolve, all inside a worker's block,
+and workers that fail or cannot start. Workers started on standby before the index
+(`Standby`): ready ones are handed the blocks at once, ones that left have their blocks
+decoded here, ones not needed are killed. Workers still starting when the first pass
+begins: calls are decoded here meanwhile, and the rest cut once they are ready. A
+worker's records are taken while it works, and one that dies midway has only the rest
+of its block decoded here (a worker made slow, or made to die, by a `sitecustomize`
+module only its process imports).
 """
 
 from __future__ import annotations
@@ -32,14 +37,17 @@ from tests.support.tapes import conversations_tape, inputs
 
 from roller.capture.layout import AttemptPaths
 from roller.errors import ConfigError
-from roller.finalize import attempt
+from roller.finalize import attempt, workers
 from roller.finalize.attempt import finalize_attempt
-from roller.finalize.standby import Standby
+from roller.finalize.first_pass import FirstPass, Passed
+from roller.finalize.kept_facts import KeptFacts
+from roller.finalize.standby import Spare, Standby
 from roller.finalize.workers import (
     MAX_PROCESSES,
     PARALLEL_MIN_CALLS,
     PROCESSES_VARIABLE,
     STANDBY_MIN_BYTES,
+    TAKEN_SHARE,
     blocks,
     process_count,
     standby,
@@ -229,7 +237,8 @@ def test_a_worker_that_fails_or_cannot_start_has_its_block_decoded_here(
         assert _finalized(three, 3, monkeypatch, workers=0) == by_one
     warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
     assert len(warnings) == 2, warnings  # one per worker
-    assert all("decoding them here" in w for w in warnings)
+    why = "no worker process" if executable.startswith("/no/") else "left before it was ready"
+    assert all(why in w and w.endswith("decoding its calls here") for w in warnings), warnings
 
 
 def test_how_many_processes(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -251,16 +260,22 @@ def test_how_many_processes(monkeypatch: pytest.MonkeyPatch) -> None:
     assert process_count(10, {PROCESSES_VARIABLE: "3"}) == 3
 
 
-@pytest.mark.parametrize("processes", [1, 2, 3, 4])
-def test_blocks_cover_the_calls_in_order(processes: int) -> None:
-    for calls in (*range(12), 45, 1999, 2000, 10_000, 100_003):
-        spans = blocks(calls, processes)
-        assert spans[0][0] == 0 and spans[-1][1] == calls
-        assert all(a[1] == b[0] for a, b in pairwise(spans))
-        assert all(hi > lo for lo, hi in spans) or calls == 0
-        assert len(spans) <= max(1, processes)
-        sizes = [hi - lo for lo, hi in spans]
-        assert sizes[0] >= max(sizes[1:], default=0)  # this process starts first
+@pytest.mark.parametrize("workers", [0, 1, 2, 3])
+def test_blocks_cover_the_calls_in_order(workers: int) -> None:
+    for start in (0, 5, 1000):
+        for calls in (*range(start, start + 12), start + 45, 2000, 10_000, 100_003):
+            spans = blocks(start, calls, workers)
+            assert spans[0][0] == start and spans[-1][1] == calls
+            assert all(a[1] == b[0] for a, b in pairwise(spans))
+            assert all(hi > lo for lo, hi in spans[1:])  # no worker handed nothing
+            assert len(spans) == 1 + min(workers, max(0, calls - start - 1))
+            sizes = [hi - lo for lo, hi in spans]
+            if calls - start >= 100:  # (a few calls round as they fall)
+                # this process takes the workers' records too: its own block is smaller
+                assert sizes[0] <= min(sizes[1:], default=sizes[0])
+            if calls - start >= 10_000 and workers:
+                share = sizes[0] / sizes[1]
+                assert abs(share - (1 - workers * TAKEN_SHARE)) < 0.001, share
 
 
 class _Started:
@@ -285,18 +300,146 @@ class _Started:
 
 
 @pytest.mark.parametrize("leave", [False, True], ids=["ready", "left"])
-def test_workers_on_standby_get_equal_blocks_or_are_replaced(
-    leave: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+def test_workers_on_standby_are_handed_their_blocks_or_left_them_here(
+    leave: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     three, by_one = _one_and_a_copy(tmp_path, monkeypatch)
     started, taken = _Started(leave), _Taken()
     monkeypatch.setattr(attempt, "standby", started)
-    assert _finalized(three, 3, monkeypatch, taken=taken) == by_one
+    with caplog.at_level(logging.WARNING, logger="roller.finalize"):
+        assert _finalized(three, 3, monkeypatch, 0 if leave else 2, taken) == by_one
     assert len(started.processes) == 2
-    # ready before the blocks were cut: no start to make up for, so 45 calls in 15s
-    assert [m.split("calls ")[1].split(" ")[0] for m in taken.blocks] == ["15-30", "30-45"]
-    assert len(taken.left) == (2 if leave else 0)  # each replaced by a worker started then
-    assert all(p.returncode == (-9 if leave else 0) for p in started.processes)
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    if leave:  # said ready, then killed: each block decoded here, from its first call
+        assert [w.split("failed after ")[1] for w in warnings] == [
+            "0 of them (it had left before its job): decoding the rest here"
+        ] * 2
+        assert all(p.returncode == -9 for p in started.processes)
+        return
+    # ready before the first call: the blocks are cut at once, 45 calls for 3 processes
+    assert not warnings
+    assert _spans(taken) == blocks(0, 45, 2)[1:] == [(14, 29), (29, 45)]
+    assert all(p.returncode == 0 for p in started.processes)
+
+
+def _spans(taken: _Taken) -> list[tuple[int, int]]:
+    """The blocks taken from workers, as their debug lines name them."""
+    found = [m.split("calls ")[1].split(" ")[0].split("-") for m in taken.blocks]
+    return [(int(lo), int(hi)) for lo, hi in found]
+
+
+def test_calls_are_decoded_here_while_the_workers_start(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Not waited for (as without ROLLER_FINALIZE_PROCESSES): this process decodes calls
+    # while its workers import finalize, looking at them every CHECK_EVERY calls, and cuts
+    # the rest once they are ready. Held at call 3 until they are, it cuts at call 16.
+    three, by_one = _one_and_a_copy(tmp_path, monkeypatch)
+    spares: list[Spare] = []
+
+    def given(root: Path, tape: Path, environ: Mapping[str, str] = os.environ) -> Standby:
+        started = standby(root, tape, environ)
+        spares.extend(started.spares)  # (taken from it before call 3)
+        return started
+
+    decode = FirstPass.call
+
+    def call(self: FirstPass, n: int, exchange: object) -> Passed:
+        deadline = time.monotonic() + 120
+        while n == 3 and not all(spare.ready() for spare in spares):
+            assert time.monotonic() < deadline, "a worker never said it is ready"
+            time.sleep(0.02)
+        return decode(self, n, exchange)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(attempt, "standby", given)
+    monkeypatch.setattr(attempt, "awaited", lambda: False)
+    monkeypatch.setattr(FirstPass, "call", call)
+    taken = _Taken()
+    assert _finalized(three, 3, monkeypatch, taken=taken) == by_one
+    assert workers.CHECK_EVERY == 16
+    assert _spans(taken) == blocks(16, 45, 2)[1:] == [(25, 35), (35, 45)]
+
+
+_HOOK = """
+# Imported at the start of every Python process of the test that wrote it: in a finalize
+# worker, each call takes ROLLER_TEST_DELAY seconds, progress is said after every call,
+# and with ROLLER_TEST_DIE_AFTER the worker exits (code 3) once it decoded that many.
+import os, sys, time, warnings
+if os.environ.get("ROLLER_TEST_WORKER") and sys.argv[-1:] == ["--standby"]:
+    # runpy warns of a module imported before `-m` runs it: here, on purpose
+    warnings.filterwarnings("ignore", message=".*found in sys.modules after import")
+    from roller.finalize import first_pass, worker_block
+    worker_block.PROGRESS_EVERY = 1
+    decode, done = first_pass.FirstPass.call, []
+    def call(self, n, exchange):
+        if len(done) == int(os.environ.get("ROLLER_TEST_DIE_AFTER", -1)):
+            os._exit(3)
+        time.sleep(float(os.environ["ROLLER_TEST_DELAY"]))
+        done.append(n)
+        return decode(self, n, exchange)
+    first_pass.FirstPass.call = call
+"""
+
+
+def _hooked_workers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, **settings: str) -> None:
+    hook = tmp_path / "hook"
+    hook.mkdir()
+    (hook / "sitecustomize.py").write_text(_HOOK)
+    path = os.pathsep.join(p for p in (str(hook), os.environ.get("PYTHONPATH")) if p)
+    monkeypatch.setenv("PYTHONPATH", path)
+    monkeypatch.setenv("ROLLER_TEST_WORKER", "1")
+    for name, value in settings.items():
+        monkeypatch.setenv(f"ROLLER_TEST_{name.upper()}", value)
+
+
+def test_a_workers_records_are_taken_while_it_works(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    three, by_one = _one_and_a_copy(tmp_path, monkeypatch)
+    _hooked_workers(tmp_path, monkeypatch, delay="0.05")  # 16 calls: 0.8 s each worker
+    started = _Started()
+    monkeypatch.setattr(attempt, "standby", started)
+    running: list[bool] = []  # per record kept, whether the first worker still ran
+    keep = KeptFacts.add_values
+
+    def add_values(self: KeptFacts, values: object) -> None:
+        running.append(started.processes[0].poll() is None)
+        keep(self, values)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(KeptFacts, "add_values", add_values)
+    assert _finalized(three, 3, monkeypatch) == by_one
+    first = blocks(0, 45, 2)[1][0]
+    # its first records were kept while it still decoded the others (0.05 s a call)
+    assert running[first : first + 3] == [True] * 3
+    assert len(running) == 45 and started.processes[0].returncode == 0
+
+
+def test_a_worker_that_dies_midway_has_only_the_rest_of_its_block_decoded_here(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    three, by_one = _one_and_a_copy(tmp_path, monkeypatch)
+    _hooked_workers(tmp_path, monkeypatch, delay="0", die_after="5")
+    monkeypatch.setattr(attempt, "standby", _Started())
+    decoded: list[int] = []
+    decode = FirstPass.call
+
+    def call(self: FirstPass, n: int, exchange: object) -> Passed:
+        decoded.append(n)
+        return decode(self, n, exchange)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(FirstPass, "call", call)
+    with caplog.at_level(logging.WARNING, logger="roller.finalize"):
+        assert _finalized(three, 3, monkeypatch, workers=0) == by_one
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    spans = blocks(0, 45, 2)
+    assert warnings == [
+        f"finalize: the worker for calls {lo}-{hi} failed after 5 of them (exit 3: no "
+        "output): decoding the rest here"
+        for lo, hi in spans[1:]
+    ]
+    # here: this process's block, then each worker's calls after its first five
+    here = [*range(*spans[0]), *(n for lo, hi in spans[1:] for n in range(lo + 5, hi))]
+    assert decoded == here
 
 
 def test_workers_on_standby_not_needed_are_killed(tmp_path: Path) -> None:
@@ -306,7 +449,7 @@ def test_workers_on_standby_not_needed_are_killed(tmp_path: Path) -> None:
         processes = [spare.process for spare in spares.spares]
         assert len(processes) == 2 and all(p.poll() is None for p in processes)
     assert all(p.returncode is not None for p in processes)  # killed and reaped
-    assert spares.take() is None and not spares.ready(1)
+    assert spares.take(1) == [] and not spares.ready(1)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["tape"]
 
 

@@ -30,10 +30,11 @@ def command(attempt_dir: Path, storage_layout: StorageLayout | None) -> None:
     Inside a run directory the attempt's main trajectory is rewritten as well.
 
     A capture of 2,000 calls or more is decoded by one process per CPU (at most 4),
-    and its relations.jsonl is written by a child process while its calls.jsonl is;
-    ROLLER_FINALIZE_PROCESSES=N sets how many (1: this process alone). For a tape of
-    128 MiB or more the other processes are started while the tape is indexed. The
-    bytes written are the same either way.
+    and its relations.jsonl is written by a child process while its calls.jsonl is.
+    The other processes take their share of the calls once they started (for a tape
+    of 128 MiB or more they start while the tape is indexed); ROLLER_FINALIZE_PROCESSES=N
+    sets how many, and has them waited for (1: this process alone). The bytes written
+    are the same either way.
     """
     paths = AttemptPaths(attempt_dir)
     manifest = finalize_attempt(paths, storage_layout)

@@ -50,7 +50,7 @@ from roller.finalize.kept_facts import KeptFacts
 from roller.finalize.pipeline import capture_parts
 from roller.finalize.spill import Spill
 from roller.finalize.tool_ids import NativeToolIds
-from roller.finalize.workers import first_passes, process_count, standby
+from roller.finalize.workers import awaited, first_passes, process_count, standby
 from roller.harnesses import adapter_for
 from roller.harnesses.native_capture import held_native
 
@@ -78,7 +78,8 @@ def finalize_attempt(paths: AttemptPaths, layout: StorageLayout | None = None) -
         facts = KeptFacts()
         first = FirstPass(inputs.harness.name, inputs.capture_scope, NativeToolIds.of(native))
         processes = process_count(len(tape.exchanges))
-        for passed in first_passes(tape, first, paths.root, processes, spares):
+        passes = first_passes(tape, first, paths.root, processes, spares, awaited=awaited())
+        for passed in passes:
             facts.add_values(passed.facts)
             spill.put_entry(
                 passed.shell,
