@@ -25,14 +25,12 @@ Rules kept:
 from __future__ import annotations
 
 import contextlib
-import io
-import os
 import pickle
 from collections.abc import Iterator
 from dataclasses import dataclass, fields
 from operator import attrgetter
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, BinaryIO, Final
 
 from roller.capture.body_refs import CaptureBodies
 from roller.capture.layout import AttemptPaths
@@ -91,10 +89,10 @@ class Handed:
         they end early when it failed (then `report` stays None)."""
         if self.spare is None:
             return
-        taken = size = 0
+        taken = 0
         identities = _Identities()
         with contextlib.ExitStack() as held:
-            fd = -1
+            records: BinaryIO | None = None
             while self.report is None:
                 said = self.spare.progress()
                 if said is None:  # it exited: its report says where its records end
@@ -102,14 +100,11 @@ class Handed:
                     if report is None:
                         return
                     said = (report.size, report.calls)
-                if said[0] > size:
-                    if fd < 0:
-                        fd = os.open(self.out, os.O_RDONLY)
-                        held.callback(os.close, fd)
-                    for sent in _read_records(fd, size, said[0], self.out):
-                        taken += 1
-                        yield identities.passed(sent)
-                    size = said[0]
+                if records is None and said[0] > 0:
+                    records = held.enter_context(self.out.open("rb"))
+                for sent in _read_records(records, said[0], self.out):
+                    taken += 1
+                    yield identities.passed(sent)
                 if taken != said[1]:
                     raise _unreadable(self.out)
 
@@ -165,21 +160,17 @@ class _Identities:
         return Passed((*facts[:5], (*shared[:3], identity, *shared[4:])), *rest)
 
 
-def _read_records(fd: int, start: int, stop: int, path: Path) -> Iterator[tuple[Any, ...]]:
-    """The records in bytes `start` to `stop` of a worker's records file (whole ones)."""
-    data = b""
-    while len(data) < stop - start:
-        more = os.pread(fd, stop - start - len(data), start + len(data))
-        if not more:
-            raise _unreadable(path)
-        data += more
-    records = io.BytesIO(data)
-    while records.tell() < len(data):
+def _read_records(records: BinaryIO | None, stop: int, path: Path) -> Iterator[tuple[Any, ...]]:
+    """The records of a worker's records file from where `records` is up to byte `stop`
+    (a record's end), read through its buffer: memory stays a record or two however far
+    the worker is ahead. Bytes the buffer read beyond `stop` were written already (a
+    file read gives only what was written), and are the next records'."""
+    while records is not None and records.tell() < stop:
         try:
             sent = pickle.load(records)
         except Exception:  # noqa: BLE001 - its bytes changed on disk since
             raise _unreadable(path) from None
-        if not isinstance(sent, tuple):
+        if not isinstance(sent, tuple) or records.tell() > stop:
             raise _unreadable(path)
         yield sent
 
