@@ -232,10 +232,9 @@ def _taken(worker: Handed, tape: TapeIndex, first: FirstPass) -> Iterator[Passed
     """A worker's block: its records as it writes them; once it failed, the rest of its
     calls decoded here."""
     n, stop = worker.span
-    for passed in worker.records():
-        ref = tape.exchanges[n]
-        if tape.referenced(ref):  # an unresolved reference is reported here, in order
-            tape.request_body(ref)
+    for passed, referenced in worker.records():
+        if referenced:  # one that does not resolve is reported here, in order
+            tape.request_body(tape.exchanges[n])
         yield passed
         n += 1
     report = worker.report
