@@ -10,7 +10,8 @@ the wrong shape and body references that do not resolve, all inside a worker's b
 and workers that fail or cannot start. Workers started on standby before the index
 (`Standby`): ready ones are handed the blocks at once, ones that left have their blocks
 decoded here, ones not needed are killed. Workers still starting when the first pass
-begins: calls are decoded here meanwhile, and the rest cut once they are ready. A
+begins: calls are decoded here meanwhile, and the rest cut once they are ready (workers
+asked for by `ROLLER_FINALIZE_PROCESSES` are waited for, `AWAIT_SECONDS` at most). A
 worker's records are taken while it works, and one that dies midway has only the rest
 of its block decoded here (a worker made slow, or made to die, by a `sitecustomize`
 module only its process imports).
@@ -241,6 +242,33 @@ def test_a_worker_that_fails_or_cannot_start_has_its_block_decoded_here(
     assert all(why in w and w.endswith("decoding its calls here") for w in warnings), warnings
 
 
+def test_workers_asked_for_are_waited_for_a_while_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    # ROLLER_FINALIZE_PROCESSES has its workers waited for, but not for ever: workers
+    # that never say they are ready (a process that sleeps) are warned of after
+    # AWAIT_SECONDS, the calls are decoded here meanwhile, and they are killed.
+    three, by_one = _one_and_a_copy(tmp_path, monkeypatch)
+    sleeper = tmp_path / "sleeper"
+    sleeper.write_text("#!/bin/sh\nexec sleep 60\n")
+    sleeper.chmod(0o755)
+    monkeypatch.setattr(sys, "executable", str(sleeper))
+    monkeypatch.setattr(workers, "AWAIT_SECONDS", 1)
+    started = _Started(wait=False)
+    monkeypatch.setattr(attempt, "standby", started)
+    began = time.monotonic()
+    with caplog.at_level(logging.WARNING, logger="roller.finalize"):
+        assert _finalized(three, 3, monkeypatch, workers=0) == by_one
+    assert 1 <= time.monotonic() - began < 30
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert (
+        warnings
+        == ["finalize: a worker process was not ready after 1 s: decoding calls here until it is"]
+        * 2
+    )
+    assert [p.returncode for p in started.processes] == [-9, -9]  # killed, not waited for
+
+
 def test_how_many_processes(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv(PROCESSES_VARIABLE, raising=False)
     assert process_count(PARALLEL_MIN_CALLS - 1) == 1
@@ -280,15 +308,19 @@ def test_blocks_cover_the_calls_in_order(workers: int) -> None:
 
 class _Started:
     """`standby` in finalize, its workers waited for until they said they are
-    ready (then killed, with `leave`); the standbys it gave kept."""
+    ready (unless not `wait`; then killed, with `leave`); the processes it started
+    kept."""
 
-    def __init__(self, leave: bool = False) -> None:
+    def __init__(self, leave: bool = False, wait: bool = True) -> None:
         self.leave = leave
+        self.wait = wait
         self.processes: list[subprocess.Popen[bytes]] = []
 
     def __call__(self, root: Path, tape: Path, environ: Mapping[str, str] = os.environ) -> Standby:
         spares = standby(root, tape, environ)
         self.processes += [spare.process for spare in spares.spares]
+        if not self.wait:
+            return spares
         deadline = time.monotonic() + 120
         while not spares.ready(len(spares.spares)):
             assert time.monotonic() < deadline, "a worker on standby never said it is ready"

@@ -33,8 +33,8 @@ def command(attempt_dir: Path, storage_layout: StorageLayout | None) -> None:
     and its relations.jsonl is written by a child process while its calls.jsonl is.
     The other processes take their share of the calls once they started (for a tape
     of 128 MiB or more they start while the tape is indexed); ROLLER_FINALIZE_PROCESSES=N
-    sets how many, and has them waited for (1: this process alone). The bytes written
-    are the same either way.
+    sets how many, and has them waited for, a minute at most (1: this process alone).
+    The bytes written are the same either way.
     """
     paths = AttemptPaths(attempt_dir)
     manifest = finalize_attempt(paths, storage_layout)

@@ -11,9 +11,9 @@ and the records of its records file written whole so far, so the finalizing proc
 take them while it still works (`Spare.progress`).
 
 Rules kept:
-- Nothing waits on a spare unless asked to (`wait`): whether it is ready or left is read
-  from a pipe that does not block (not `select`, which fails on a descriptor numbered
-  past 1023).
+- Nothing waits on a spare unless asked to (`wait`, and then for a time given): whether
+  it is ready or left is read from a pipe that does not block (not `select.select`,
+  which fails on a descriptor numbered past 1023).
 - A spare that left (its stdout ended before it said it is ready, or its stdin is closed
   when handed its job) is killed and reaped, and says so (`gone`, `hand`). Spares not
   taken are killed and reaped (`close`; `Standby` is a context manager).
@@ -29,6 +29,7 @@ import contextlib
 import json
 import logging
 import os
+import select
 import struct
 import subprocess
 import sys
@@ -123,16 +124,15 @@ class Spare:
                 self.gone = not self.said_ready
         return self.said_ready
 
-    def wait(self) -> bool:
-        """`ready`, waiting for it to say so or leave."""
+    def wait(self, seconds: float) -> bool:
+        """`ready`, waiting up to `seconds` for it to say so or leave (`poll`, which
+        takes a descriptor of any number)."""
         said = self.process.stdout
         if said is not None and not said.closed and not (self.said_ready or self.gone):
-            os.set_blocking(said.fileno(), True)
-            try:
-                self.ready()
-            finally:
-                os.set_blocking(said.fileno(), False)
-        return self.said_ready
+            watch = select.poll()
+            watch.register(said.fileno(), select.POLLIN)
+            watch.poll(max(0, round(seconds * 1000)))  # readable, or ended, or not yet
+        return self.ready()
 
     def hand(self, job_file: Path, out: Path) -> bool:
         """Give it its job (once ready); False when it left (its stdin is closed). Its

@@ -16,7 +16,8 @@ How the calls are shared:
   calls left are cut into contiguous blocks (`blocks`), the first this process's, and
   each other block handed to a worker. Workers are never waited for, but with
   `ROLLER_FINALIZE_PROCESSES` (`awaited`): the processes it names decode the calls,
-  however short the capture.
+  however short the capture (a worker not ready after `AWAIT_SECONDS` is warned of,
+  and looked at as above).
 - This process takes each worker's records in order, as the worker writes them, once
   it is done with the blocks before; its own block is smaller (`TAKEN_SHARE`), so
   that all end together.
@@ -56,6 +57,7 @@ import os
 import pickle
 import sys
 import tempfile
+import time
 from collections.abc import Iterator, Mapping
 from itertools import pairwise
 from math import floor
@@ -76,6 +78,7 @@ PARALLEL_MIN_CALLS: Final = 2000
 MAX_PROCESSES: Final = 4
 STANDBY_MIN_BYTES: Final = 128 << 20  # ~1,700 calls of finalize_scale's (76 KiB bodies)
 CHECK_EVERY: Final = 16  # calls decoded here between two looks at workers still starting
+AWAIT_SECONDS: Final = 60  # how long workers asked for (`awaited`) are waited for at most
 # How much smaller this process's block is, per worker, than a worker's: it takes the
 # workers' records once its own block is done (~28 µs a record: unpickled, kept in the
 # facts and the spill), while a worker decodes a call ~8% slower than this process
@@ -155,14 +158,20 @@ def first_passes(
 ) -> Iterator[Passed]:
     """Every call's `Passed`, in tape order (module docstring): `processes` - 1 workers
     taken from `spares` (the rest of them killed) or started now; with `awaited`, waited
-    for before the first call is decoded."""
+    for before the first call is decoded (`AWAIT_SECONDS` at most)."""
     spares = spares if spares is not None else Standby([])
     calls = len(tape.exchanges)
     crew = _crew(spares, processes - 1 if calls >= 2 else 0, root)
     n = 0
     try:
+        deadline = time.monotonic() + AWAIT_SECONDS
         for spare in crew if awaited else ():
-            spare.wait()
+            if not spare.wait(deadline - time.monotonic()) and not spare.gone:
+                log.warning(
+                    "finalize: a worker process was not ready after %d s: decoding calls "
+                    "here until it is",
+                    AWAIT_SECONDS,
+                )
         while crew:
             crew = [spare for spare in crew if _present(spare)]
             if n >= calls or all(spare.ready() for spare in crew):
