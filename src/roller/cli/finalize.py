@@ -3,14 +3,72 @@ then the attempt's stored main trajectory (inside a run layout)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import click
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    Progress,
+    ProgressColumn,
+    Task,
+    TaskID,
+    TextColumn,
+    TimeElapsedColumn,
+)
+from rich.text import Text
 
 from roller.capture.layout import AttemptPaths
 from roller.capture.models import STORAGE_LAYOUTS, StorageLayout
 from roller.export.trajectory_file import write_trajectory
 from roller.finalize.attempt import finalize_attempt
+from roller.finalize.progress import Phase, Reporter, Step
+
+_SAID: dict[Phase, str] = {
+    "index": "indexing the tape",
+    "decode": "decoding calls",
+    "write": "writing calls.jsonl",
+    "publish": "publishing the manifest",
+}
+
+
+class _Calls(ProgressColumn):
+    """The calls done of the total, for a counted phase (nothing for the others)."""
+
+    def render(self, task: Task) -> Text:
+        if task.total is None:
+            return Text("")
+        return Text(f"{int(task.completed):,}/{int(task.total):,} calls", style="green")
+
+
+@contextmanager
+def shown(console: Console) -> Iterator[Reporter | None]:
+    """On a terminal (not `TERM=dumb`), a reporter drawing finalize's progress on
+    `console`, a bar that is gone once it ends; elsewhere (a pipe, a log, CI) None:
+    nothing is drawn."""
+    if not console.is_terminal or console.is_dumb_terminal:
+        yield None
+        return
+    columns = (
+        TextColumn("{task.description:<24}"),
+        BarColumn(),
+        _Calls(),
+        TimeElapsedColumn(),
+    )
+    with Progress(*columns, console=console, transient=True) as bar:
+        on_screen: list[tuple[Phase, TaskID]] = []  # the phase shown: one task a phase
+
+        def report(step: Step) -> None:
+            if not on_screen or on_screen[-1][0] != step.phase:
+                if on_screen:
+                    bar.remove_task(on_screen.pop()[1])
+                total = step.total if step.phase in ("decode", "write") else None
+                on_screen.append((step.phase, bar.add_task(_SAID[step.phase], total=total)))
+            bar.update(on_screen[-1][1], completed=step.done, refresh=True)
+
+        yield report
 
 
 @click.command("finalize")
@@ -35,9 +93,13 @@ def command(attempt_dir: Path, storage_layout: StorageLayout | None) -> None:
     of 128 MiB or more they start while the tape is indexed); ROLLER_FINALIZE_PROCESSES=N
     sets how many, and has them waited for, a minute at most (1: this process alone).
     The bytes written are the same either way.
+
+    On a terminal, a progress bar shows what it is doing (indexing the tape, decoding
+    the calls, writing calls.jsonl, publishing) and is gone once it is done.
     """
     paths = AttemptPaths(attempt_dir)
-    manifest = finalize_attempt(paths, storage_layout)
+    with shown(Console(stderr=True)) as progress:
+        manifest = finalize_attempt(paths, storage_layout, progress)
     click.echo(
         f"finalized {attempt_dir}: {manifest.counts.calls} calls, "
         f"{manifest.counts.relations} relations, capture {manifest.capture_status}"

@@ -48,6 +48,7 @@ from roller.finalize.decode import RequestContext, request_context
 from roller.finalize.first_pass import FirstPass
 from roller.finalize.kept_facts import KeptFacts
 from roller.finalize.pipeline import capture_parts
+from roller.finalize.progress import Reporter, Step, counted
 from roller.finalize.spill import Spill
 from roller.finalize.tool_ids import NativeToolIds
 from roller.finalize.workers import awaited, first_passes, process_count, standby
@@ -55,10 +56,14 @@ from roller.harnesses import adapter_for
 from roller.harnesses.native_capture import held_native
 
 
-def finalize_attempt(paths: AttemptPaths, layout: StorageLayout | None = None) -> Manifest:
+def finalize_attempt(
+    paths: AttemptPaths, layout: StorageLayout | None = None, progress: Reporter | None = None
+) -> Manifest:
     """Finalize and publish in `layout`; by default the layout the attempt is published
     in already (re-finalizing changes no byte), else the one raw/attempt.json names
-    (`roller collect --storage-layout`), else compact/v2."""
+    (`roller collect --storage-layout`), else compact/v2. `progress` is told where it is
+    (`roller.finalize.progress`)."""
+    report = progress or _quiet
     settle_raw(paths)  # a publication killed while it cleaned raw/
     if not paths.attempt_inputs.exists():
         raise CaptureFormatError(
@@ -68,6 +73,7 @@ def finalize_attempt(paths: AttemptPaths, layout: StorageLayout | None = None) -
     inputs = read_json_model(paths.attempt_inputs, AttemptInputs)
     layout = layout or _published_layout(paths) or inputs.storage_layout or "compact/v2"
     native = held_native(adapter_for(inputs.harness.name).read_native(paths.native))
+    report(Step("index"))
     with (
         standby(paths.root, paths.tape) as spares,  # workers importing beside the index
         CaptureBodies(paths) as earlier,  # what a tape rewritten before references
@@ -79,7 +85,8 @@ def finalize_attempt(paths: AttemptPaths, layout: StorageLayout | None = None) -
         first = FirstPass(inputs.harness.name, inputs.capture_scope, NativeToolIds.of(native))
         processes = process_count(len(tape.exchanges))
         passes = first_passes(tape, first, paths.root, processes, spares, awaited=awaited())
-        for passed in passes:
+        calls = len(tape.exchanges)
+        for passed in passes if progress is None else counted(passes, "decode", calls, report):
             facts.add_values(passed.facts)
             spill.put_entry(
                 passed.shell,
@@ -96,12 +103,15 @@ def finalize_attempt(paths: AttemptPaths, layout: StorageLayout | None = None) -
         kept = _Kept()
 
         def manifest_for(files: Mapping[str, FileEntry]) -> Manifest:
+            report(Step("publish"))
             if parts.verdict.retained:  # request bodies the capture holds leave the tape
                 rewrite_tape(paths.tape, kept.refs, kept.inline)
             sync_files(kept.responses)  # response bodies reach the disk before the manifest
             return manifest(parts, files[RELATIONS].lines, layout)
 
         call_lines = _call_lines(paths, parts, tape, spill, ctx, kept)
+        if progress is not None:
+            call_lines = counted(call_lines, "write", calls, report)
         return publish_lines(
             paths,
             call_lines,
@@ -110,6 +120,10 @@ def finalize_attempt(paths: AttemptPaths, layout: StorageLayout | None = None) -
             ctx.written(),
             relations_beside=processes > 1,
         )
+
+
+def _quiet(step: Step) -> None:
+    """No reporter: nothing to tell."""
 
 
 def _published_layout(paths: AttemptPaths) -> StorageLayout | None:
