@@ -1,17 +1,21 @@
-"""Finalize tells a reporter where it is, and `roller finalize` draws it on a terminal only.
+"""Finalize tells a reporter where it is, and the long commands draw it on a terminal only.
 
 A synthetic attempt (45 calls, three conversations taking turns) is finalized with a
 reporter: its phases come in order (index, decode, write, publish), each counted phase
 from 0 to every call, every `EVERY` calls, and the bytes published are those of a
-finalize without one. The CLI's display draws each phase and its counts on a terminal
-(a rich console forced to be one) and nothing elsewhere: `roller finalize` through
-click's runner (not a terminal) prints its result lines alone.
+finalize without one. The commands' bar (`roller.cli.bar`) draws each phase and its
+counts on a terminal (a rich console forced to be one), nothing elsewhere, and nothing
+when the command writes its result on a stdout that is a terminal too. `roller
+finalize`, `roller validate` and `roller export calls` through click's runner (not a
+terminal) print their own output alone.
 """
 
 from __future__ import annotations
 
 import io
+import json
 import shutil
+import sys
 from itertools import groupby
 from pathlib import Path
 
@@ -21,7 +25,8 @@ from rich.console import Console
 from tests.support.tapes import conversations_tape, inputs
 
 from roller.capture.layout import AttemptPaths
-from roller.cli.finalize import shown
+from roller.cli.bar import shown_on
+from roller.cli.finalize import drawn
 from roller.cli.main import cli
 from roller.finalize import progress
 from roller.finalize.attempt import finalize_attempt
@@ -61,37 +66,67 @@ def test_finalize_reports_its_phases_in_order_and_counts_every_call(
         assert counted == [(n, 45) for n in (0, 10, 20, 30, 40, 45)], phase
 
 
-def _drawn(terminal: bool, steps: list[Step]) -> tuple[bool, str]:
+_STEPS = [
+    Step("index"),
+    Step("decode", 0, 45),
+    Step("decode", 20, 45),
+    Step("decode", 45, 45),
+    Step("write", 30, 45),
+    Step("publish"),
+]
+
+
+def _drawn(terminal: bool, beside_stdout: bool = False) -> str:
     out = io.StringIO()
     console = Console(file=out, force_terminal=terminal, width=100)
-    with shown(console) as report:
-        for step in steps if report is not None else ():
+    with shown_on(console, beside_stdout=beside_stdout) as bar:
+        report = drawn(bar)
+        for step in _STEPS:
             report(step)
-    return report is not None, out.getvalue()
+        bar.phase("counting")
+        assert list(bar.counting(range(250))) == list(range(250))
+    return out.getvalue()
 
 
-def test_the_display_draws_each_phase_on_a_terminal_and_nothing_elsewhere() -> None:
-    steps = [
-        Step("index"),
-        Step("decode", 0, 45),
-        Step("decode", 20, 45),
-        Step("decode", 45, 45),
-        Step("write", 30, 45),
-        Step("publish"),
-    ]
-    drawn, text = _drawn(True, steps)
-    assert drawn
-    for expected in ("indexing the tape", "20/45 calls", "45/45 calls", "writing calls.jsonl"):
+def test_the_bar_draws_each_phase_on_a_terminal_and_nothing_elsewhere(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    text = _drawn(True)
+    for expected in (
+        "indexing the tape",
+        "0/45 calls",  # a phase is drawn as it starts, its last count at once
+        "45/45 calls",
+        "writing calls.jsonl",
+        "publishing the manifest",
+        "250 calls",  # counted as they passed, without a total
+    ):
         assert expected in text, expected
-    assert "publishing the manifest" in text
-    drawn, text = _drawn(False, steps)
-    assert not drawn and text == ""
+    assert _drawn(False) == ""
+    # a command writing its result on stdout draws nothing when stdout is a terminal
+    monkeypatch.setattr(sys, "stdout", _Terminal())
+    assert _drawn(True, beside_stdout=True) == ""
 
 
-def test_roller_finalize_off_a_terminal_prints_its_result_alone(tmp_path: Path) -> None:
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_the_commands_off_a_terminal_print_their_own_output_alone(tmp_path: Path) -> None:
     paths = _synthetic(tmp_path)
-    result = CliRunner().invoke(cli, ["finalize", str(paths.root)])
+    runner = CliRunner()
+    result = runner.invoke(cli, ["finalize", str(paths.root)])
     assert result.exit_code == 0, result.output
     assert result.output.splitlines() == [
         f"finalized {paths.root}: 45 calls, 315 relations, capture complete"
     ]
+    result = runner.invoke(cli, ["validate", str(paths.root)])
+    assert result.exit_code == 0, result.output
+    assert result.output.split() == ["valid", str(paths.root)]  # (rich wraps a long line)
+    out = tmp_path / "calls.jsonl"
+    result = runner.invoke(
+        cli, ["export", "calls", str(paths.root), "--out", str(out), "--include-blocked"]
+    )
+    assert result.exit_code == 0, result.output
+    assert result.output.splitlines() == ["exported 45 call(s)"]
+    assert len({json.loads(line)["call_id"] for line in out.read_text().splitlines()}) == 45

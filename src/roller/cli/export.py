@@ -20,10 +20,12 @@ from pathlib import Path
 from typing import IO
 
 import click
+from rich.console import Console
 
 from roller.capture.integrity import ValidationReport, validate_attempt
 from roller.capture.layout import AttemptPaths, find_attempts
 from roller.capture.reader import Capture, read_attempt
+from roller.cli.bar import Bar, shown_on
 from roller.cli.side_validation import SideValidation, beside, first_problem
 from roller.errors import UsageError
 from roller.export.atif import atif_document
@@ -101,8 +103,14 @@ def calls(
     assert path is not None
     if fmt == "parquet" and out is None:
         raise UsageError("--format parquet needs --out FILE")
-    with _valid_captures(path, out) as (captures, ordered, target):
-        omissions = _write_calls(captures, ordered, fmt, target, include_blocked)
+    with (
+        shown_on(Console(stderr=True), beside_stdout=out is None) as bar,
+        _valid_captures(path, out, bar) as (captures, ordered, target),
+    ):
+        bar.phase("exporting calls")
+        omissions = _write_calls(captures, ordered, fmt, target, include_blocked, bar)
+        if ordered is None:  # the validation beside is waited for as the block ends
+            bar.phase("validating beside the export")
     click.echo(omissions.summary(), err=True)
 
 
@@ -112,23 +120,27 @@ def _write_calls(
     fmt: str,
     out: Path | None,
     include_blocked: bool,
+    bar: Bar,
 ) -> Omissions:
     """The calls of `captures` in `fmt` into `out` (stdout when None); `ordered`: whether
     each capture's calls.jsonl is in sequence order (`message_records`). None (not known
     yet: `out` is a file being validated beside) takes them as in order, and writes `out`
-    again from the start, reading each twice, at the first call that is not."""
+    again from the start, reading each twice, at the first call that is not. `bar`
+    counts the calls written."""
     if ordered is None:
         try:
-            return _write_calls(captures, [True] * len(captures), fmt, out, include_blocked)
+            return _write_calls(captures, [True] * len(captures), fmt, out, include_blocked, bar)
         except OutOfSequence:  # (valid when its manifest names it)
-            return _write_calls(captures, [False] * len(captures), fmt, out, include_blocked)
+            return _write_calls(captures, [False] * len(captures), fmt, out, include_blocked, bar)
     omissions = Omissions("call")
     if fmt == "roller":
-        lines = (line for c in captures for line in capture_lines(c, include_blocked, omissions))
+        lines = bar.counting(
+            line for c in captures for line in capture_lines(c, include_blocked, omissions)
+        )
         with _opened(out) as fh:
             omissions.written = write_lines(lines, fh)
         return omissions
-    records = (
+    records = bar.counting(
         record
         for capture, in_sequence in zip(captures, ordered, strict=True)
         for record in message_records(capture, include_blocked, omissions, in_sequence)
@@ -236,7 +248,11 @@ def trajectory(path: Path, out: Path | None, include_blocked: bool, fmt: str) ->
     """
     if fmt == "parquet" and out is None:
         raise UsageError("--format parquet needs --out FILE")
-    with _valid_captures(path, out) as (captures, _, target):
+    with (
+        shown_on(Console(stderr=True), beside_stdout=out is None) as bar,
+        _valid_captures(path, out, bar) as (captures, _, target),
+    ):
+        bar.phase("building trajectories")
         omissions = _write_trajectories(captures, fmt, target, include_blocked)
     hint = (
         " (--include-blocked to include)"
@@ -289,7 +305,15 @@ def atif(path: Path, out: Path, include_blocked: bool) -> None:
     """Export one ATIF v1.8 trajectory per attempt under PATH: the root's steps from the
     main trajectory, every subagent embedded and referenced from the step that spawned
     it (docs/exports.md)."""
-    captures = [read_attempt(a) for a in _valid_attempts(path)]
+    with shown_on(Console(stderr=True)) as bar:
+        bar.phase("validating")
+        captures = [read_attempt(a) for a in _valid_attempts(path)]
+        bar.phase("writing ATIF documents")
+        omissions = _write_atif(captures, out, include_blocked)
+    click.echo(omissions.summary(), err=True)
+
+
+def _write_atif(captures: list[Capture], out: Path, include_blocked: bool) -> Omissions:
     omissions = Omissions("ATIF trajectory")
     out.mkdir(parents=True, exist_ok=True)
     for capture in captures:
@@ -299,7 +323,7 @@ def atif(path: Path, out: Path, include_blocked: bool) -> None:
         m = capture.manifest
         target = out / f"{m.sample_id}.attempt-{m.attempt:04d}.atif.json"
         target.write_text(json.dumps(doc, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
-    click.echo(omissions.summary(), err=True)
+    return omissions
 
 
 @command.command("otel")
@@ -322,7 +346,11 @@ def otel(path: Path, out: Path | None, content: bool) -> None:
     execute_tool spans per tool call, children under their spawning tool's span. Each
     capture is validated (an invalid one is refused; with --out, a large capture beside
     the export, as `roller export calls` says)."""
-    with _valid_captures(path, out) as (captures, _, target):
+    with (
+        shown_on(Console(stderr=True), beside_stdout=out is None) as bar,
+        _valid_captures(path, out, bar) as (captures, _, target),
+    ):
+        bar.phase("writing spans")
         spans = _write_traces(captures, content, target)
     omissions = Omissions("trace")
     omissions.written = len(captures)
@@ -347,15 +375,16 @@ def _write_traces(captures: list[Capture], content: bool, out: Path | None) -> i
 
 @contextlib.contextmanager
 def _valid_captures(
-    path: Path, out: Path | None
+    path: Path, out: Path | None, bar: Bar
 ) -> Iterator[tuple[list[Capture], list[bool] | None, Path | None]]:
     """The captures under `path`, whether each one's calls.jsonl is in sequence order, and
     where to write `out`. Each capture is validated first (an invalid one is refused),
     or, for a large capture to a file, beside the export (`roller.cli.side_validation`):
     the order is then not known yet (None) and the target is a temporary file that
-    becomes `out` once every attempt is valid."""
+    becomes `out` once every attempt is valid. `bar` shows the validation."""
     attempts = _attempts(path)
     if not beside(attempts, out):
+        bar.phase("validating")
         reports = _validated(attempts)
         captures = [read_attempt(r.attempt) for r in reports]
         yield captures, [r.calls_in_sequence for r in reports], out

@@ -3,25 +3,14 @@ then the attempt's stored main trajectory (inside a run layout)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import click
 from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    Progress,
-    ProgressColumn,
-    Task,
-    TaskID,
-    TextColumn,
-    TimeElapsedColumn,
-)
-from rich.text import Text
 
 from roller.capture.layout import AttemptPaths
 from roller.capture.models import STORAGE_LAYOUTS, StorageLayout
+from roller.cli.bar import Bar, shown_on
 from roller.export.trajectory_file import write_trajectory
 from roller.finalize.attempt import finalize_attempt
 from roller.finalize.progress import Phase, Reporter, Step
@@ -34,41 +23,14 @@ _SAID: dict[Phase, str] = {
 }
 
 
-class _Calls(ProgressColumn):
-    """The calls done of the total, for a counted phase (nothing for the others)."""
+def drawn(bar: Bar) -> Reporter:
+    """Finalize's steps told to `bar`: a phase each, counted where they count calls."""
 
-    def render(self, task: Task) -> Text:
-        if task.total is None:
-            return Text("")
-        return Text(f"{int(task.completed):,}/{int(task.total):,} calls", style="green")
+    def report(step: Step) -> None:
+        bar.phase(_SAID[step.phase], step.total if step.phase in ("decode", "write") else None)
+        bar.count(step.done, now=step.done == step.total)
 
-
-@contextmanager
-def shown(console: Console) -> Iterator[Reporter | None]:
-    """On a terminal (not `TERM=dumb`), a reporter drawing finalize's progress on
-    `console`, a bar that is gone once it ends; elsewhere (a pipe, a log, CI) None:
-    nothing is drawn."""
-    if not console.is_terminal or console.is_dumb_terminal:
-        yield None
-        return
-    columns = (
-        TextColumn("{task.description:<24}"),
-        BarColumn(),
-        _Calls(),
-        TimeElapsedColumn(),
-    )
-    with Progress(*columns, console=console, transient=True) as bar:
-        on_screen: list[tuple[Phase, TaskID]] = []  # the phase shown: one task a phase
-
-        def report(step: Step) -> None:
-            if not on_screen or on_screen[-1][0] != step.phase:
-                if on_screen:
-                    bar.remove_task(on_screen.pop()[1])
-                total = step.total if step.phase in ("decode", "write") else None
-                on_screen.append((step.phase, bar.add_task(_SAID[step.phase], total=total)))
-            bar.update(on_screen[-1][1], completed=step.done, refresh=True)
-
-        yield report
+    return report
 
 
 @click.command("finalize")
@@ -98,8 +60,8 @@ def command(attempt_dir: Path, storage_layout: StorageLayout | None) -> None:
     the calls, writing calls.jsonl, publishing) and is gone once it is done.
     """
     paths = AttemptPaths(attempt_dir)
-    with shown(Console(stderr=True)) as progress:
-        manifest = finalize_attempt(paths, storage_layout, progress)
+    with shown_on(Console(stderr=True)) as bar:
+        manifest = finalize_attempt(paths, storage_layout, drawn(bar))
     click.echo(
         f"finalized {attempt_dir}: {manifest.counts.calls} calls, "
         f"{manifest.counts.relations} relations, capture {manifest.capture_status}"

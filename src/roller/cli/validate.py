@@ -10,6 +10,7 @@ from rich.console import Console
 
 from roller.capture.integrity import validate_attempt
 from roller.capture.layout import find_attempts
+from roller.cli.bar import shown_on
 
 
 @click.command("validate")
@@ -29,7 +30,11 @@ def command(path: Path, as_json: bool) -> int:
     if not attempts:
         click.echo(f"roller: error: no capture found under {path}", err=True)
         return 2
-    reports = [validate_attempt(a) for a in attempts]
+    with shown_on(Console(stderr=True)) as bar:
+        reports = []
+        for k, attempt in enumerate(attempts, start=1):
+            bar.phase(f"validating {k} of {len(attempts)}" if len(attempts) > 1 else "validating")
+            reports.append(validate_attempt(attempt))
     if as_json:
         click.echo(
             json.dumps(

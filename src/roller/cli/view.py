@@ -11,6 +11,7 @@ from rich.console import Console
 
 from roller.capture.layout import AttemptPaths, find_attempts
 from roller.capture.reader import read_attempt
+from roller.cli.bar import shown_on
 from roller.errors import UsageError
 from roller.view.render import render_tree
 from roller.view.tree import build_tree
@@ -61,11 +62,16 @@ def command(path: Path, as_json: bool, as_html: bool, out: Path | None) -> None:
 def _write_html(attempts: list[AttemptPaths], out: Path) -> None:
     from roller.view.html import write_html_file
 
-    for attempt in attempts:
-        capture = read_attempt(attempt)
-        target = out
-        if len(attempts) > 1:
-            m = capture.manifest
-            target = out.with_name(f"{out.stem}-{m.sample_id}-attempt-{m.attempt:04d}{out.suffix}")
-        write_html_file(capture, target)
-        click.echo(f"wrote {target} ({len(capture.calls)} call(s))", err=True)
+    with shown_on(Console(stderr=True)) as bar:
+        for k, attempt in enumerate(attempts, start=1):
+            of = f" ({k} of {len(attempts)})" if len(attempts) > 1 else ""
+            bar.phase(f"reading the capture{of}")
+            capture = read_attempt(attempt)
+            target = out
+            if len(attempts) > 1:
+                m = capture.manifest
+                name = f"{out.stem}-{m.sample_id}-attempt-{m.attempt:04d}{out.suffix}"
+                target = out.with_name(name)
+            bar.phase(f"writing the page{of}")
+            write_html_file(capture, target)
+            click.echo(f"wrote {target} ({len(capture.calls)} call(s))", err=True)
