@@ -322,7 +322,7 @@ class _Started:
         if not self.wait:
             return spares
         deadline = time.monotonic() + 120
-        while not spares.ready(len(spares.spares)):
+        while not all(spare.ready() for spare in spares.spares):
             assert time.monotonic() < deadline, "a worker on standby never said it is ready"
             time.sleep(0.02)
         for process in self.processes if self.leave else ():
@@ -481,7 +481,7 @@ def test_workers_on_standby_not_needed_are_killed(tmp_path: Path) -> None:
         processes = [spare.process for spare in spares.spares]
         assert len(processes) == 2 and all(p.poll() is None for p in processes)
     assert all(p.returncode is not None for p in processes)  # killed and reaped
-    assert spares.take(1) == [] and not spares.ready(1)
+    assert spares.take(1) == [] and not spares.spares
     assert sorted(p.name for p in tmp_path.iterdir()) == ["tape"]
 
 

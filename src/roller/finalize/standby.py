@@ -203,12 +203,6 @@ class Standby:
                 break
         return cls(spares)
 
-    def ready(self, workers: int) -> bool:
-        """Whether `workers` spares can be taken, each ready for its job already."""
-        return 0 < workers <= len(self.spares) and all(
-            spare.ready() for spare in self.spares[:workers]
-        )
-
     def take(self, count: int) -> list[Spare]:
         """Up to `count` spares, ready or not."""
         taken, self.spares = self.spares[:count], self.spares[count:]

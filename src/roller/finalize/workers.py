@@ -80,7 +80,7 @@ STANDBY_MIN_BYTES: Final = 128 << 20  # ~1,700 calls of finalize_scale's (76 KiB
 CHECK_EVERY: Final = 16  # calls decoded here between two looks at workers still starting
 AWAIT_SECONDS: Final = 60  # how long workers asked for (`awaited`) are waited for at most
 # How much smaller this process's block is, per worker, than a worker's: it takes the
-# workers' records once its own block is done (~28 µs a record: unpickled, kept in the
+# workers' records once its own block is done (20–28 µs a record: unpickled, kept in the
 # facts and the spill), while a worker decodes a call ~8% slower than this process
 # (330 µs against 306, finalize_scale's 10k capture, both running). Of 0, 0.05 and 0.1,
 # 0.05 ended pass one first (docs/benchmarks.md, round 21).
