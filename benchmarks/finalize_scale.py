@@ -127,6 +127,10 @@ class Shape:
     child_turns: int
     fixed_kb: int
     turn_kb: int
+    # The transcript as the body's last member, after the fixed part and the settings:
+    # the synthetic shape before round 22 (tests/view/test_page_goldens.py's capture).
+    # By default Claude Code's order, the transcript second.
+    transcript_last: bool = False
 
     def conversations(self, total: int) -> Iterator[tuple[str, dict[str, str], int]]:
         """(participant label, x-roller headers, turns) until `total` calls are planned."""
@@ -318,7 +322,13 @@ def build_attempt(
     )
     paths.attempt_inputs.write_text(inputs.model_dump_json(by_alias=True) + "\n")
     fixed = fixed_part(shape.fixed_kb)
-    head = b'{"model":"mock-model","max_tokens":8192,"stream":true,'
+    # Claude Code's member order (2.1.x): the transcript second, the fixed part and the
+    # settings after it, so a resent transcript does not end its body.
+    head = b'{"model":"mock-model","messages":['
+    tail = b"]," + fixed + b',"metadata":{"user_id":"user_bench"},"max_tokens":8192,"stream":true}'
+    if shape.transcript_last:
+        head = b'{"model":"mock-model","max_tokens":8192,"stream":true,' + fixed + b',"messages":['
+        tail = b"]}"
     n = 0
     t = 1_764_547_200_000_000_000
     with TapeWriter(paths.tape, fsync_interval=None) as tape:
@@ -326,7 +336,7 @@ def build_attempt(
             task = {"role": "user", "content": _text(1, "task")}
             messages = [json.dumps(task, separators=(",", ":")).encode()]
             for _turn in range(turns):
-                body = head + fixed + b',"messages":[' + b",".join(messages) + b"]}"
+                body = head + b",".join(messages) + tail
                 meta = {
                     "method": "POST",
                     "path": "/v1/messages",

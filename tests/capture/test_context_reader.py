@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 
 import pytest
@@ -84,7 +85,6 @@ def test_an_addition_the_shortcut_cannot_prove_gives_the_general_result(added: b
     "first",
     [
         b'{"model":"m", "messages":[{"a":1}]}',  # not compact: not orjson's writing
-        b'{"messages":[{"a":1}],"stream":true}',  # the transcript is not the last member
         b'{"messages":[]}',  # nothing to extend
         b'[{"a":1}]',
     ],
@@ -106,3 +106,159 @@ def test_interleaved_conversations_each_extend_their_own(general_calls: list[byt
             same(reader.parse(data), parse_context(data))
             messages.append(compact({"c": c, "turn": turn}))
     assert len(general_calls) == context_reader.KEEP  # each conversation's first call only
+
+
+# Claude Code 2.1's member order: the transcript second, the fixed part and settings after.
+CC_HEAD = b'{"model":"m","messages":['
+CC_TAIL = b'],"system":[{"type":"text","text":"s\xc3\xa9"}],"tools":[{"name":"T"}],"stream":true}'
+
+
+def cc_body(*messages: bytes, tail: bytes = CC_TAIL) -> bytes:
+    return CC_HEAD + b",".join(messages) + tail
+
+
+def test_a_transcript_before_other_members_is_read_by_what_it_adds(
+    general_calls: list[bytes],
+) -> None:
+    reader = ContextReader()
+    messages = [FIRST]
+    values = []
+    for n in range(5):
+        data = cc_body(*messages)
+        got = reader.parse(data)
+        same(got, parse_context(data))
+        assert list(got.value) == ["model", "messages", "system", "tools", "stream"]
+        values.append(got.value)
+        messages += [compact({"role": "assistant", "content": [{"n": n}]}), compact({"n": n})]
+    assert general_calls == [cc_body(FIRST)]
+    # each later value holds the earlier one's messages themselves, the other members too
+    assert values[-1]["messages"][0] is values[0]["messages"][0]
+    assert values[-1]["tools"] is values[0]["tools"]
+
+
+def test_another_array_member_that_grows_is_read_by_what_it_adds(
+    general_calls: list[bytes],
+) -> None:
+    """The members are found in the value, not named: a `tools` array that gains a tool
+    with the transcript unchanged is the same kind of extension."""
+    reader = ContextReader()
+    first = cc_body(FIRST)
+    reader.parse(first)
+    data = first.replace(b'{"name":"T"}]', b'{"name":"T"},{"name":"U"}]')
+    got = reader.parse(data)
+    same(got, parse_context(data))
+    assert got.value["tools"] == [{"name": "T"}, {"name": "U"}]
+    assert general_calls == [first]
+
+
+@pytest.mark.parametrize(
+    "later",
+    [
+        # a member after the transcript changed: not the earlier body's bytes after it
+        cc_body(FIRST, b'{"a":2}', tail=CC_TAIL.replace(b'"T"', b'"U"')),
+        cc_body(FIRST, b'{"a":2}', tail=CC_TAIL.replace(b"true", b"false")),
+        # the last message's own content grew: a nested array, not a member's
+        cc_body(b'{"role":"user","content":["task","more"]}'),
+        # the body shortened, or only reordered
+        cc_body(),
+        b'{"messages":[' + FIRST + b'],"model":"m"' + CC_TAIL[1:],
+    ],
+)
+def test_a_body_that_extends_no_array_of_the_earlier_one_takes_the_general_path(
+    later: bytes, general_calls: list[bytes]
+) -> None:
+    reader = ContextReader()
+    first = cc_body(b'{"role":"user","content":["task"]}') if b"more" in later else cc_body(FIRST)
+    reader.parse(first)
+    same(reader.parse(later), parse_context(later))
+    assert general_calls == [first, later]
+
+
+def test_after_an_extension_only_the_grown_member_is_looked_at(
+    general_calls: list[bytes], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The members after the transcript are written once per conversation (`_arrays`),
+    not at every call: its next body is compared at the transcript's place alone."""
+    written: list[object] = []
+    dumps = context_reader.orjson.dumps
+
+    class Counted:
+        JSONDecodeError = context_reader.orjson.JSONDecodeError
+        JSONEncodeError = context_reader.orjson.JSONEncodeError
+        loads = staticmethod(context_reader.orjson.loads)
+
+        @staticmethod
+        def dumps(value: object) -> bytes:
+            written.append(value)
+            return dumps(value)
+
+    monkeypatch.setattr(context_reader, "orjson", Counted)
+    reader = ContextReader()
+    messages = [FIRST]
+    for n in range(4):
+        data = cc_body(*messages)
+        same(reader.parse(data), parse_context(data))
+        messages.append(compact({"n": n}))
+    top = {"model", "messages", "system", "tools", "stream"}
+    members = [
+        k for v in written if isinstance(v, dict) and len(v) == 1 and (k := next(iter(v))) in top
+    ]
+    assert members == ["stream", "tools", "system", "messages", "model"]  # the first body's
+    # after the first body, each body's new message alone is written (to check it)
+    later = written[written.index({"model": "m"}) + 1 :]
+    assert later == [{"n": 0}, {"n": 1}, {"n": 2}]
+
+
+def _conversation(reader: ContextReader, bodies: list[bytes]) -> list[ParsedContext]:
+    out = []
+    for data in bodies:
+        got = reader.parse(data)
+        same(got, parse_context(data))
+        out.append(got)
+    return out
+
+
+def marked(message: dict[str, object]) -> bytes:
+    """A message with Claude Code's `cache_control` marker on its last block."""
+    return compact({**message, "content": [{"type": "text", "text": "x", "cache_control": {}}]})
+
+
+def test_a_last_message_sent_again_changed_is_read_again_with_what_follows(
+    general_calls: list[bytes],
+) -> None:
+    """Claude Code moves its cache marker to the newest message: the previous last
+    message comes again without it. The messages before it are the earlier objects."""
+    reader = ContextReader()
+    plain = [
+        compact({"role": "user", "content": [{"type": "text", "text": f"m{i}"}]}) for i in range(6)
+    ]
+    mark = [marked({"role": "user", "i": i}) for i in range(6)]
+    bodies = [cc_body(FIRST, *plain[:n], mark[n]) for n in range(5)]
+    # and one whose two last messages changed, and one resent unchanged
+    bodies.append(cc_body(FIRST, *plain[:3], mark[0], mark[5]))
+    bodies.append(bodies[-1])
+    got = _conversation(reader, bodies)
+    assert general_calls == [bodies[0]]
+    for earlier, later in itertools.pairwise(got):
+        shared = later.value["messages"][0]
+        assert shared is earlier.value["messages"][0]
+    assert got[4].value["messages"][3] is got[3].value["messages"][3]
+    assert got[5].value["messages"][3] is got[4].value["messages"][3]  # (plain[2])
+
+
+@pytest.mark.parametrize(
+    "later",
+    [
+        cc_body(b'{"role":"user","content":"other"}', b'{"a":1}'),  # no element shared
+        cc_body(FIRST, b'{"a":1}', b"NaN"),  # a new element orjson does not take
+        cc_body(FIRST, b'{"a": 1}'),  # one not written as orjson writes it
+    ],
+)
+def test_elements_the_shortcut_cannot_prove_give_the_general_result(
+    later: bytes, general_calls: list[bytes]
+) -> None:
+    reader = ContextReader()
+    first = cc_body(FIRST, b'{"a":0}')
+    reader.parse(first)
+    same(reader.parse(later), parse_context(later))
+    assert general_calls == [first, later]

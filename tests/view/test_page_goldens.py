@@ -73,7 +73,7 @@ def test_the_page_of_a_fixture_is_byte_identical(harness: str, name: str, tmp_pa
 
 def test_the_page_of_a_synthetic_capture_is_byte_identical(tmp_path: Path) -> None:
     """1,000 calls: sessions of a 10-call root and three 5-call subagents, read from disk."""
-    shape = finalize_scale.Shape(10, 3, 5, fixed_kb=1, turn_kb=1)
+    shape = finalize_scale.Shape(10, 3, 5, fixed_kb=1, turn_kb=1, transcript_last=True)
     paths = finalize_scale.build_attempt(tmp_path, 1000, shape, "on-error")
     finalize_attempt(paths)
     c = read_attempt(paths)
@@ -132,7 +132,7 @@ def test_a_page_in_many_parts_shows_the_same_data(
     from roller.view.html import write_html_file
 
     monkeypatch.setattr(page_json, "PART_CHARS", 4096)
-    shape = finalize_scale.Shape(10, 3, 5, fixed_kb=1, turn_kb=1)
+    shape = finalize_scale.Shape(10, 3, 5, fixed_kb=1, turn_kb=1, transcript_last=True)
     paths = finalize_scale.build_attempt(tmp_path, 1000, shape, "on-error")
     finalize_attempt(paths)
     c = read_attempt(paths)
