@@ -18,6 +18,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from roller.capture.reader import shared_calls
 from roller.export import continuity as module
 from roller.export.continuity import continuity
 from roller.wire import Codec, codec_named
@@ -123,18 +124,27 @@ class _Plain:
     def items(self, codec: Codec, items: list[Any]) -> tuple[Hashable, ...]:
         return tuple(k for k in map(codec.item_key, items) if k is not None)
 
+    def prefixes(self, codec: Codec, items: list[Any]) -> list[Hashable]:
+        return module._chain(b"", self.items(codec, items))
+
+    def system(self, codec: Codec, system: Any) -> Hashable:
+        return system
+
 
 def test_real_captures_as_over_the_keys_themselves(
     real_captures: RealCaptures, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     digested = {key: continuity(capture.calls) for key, capture in real_captures.items()}
+    shared = {  # contexts that share an earlier call's items: their chain values reused
+        key: continuity(shared_calls(capture.calls)) for key, capture in real_captures.items()
+    }
     reversed_ = {
         key: continuity(list(capture.calls)[::-1]) for key, capture in real_captures.items()
     }
     with monkeypatch.context() as patch:
         patch.setattr(module, "_Digests", _Plain)
         plain = {key: continuity(capture.calls) for key, capture in real_captures.items()}
-    assert digested == plain == reversed_
+    assert digested == shared == plain == reversed_
     flows = [f for found in plain.values() for f in found.values()]
     assert any(f.extends_previous for f in flows)
     assert {f.break_reason for f in flows} >= {"first_call", "not_a_continuation", None}

@@ -6,7 +6,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
+
 from roller.capture.context_reader import ContextReader
+from roller.finalize import context_results
 from roller.finalize.context_results import ContextResults
 from roller.wire import codec_for
 
@@ -64,3 +67,29 @@ def test_other_protocols_and_odd_contexts_take_the_codec() -> None:
         assert results.of(ANTHROPIC, odd) == tuple(
             ANTHROPIC.context_tool_results(odd)  # type: ignore[arg-type]
         )
+
+
+def test_a_last_message_sent_again_changed_keeps_the_results_before_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Claude Code sends its previous last message again without its cache marker: the
+    results of the messages before it are kept, those of it and after are read again."""
+    shared: list[int] = []
+    real = context_results.shared_count
+
+    def counted(earlier: Any, later: Any) -> int:
+        shared.append(real(earlier, later))
+        return shared[-1]
+
+    monkeypatch.setattr(context_results, "shared_count", counted)
+    reader, results = ContextReader(), ContextResults()
+    transcript: list[Any] = [{"role": "user", "content": "x"}]
+    for n in range(6):
+        last = {**transcript[-1], "cache_control": {"type": "ephemeral"}}  # the newest only
+        context = reader.parse(_body([*transcript[:-1], last])).value
+        got = results.of(ANTHROPIC, context)
+        assert got == tuple(ANTHROPIC.context_tool_results(context))
+        assert len(got) == n
+        transcript += _turn("a", n, n % 2 == 0)
+    # every later context shared all its messages but the re-sent last one
+    assert shared == [2 * n for n in range(5)]

@@ -25,7 +25,8 @@ from roller.capture.blob_store import BlobStore
 from roller.capture.blobs import BlobError
 from roller.capture.call_check import unread_context_call, unread_context_json
 from roller.capture.compat import Upgrade, upgrade
-from roller.capture.context import context_json, parse_context
+from roller.capture.context import ParsedContext, context_json, parse_context
+from roller.capture.context_reader import ContextReader
 from roller.capture.files import sha256_hex
 from roller.capture.layout import AttemptPaths
 from roller.capture.models import CallRecord, Manifest, RelationRecord, RunConfig, SampleInfo
@@ -85,6 +86,18 @@ class CallRecords(Records[CallRecord]):
 
     def __init__(self, paths: AttemptPaths) -> None:
         super().__init__(paths.calls, lambda: iter_calls(paths))
+        self._paths = paths
+
+    def shared(self) -> Iterator[CallRecord]:
+        """The calls again, equal, their contexts read as `iter_calls_shared` reads them
+        (those already kept, as they are)."""
+        return iter(self._kept) if self._kept is not None else iter_calls_shared(self._paths)
+
+
+def shared_calls(calls: Sequence[CallRecord]) -> Iterator[CallRecord]:
+    """`calls` in order; a capture's on disk (`CallRecords`) with their contexts read once
+    per conversation (`iter_calls_shared`)."""
+    return calls.shared() if isinstance(calls, CallRecords) else iter(calls)
 
 
 class RelationRecords(Records[RelationRecord]):
@@ -225,13 +238,48 @@ def iter_calls(paths: AttemptPaths, *, checking: bool = False) -> Iterator[CallR
             yield with_stored_context(call, store)
 
 
+def iter_calls_shared(paths: AttemptPaths) -> Iterator[CallRecord]:
+    """`iter_calls`' records, equal, each context read by one `ContextReader`
+    (`roller.capture.context_reader`): a context that extends a recent call's is parsed
+    for what it adds, and holds that call's messages themselves, so a conversation's
+    transcript, resent on every call, is read once (and a reader may remember what it
+    made of a message by the message object, `roller.wire.item_views`). For a reader
+    that changes no context. The contexts are read as finalize read them
+    (`parse_context`'s meaning, Python's reader's); a compact/v2 line whose context that
+    reader does not take, or that `checked_call`'s fast path leaves, is read as
+    `iter_calls` reads it."""
+    reader = ContextReader()
+    if paths.contexts.exists():
+        with BlobStore(paths.contexts) as store:
+            for call in iter_jsonl(paths.calls, CallRecord):
+                yield _stored_context(call, store, reader.parse)[0]
+        return
+
+    def read(line: bytes) -> CallRecord:
+        fast = unread_context_json(line)
+        if fast is None or fast[1] is None:
+            return validate_json(line, CallRecord) if fast is None else fast[0]
+        parsed = reader.parse(fast[1])
+        if parsed.error is not None:
+            return validate_json(line, CallRecord)
+        return fast[0].model_copy(update={"context": parsed.value})
+
+    for call in iter_jsonl(paths.calls, CallRecord, read):
+        if call.context_ref is not None:
+            raise _no_store(paths, call)
+        yield call
+
+
 def with_stored_context(call: CallRecord, store: BlobStore) -> CallRecord:
     """A compact/v3 record with its context rebuilt and checked (`iter_calls`)."""
     return _stored_context(call, store)[0]
 
 
-def _stored_context(call: CallRecord, store: BlobStore) -> tuple[CallRecord, bytes | None]:
-    """`with_stored_context`, and the context's record JSON (`ParsedContext.record_json`)."""
+def _stored_context(
+    call: CallRecord, store: BlobStore, parse: Callable[[bytes], ParsedContext] = parse_context
+) -> tuple[CallRecord, bytes | None]:
+    """`with_stored_context`, and the context's record JSON (`ParsedContext.record_json`);
+    `parse` reads the body as `parse_context` does."""
     if call.context_ref is None:
         return call, None if call.context is None else context_json(call.context)
     body = store.body(call.context_ref)
@@ -239,7 +287,7 @@ def _stored_context(call: CallRecord, store: BlobStore) -> tuple[CallRecord, byt
         raise BlobError(
             f"{store.path}: call {call.call_id}: the stored context does not match context_sha256"
         )
-    parsed = parse_context(body)
+    parsed = parse(body)
     return call.model_copy(update={"context": parsed.value, "context_ref": None}), (
         parsed.record_json()
     )

@@ -46,19 +46,23 @@ from __future__ import annotations
 
 import hashlib
 import math
+from collections import deque
 from collections.abc import Hashable, Iterable
 from dataclasses import dataclass
 from operator import itemgetter
 from typing import Any
 
 import orjson
+import pydantic_core
 
 from roller.capture.models import CallRecord
 from roller.capture.models.numbered import IdsBuilder
 from roller.errors import CaptureFormatError
 from roller.wire import Codec, codec_named
+from roller.wire.item_views import shared_count
 
 _ABSENT = object()
+_LISTS = 8  # recent item lists a later one may begin with (conversations interleave)
 
 
 class OutOfSequence(CaptureFormatError):
@@ -127,38 +131,91 @@ class _Digests:
     not strings, numbers, None and tuples all the way down, as it is. The encoding is
     prefix-free (each value tagged, each string and tuple by its length, each number
     ended), so two encodings are equal exactly when the keys are equal. A system
-    prompt's digest is held once however many calls carry it (`__call__`); an item's is
-    remembered by the item's exact JSON text while it is in use (`items`: two
-    generations of at most `limit`, so what is kept is the conversations in flight)."""
+    prompt's digest is held once however many calls carry it (`__call__`).
+
+    What is remembered while in use:
+    - a few recent item lists with their chain values (`prefixes`): a list that begins
+      with some of the very objects of one of them takes its values for that part
+      (`shared_count`; a reader that parses contexts with one `ContextReader`,
+      `roller.capture.reader.iter_calls_shared`, gets an earlier call's items back);
+    - an item's digest by its exact JSON text (`items`: two generations of at most
+      `limit`, the conversations in flight), for items parsed apart (a context read
+      whole, an output); a text holding `null` only when it is the record's own writing
+      of the item (orjson writes NaN and Infinity as `null`, pydantic as themselves), so
+      items whose orjson texts are equal have equal keys;
+    - a few recent system prompts' digests by the object itself (`system`)."""
 
     def __init__(self, limit: int = 1 << 14) -> None:
         self._held: dict[bytes, bytes] = {}
         self._limit = limit
         self._items: dict[bytes, Hashable] = {}  # an item's exact JSON text's key -> its digest
         self._older: dict[bytes, Hashable] = {}  # the generation before
+        # (a call's items, its codec's name, digests before each item, chain values)
+        self._lists: deque[tuple[list[Any], str, list[int], list[Hashable]]] = deque(maxlen=_LISTS)
+        self._systems: deque[tuple[Any, str, Hashable]] = deque(maxlen=_LISTS)
 
-    def items(self, codec: Codec, items: Iterable[Any]) -> tuple[Hashable, ...]:
+    def prefixes(self, codec: Codec, items: list[Any]) -> list[Hashable]:
+        """`_chain(b"", self.items(codec, items))`, a recent list's values taken for
+        the part of `items` that holds its very objects."""
+        for kept in self._lists:
+            earlier, name, counted, values = kept
+            n = shared_count(earlier, items) if name == codec.name else 0
+            if n:
+                self._lists.remove(kept)
+                # the values of those items' keys (a key that is None adds none), extended
+                kept_values = values[: counted[n] + 1]
+                counted = counted[: n + 1]
+                digests = self.items(codec, items[n:], counted)
+                values = kept_values + _chain(kept_values[-1], digests)[1:]
+                break
+        else:
+            counted = [0]
+            values = _chain(b"", self.items(codec, items, counted))
+        self._lists.appendleft((items, codec.name, counted, values))
+        return values
+
+    def items(
+        self, codec: Codec, items: Iterable[Any], counted: list[int] | None = None
+    ) -> tuple[Hashable, ...]:
         """The digests of the compared items' keys (`Codec.item_key`; an item whose key
-        is None is not compared), each remembered by the item's exact JSON text."""
+        is None is not compared), each remembered (above). `counted` (how many digests
+        the items before each gave, from its last) is extended for each item."""
         out = []
         for item in items:
-            try:
-                text = orjson.dumps(item)
-            except orjson.JSONEncodeError:  # (an integer past 64 bits): not remembered
-                digest = _digest(codec.item_key(item))
-            else:
-                seen = hashlib.blake2b(codec.name.encode() + b"\0" + text, digest_size=16).digest()
-                digest = self._items.get(seen, _ABSENT)
-                if digest is _ABSENT:
-                    digest = self._older.get(seen, _ABSENT)
-                    if digest is _ABSENT:
-                        digest = _digest(codec.item_key(item))
-                    if len(self._items) >= self._limit:
-                        self._older, self._items = self._items, {}
-                    self._items[seen] = digest
+            digest = self._item_digest(codec, item)
             if digest is not None:
                 out.append(digest)
+            if counted is not None:
+                counted.append(counted[-1] + (digest is not None))
         return tuple(out)
+
+    def system(self, codec: Codec, system: Any) -> Hashable:
+        """The digest of a system prompt (`__call__`), a few recent ones' kept by the
+        object itself (a `ContextReader`'s contexts share it)."""
+        for prompt, name, digest in self._systems:
+            if prompt is system and name == codec.name:
+                return digest
+        digest = self(system)
+        self._systems.appendleft((system, codec.name, digest))
+        return digest
+
+    def _item_digest(self, codec: Codec, item: Any) -> Hashable:
+        try:
+            text = orjson.dumps(item)
+        except orjson.JSONEncodeError:  # (an integer past 64 bits): not remembered
+            return _digest(codec.item_key(item))
+        if b"null" in text and pydantic_core.to_json(item) != text:  # a NaN or Infinity
+            return _digest(codec.item_key(item))
+        seen = hashlib.blake2b(codec.name.encode() + b"\0" + text, digest_size=16).digest()
+        digest = self._items.get(seen, _ABSENT)
+        if digest is _ABSENT:
+            digest = self._older.get(seen, _ABSENT)
+            if digest is _ABSENT:
+                digest = _digest(codec.item_key(item))
+            if len(self._items) >= self._limit:
+                self._older, self._items = self._items, {}
+            self._items[seen] = digest
+        return digest
 
     def __call__(self, key: Hashable) -> Hashable:
         digest = _digest(key)
@@ -209,11 +266,11 @@ def _shape(call: CallRecord, digest: _Digests) -> _Shape | str:
         return "unreadable_request"
     if codec.server_state(call.context):
         return "history_not_in_request"
-    prefixes = _chain(b"", digest.items(codec, history.items))
+    prefixes = digest.prefixes(codec, list(history.items))
     out = digest.items(codec, codec.output_items(call.output) if call.output_complete else [])
     whole = _chain(prefixes[-1], out)[-1]
     n = len(prefixes) - 1 + len(out)
-    return _Shape(codec.name, digest(history.system), n, whole, tuple(prefixes))
+    return _Shape(codec.name, digest.system(codec, history.system), n, whole, tuple(prefixes))
 
 
 def _extends(shape: _Shape, earlier: _Shape) -> bool:

@@ -23,13 +23,14 @@ from collections.abc import Iterator
 from typing import Any
 
 from roller.capture.models import CallRecord, ParticipantRecord
-from roller.capture.reader import Capture
+from roller.capture.reader import Capture, shared_calls
 from roller.export.calls import participant_json
 from roller.export.continuity import Continuity, Flows, continuity
 from roller.export.omissions import Omissions
 from roller.export.private_fields import strip_private
 from roller.wire import codec_named
 from roller.wire.chat import ChatView
+from roller.wire.item_views import ItemViews
 
 SCHEMA = "roller.export.openai_messages/v1"
 
@@ -57,10 +58,11 @@ def params_of(call: CallRecord, harness: str) -> tuple[dict[str, Any], tuple[str
     return {k: v for k, v in history.config.items() if k != codec.system_field}, removed
 
 
-def request_view(call: CallRecord) -> ChatView | None:
-    """The call's request as chat messages and tools; None when no codec reads it."""
+def request_view(call: CallRecord, remembered: ItemViews | None = None) -> ChatView | None:
+    """The call's request as chat messages and tools; None when no codec reads it.
+    `remembered`: the items earlier calls' views read (`roller.wire.item_views`)."""
     codec = codec_named(call.protocol)
-    return codec.chat.request(call.context) if codec is not None else None
+    return codec.chat.request(call.context, remembered) if codec is not None else None
 
 
 def reply_view(call: CallRecord) -> ChatView:
@@ -78,9 +80,11 @@ def message_record(
     source: dict[str, Any],
     flow: Continuity | None,
     harness: str,
+    remembered: ItemViews | None = None,
 ) -> dict[str, Any] | None:
-    """The call as OpenAI chat messages; None when its request has no readable items."""
-    view = request_view(call)
+    """The call as OpenAI chat messages; None when its request has no readable items.
+    `remembered`: as `request_view`'s."""
+    view = request_view(call, remembered)
     if view is None:
         return None
     reply = reply_view(call) if call.output is not None else None
@@ -124,15 +128,17 @@ def message_records(
     participants = {p.participant_id: p for p in capture.manifest.participants}
     source = source_json(capture)
     harness = capture.manifest.harness.name
-    decided = None if in_sequence else continuity(capture.calls)
+    # contexts read once per conversation, and their messages viewed once (`ItemViews`)
+    decided = None if in_sequence else continuity(shared_calls(capture.calls))
     flows = Flows()
-    for call in capture.calls:
+    remembered = ItemViews()
+    for call in shared_calls(capture.calls):
         flow = flows.see(call) if decided is None else decided.get(call.call_id)
         if call.export_status != "exportable" and not include_blocked:
             omissions.leave_out("blocked:" + ",".join(call.export_blocked_by))
             continue
         owner = participants.get(call.participant_id or "")
-        record = message_record(call, owner, source, flow, harness)
+        record = message_record(call, owner, source, flow, harness, remembered)
         if record is None:
             omissions.leave_out("unreadable_request")
             continue

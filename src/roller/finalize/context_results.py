@@ -5,17 +5,19 @@ finalize's request bodies) gives the next call's transcript as a new list whose 
 elements are the earlier call's message objects themselves. `ContextResults.of(codec,
 context)` is exactly `codec.context_tool_results(context)`; for a context of
 a codec that reads results message by message (`Codec.results_by_message`: Anthropic
-Messages) whose `messages` begin with the messages of a recent context (equal,
-and the last of them the very same object: what `ContextReader` gives), it reads only
-the messages after them and appends their results to the recent context's.
+Messages) whose `messages` begin with some of the very message objects of a recent
+context (what `ContextReader` gives: all of them, or all but the last few, which
+Claude Code sends again changed), it reads only the messages after those and appends
+their results to those of the recent context's results that came from them.
 
 Why that is the same list: an Anthropic tool result comes from one `tool_result` block
 of one message, and its `message_index` is that message's position in `messages`
-(`roller.wire.anthropic.codec`); the messages before are at the same positions, and no
-reader of a context changes it. The new messages are read by the codec itself, as the
-`messages` of a request of their own, and their positions shifted by the prefix's
-length. Other codecs take their full walk. A few recent contexts are kept
-(subagents' conversations interleave): memory is bounded by `KEEP`, not by the capture.
+(`roller.wire.anthropic.codec`), in the order of the messages; the messages before are
+at the same positions, and no reader of a context changes it. The new messages are
+read by the codec itself, as the `messages` of a request of their own, and their
+positions shifted by the prefix's length. Other codecs take their full walk. A few
+recent contexts are kept (subagents' conversations interleave): memory is bounded by
+`KEEP`, not by the capture.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from collections import deque
 from dataclasses import replace
 from typing import Any, NamedTuple
 
+from roller.wire.item_views import shared_count
 from roller.wire.types import Codec, ToolResult
 
 KEEP = 8
@@ -32,14 +35,6 @@ KEEP = 8
 class _Kept(NamedTuple):
     messages: list[Any]  # the recent context's `messages`, held so their ids stay theirs
     results: tuple[ToolResult, ...]
-
-
-def _prefix(kept: list[Any], messages: list[Any]) -> bool:
-    if not kept or len(kept) > len(messages) or messages[len(kept) - 1] is not kept[-1]:
-        return False
-    # the list comparison takes an identical element as equal without reading it, and
-    # equal messages carry equal results anyway
-    return messages[: len(kept)] == kept
 
 
 class ContextResults:
@@ -52,11 +47,11 @@ class ContextResults:
         if not codec.results_by_message or not isinstance(messages, list) or not messages:
             return tuple(codec.context_tool_results(context))
         for kept in self._recent:
-            if _prefix(kept.messages, messages):
+            start = shared_count(kept.messages, messages)
+            if start:
                 self._recent.remove(kept)
-                start = len(kept.messages)
                 added = codec.context_tool_results({"messages": messages[start:]})
-                results = kept.results + tuple(
+                results = tuple(r for r in kept.results if r.message_index < start) + tuple(
                     replace(r, message_index=r.message_index + start) for r in added
                 )
                 break

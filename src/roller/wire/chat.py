@@ -35,10 +35,13 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from roller.wire.history import Conversation
 from roller.wire.types import JSONObject
+
+if TYPE_CHECKING:
+    from roller.wire.item_views import ItemViews
 
 SYSTEM = -1  # the item index of the system prompt (Anthropic `system`, Gemini …)
 
@@ -93,6 +96,21 @@ class ChatView:
 
     def plain(self) -> list[JSONObject]:
         return [m.message for m in self.messages]
+
+
+# One item's chat messages and the problems its reading found (`ChatForm.item`).
+ItemMessages = tuple[tuple[ChatMessage, ...], tuple[str, ...]]
+
+
+def joined(head: ChatView, items: Iterable[ItemMessages]) -> ChatView:
+    """`head`'s messages (a system prompt's), then each item's, their problems in order:
+    the view of a form whose items read alone (`ChatForm.item`)."""
+    messages = list(head.messages)
+    problems = list(head.problems)
+    for item_messages, item_problems in items:
+        messages += item_messages
+        problems += item_problems
+    return ChatView(messages=tuple(messages), problems=tuple(problems))
 
 
 def arguments_text(value: Any) -> str:
@@ -306,6 +324,11 @@ class ChatForm:
     # the view of that item by itself gives it as the whole list's view does. Not
     # Gemini's, whose results without an id take one from the calls before them.
     results_alone: bool = False
+    # One item's messages at its index, from that item and index alone, for a form whose
+    # `view` is its system prompt's messages then each item's (`joined`): Anthropic's,
+    # Chat's. None where items read together (Responses folds items into one message,
+    # Gemini numbers tool ids across items). `ItemViews` remembers them across calls.
+    item: Callable[[int, Any], ItemMessages] | None = None
 
 
 class Chat:
@@ -317,14 +340,18 @@ class Chat:
         self.provider = form.provider
         self.results_alone = form.results_alone
 
-    def request(self, request: Any) -> ChatView | None:
+    def request(self, request: Any, remembered: ItemViews | None = None) -> ChatView | None:
         """A request body's messages (its system prompt first) and tools; None when it
-        holds no item list."""
+        holds no item list. `remembered`: items already viewed in earlier calls are taken
+        from it where the form reads items alone (the same view, `ItemViews`)."""
         history = self._conversation.history_of(request)
         if history is None:
             return None
         system = self._conversation.system_prompt(history.config)
-        messages = self._form.view(system, history.items, ())
+        if remembered is not None and self._form.item is not None:
+            messages = remembered.view(self._form, system, history.items)
+        else:
+            messages = self._form.view(system, history.items, ())
         tools = self._form.tools_view(history.tools)
         return ChatView(messages.messages, tools.tools, messages.problems + tools.problems)
 

@@ -24,12 +24,14 @@ from roller.wire.chat import (
     ChatForm,
     ChatMessage,
     ChatView,
+    ItemMessages,
     MessageBuilder,
     Origin,
     PieceWriter,
     arguments_text,
     arguments_value,
     data_url,
+    joined,
     only_keys,
     parse_data_url,
     restore_pieces,
@@ -132,23 +134,30 @@ def _result_content(inner: Any) -> Any:
     return out
 
 
-def view(system: Any, items: Sequence[Any], tool_ids: Sequence[str | None] = ()) -> ChatView:
-    """The chat messages of a system prompt and item list (`tool_ids` is unused: every
-    Anthropic `tool_use` names its id)."""
+def item_messages(index: int, item: Any) -> ItemMessages:
+    """One item's messages, read alone (`ChatForm.item`)."""
     problems: list[str] = []
-    messages: list[ChatMessage] = []
+    return tuple(_item(index, item, problems)), tuple(problems)
+
+
+def _system(system: Any) -> ChatView:
+    problems: list[str] = []
     if isinstance(system, str):
         builder = MessageBuilder(role="system")
         builder.set_string(system, (SYSTEM, None))
-        messages.append(builder.build())
-    elif isinstance(system, list):
+        return ChatView(messages=(builder.build(),))
+    if isinstance(system, list):
         builder = MessageBuilder(role="system")
         for part, block in enumerate(system):
             _add_block(builder, block, (SYSTEM, part), problems)
-        messages.append(builder.build())
-    for index, item in enumerate(items):
-        messages.extend(_item(index, item, problems))
-    return ChatView(messages=tuple(messages), problems=tuple(problems))
+        return ChatView(messages=(builder.build(),), problems=tuple(problems))
+    return ChatView()
+
+
+def view(system: Any, items: Sequence[Any], tool_ids: Sequence[str | None] = ()) -> ChatView:
+    """The chat messages of a system prompt and item list, each item read alone
+    (`tool_ids` is unused: every Anthropic `tool_use` names its id)."""
+    return joined(_system(system), (item_messages(i, item) for i, item in enumerate(items)))
 
 
 def tools_view(tools: Any) -> ChatView:
@@ -243,4 +252,5 @@ CHAT = ChatForm(
     provider="anthropic",
     input_tokens_include_cache=False,
     results_alone=True,  # a tool_result block names its tool_use_id
+    item=item_messages,
 )

@@ -13,7 +13,7 @@ import copy
 from collections.abc import Sequence
 from typing import Any
 
-from roller.wire.chat import ChatForm, ChatMessage, ChatView
+from roller.wire.chat import ChatForm, ChatMessage, ChatView, ItemMessages, joined
 from roller.wire.types import JSONObject
 
 
@@ -38,9 +38,14 @@ def _message(index: int, item: Any) -> ChatMessage:
     )
 
 
+def item_messages(index: int, item: Any) -> ItemMessages:
+    """One item's message (`ChatForm.item`): the item itself."""
+    return (_message(index, item),), ()
+
+
 def view(system: Any, items: Sequence[Any], tool_ids: Sequence[str | None] = ()) -> ChatView:
     """The items themselves (`system` is always None for Chat; `tool_ids` unused)."""
-    return ChatView(messages=tuple(_message(i, item) for i, item in enumerate(items)))
+    return joined(ChatView(), (item_messages(i, item) for i, item in enumerate(items)))
 
 
 def tools_view(tools: Any) -> ChatView:
@@ -69,4 +74,5 @@ CHAT = ChatForm(
     input_tokens_include_cache=True,
     reply_problems=_extra_choices,
     results_alone=True,  # a tool message is an item
+    item=item_messages,
 )
