@@ -102,3 +102,32 @@ def test_trajectories_parquet_loads_with_datasets(run: Path, tmp_path: Path) -> 
 def test_parquet_needs_an_output_file(run: Path) -> None:
     result = roller("export", "calls", str(run), "--format", "parquet")
     assert result.returncode == 2 and "--format parquet needs --out" in result.stderr
+
+
+def test_the_tools_of_a_conversation_are_written_once_each_the_same(
+    real_captures: RealCaptures, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`ToolsJson` writes a tool list once for the calls that resend its very objects
+    (openai-messages' records, `ItemViews.tools`), the same text as each call's own; an
+    equal list of other objects gets its own writing."""
+    from roller.export import parquet
+
+    written: list[object] = []
+    real = parquet._json
+
+    def counted(value: object) -> str | None:
+        written.append(value)
+        return real(value)
+
+    capture = real_captures["claude-code", "parallel"]
+    tools = [r["tools"] for r in message_records(capture, True, Omissions("call"))]
+    monkeypatch.setattr(parquet, "_json", counted)
+    texts = parquet.ToolsJson()
+    got = [texts.of(t) for t in tools]
+    assert got == [real(t) for t in tools]
+    assert len(tools) > 3 and 0 < len(written) < len(tools)  # once per conversation
+    # a list equal to a kept one but of other objects (1 and 1.0 are equal, not the same)
+    other = [dict(t) for t in tools[0]]
+    written.clear()
+    assert texts.of(other) == real(other) and written == [other]
+    assert texts.of([{"n": 1.0}]) == '[{"n": 1.0}]' and texts.of([{"n": 1}]) == '[{"n": 1}]'

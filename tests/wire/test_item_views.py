@@ -9,6 +9,7 @@ only the first time its object comes at its place.
 
 from __future__ import annotations
 
+import operator
 from typing import Any
 
 import pytest
@@ -74,8 +75,14 @@ def test_an_item_is_read_once_where_contexts_share_it(
     distinct = {id(m) for m in items}
     assert len(distinct) < len(items)  # conversations resent their transcripts
     counted = Counted(monkeypatch)
-    _views(shared, ItemViews())
+    views = _views(shared, ItemViews())
     assert len(counted.read) == len(distinct)
+    # a resent `tools` value is viewed once: its chat tools are the same objects
+    by_tools: dict[int, Any] = {}
+    for call, view in zip(shared, views, strict=True):
+        first = by_tools.setdefault(id(call.context["tools"]), view.tools)
+        assert all(map(operator.is_, view.tools, first))
+    assert len(by_tools) < len(shared)
     # contexts parsed apart share no item: each is read every time, as without it
     counted.read.clear()
     apart = [c for c in iter_calls(capture.paths) if c.protocol == "anthropic-messages"]

@@ -18,7 +18,9 @@ export stops with that instruction before writing anything.
 from __future__ import annotations
 
 import json
+from collections import deque
 from collections.abc import Iterable, Iterator
+from operator import is_
 from pathlib import Path
 from typing import Any
 
@@ -93,8 +95,9 @@ def _usage(record: dict[str, Any], name: str) -> int | None:
     return value if isinstance(value, int) else None
 
 
-def call_row(record: dict[str, Any]) -> dict[str, Any]:
-    """One openai-messages record as a row of the calls table."""
+def call_row(record: dict[str, Any], texts: ToolsJson | None = None) -> dict[str, Any]:
+    """One openai-messages record as a row of the calls table (`texts`: the JSON of
+    recent calls' tools, `ToolsJson`)."""
     source = record["source"]
     participant = record.get("participant") or {}
     flow = record.get("continuity") or {}
@@ -117,7 +120,7 @@ def call_row(record: dict[str, Any]) -> dict[str, Any]:
         "response_id": record["response_id"],
         "messages": [message_row(m) for m in record["messages"]],
         "reply": [message_row(m) for m in record["reply"]] if record["reply"] is not None else None,
-        "tools_json": _json(record["tools"]),
+        "tools_json": (texts or ToolsJson()).of(record["tools"]),
         "params_json": _json(record["params"]),
         "origin_json": _json(record["origin"]),
         "input_tokens": _usage(record, "input_tokens"),
@@ -188,7 +191,30 @@ _EMPTY_RECORD: dict[str, Any] = {
 def write_calls(records: Iterable[dict[str, Any]], out: Path) -> int:
     """Write the calls table; returns the row count."""
     pa = _pyarrow()
-    return write_rows(pa, (call_row(r) for r in records), _calls_schema(pa), out)
+    texts = ToolsJson()
+    return write_rows(pa, (call_row(r, texts) for r in records), _calls_schema(pa), out)
+
+
+class ToolsJson:
+    """`_json(tools)` of a few recent calls' tool lists, kept by their tools' objects: a
+    conversation's calls resend one, which `ItemViews.tools` gives as the very same
+    tool objects (openai-messages' records), so its JSON text (16 KiB in
+    `finalize_scale.py`'s shape, most of the table's JSON) is made once per conversation
+    instead of once per call. Tools that are the same objects as a kept list's, held
+    with its text, write the same text."""
+
+    def __init__(self, keep: int = 8) -> None:
+        self._recent: deque[tuple[list[Any], str | None]] = deque(maxlen=keep)
+
+    def of(self, tools: Any) -> str | None:
+        if not isinstance(tools, list):
+            return _json(tools)
+        for kept, text in self._recent:
+            if len(kept) == len(tools) and all(map(is_, kept, tools)):
+                return text
+        text = _json(tools)
+        self._recent.appendleft((list(tools), text))
+        return text
 
 
 # Rows become an Arrow batch this many at a time, and batches a row group once they

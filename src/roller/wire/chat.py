@@ -343,7 +343,8 @@ class Chat:
     def request(self, request: Any, remembered: ItemViews | None = None) -> ChatView | None:
         """A request body's messages (its system prompt first) and tools; None when it
         holds no item list. `remembered`: items already viewed in earlier calls are taken
-        from it where the form reads items alone (the same view, `ItemViews`)."""
+        from it where the form reads items alone, and a `tools` value already viewed (the
+        same view, `ItemViews`)."""
         history = self._conversation.history_of(request)
         if history is None:
             return None
@@ -352,7 +353,10 @@ class Chat:
             messages = remembered.view(self._form, system, history.items)
         else:
             messages = self._form.view(system, history.items, ())
-        tools = self._form.tools_view(history.tools)
+        if remembered is not None:
+            tools = remembered.tools(self._form, history.tools)
+        else:
+            tools = self._form.tools_view(history.tools)
         return ChatView(messages.messages, tools.tools, messages.problems + tools.problems)
 
     def reply(self, output: Any, tool_ids: Sequence[str | None] = ()) -> ChatView:

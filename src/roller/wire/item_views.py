@@ -21,7 +21,8 @@ Rules kept:
 - Items that are not the same objects (contexts parsed apart) are read each time, as
   without it.
 - Memory: the item lists of `KEEP` recent calls with their messages (which share their
-  strings): the conversations in flight, as `ContextReader` holds them.
+  strings), and `KEEP` recent `tools` values with their views (`tools`): the
+  conversations in flight, as `ContextReader` holds them.
 - The messages are shared by every view that reuses them: their readers must not change
   them (the exports only write them out).
 """
@@ -51,6 +52,7 @@ class ItemViews:
     def __init__(self) -> None:
         # (form, a call's items, each item's messages)
         self._recent: deque[tuple[ChatForm, list[Any], list[ItemMessages]]] = deque(maxlen=KEEP)
+        self._tools: deque[tuple[ChatForm, Any, ChatView]] = deque(maxlen=KEEP)
 
     def view(self, form: ChatForm, system: Any, items: Sequence[Any]) -> ChatView:
         """`form.view(system, items, ())`, the messages of the first items that are a
@@ -71,3 +73,14 @@ class ItemViews:
             read = [read_item(i, item) for i, item in enumerate(items)]
         self._recent.appendleft((form, items, read))
         return joined(form.view(system, (), ()), read)
+
+    def tools(self, form: ChatForm, tools: Any) -> ChatView:
+        """`form.tools_view(tools)`, the view of a recent call's very `tools` value taken
+        from it (a conversation's calls resend one: a `ContextReader`'s contexts share
+        it), so its tools are the same objects too."""
+        for kept_form, kept, view in self._tools:
+            if kept is tools and kept_form is form:
+                return view
+        view = form.tools_view(tools)
+        self._tools.appendleft((form, tools, view))
+        return view
