@@ -127,9 +127,12 @@ class Shape:
     child_turns: int
     fixed_kb: int
     turn_kb: int
-    # The transcript as the body's last member, after the fixed part and the settings:
-    # the synthetic shape before round 22 (tests/view/test_page_goldens.py's capture).
-    # By default Claude Code's order, the transcript second.
+    # The transcript as the body's last member, after the fixed part and the settings,
+    # and no cache marker: the synthetic shape before round 22
+    # (tests/view/test_page_goldens.py's capture). By default Claude Code's: the
+    # transcript second, and the newest message's last block marked `cache_control`
+    # (the marker moves on, so each request sends the previous last message again
+    # without it).
     transcript_last: bool = False
 
     def conversations(self, total: int) -> Iterator[tuple[str, dict[str, str], int]]:
@@ -195,6 +198,9 @@ def fixed_part(kb: int) -> bytes:
         + b',"tools":'
         + json.dumps(tools, separators=(",", ":")).encode()
     )
+
+
+_CACHE_MARK = b',"cache_control":{"type":"ephemeral"}'
 
 
 def turn_messages(n: int, turn_kb: int) -> tuple[bytes, bytes]:
@@ -336,7 +342,10 @@ def build_attempt(
             task = {"role": "user", "content": _text(1, "task")}
             messages = [json.dumps(task, separators=(",", ":")).encode()]
             for _turn in range(turns):
-                body = head + b",".join(messages) + tail
+                last = messages[-1]
+                if not shape.transcript_last and last.endswith(b"}]}"):
+                    last = last[:-3] + _CACHE_MARK + b"}]}"  # on the newest message's last block
+                body = head + b",".join([*messages[:-1], last]) + tail
                 meta = {
                     "method": "POST",
                     "path": "/v1/messages",

@@ -51,7 +51,10 @@ class ContextResults:
             if start:
                 self._recent.remove(kept)
                 added = codec.context_tool_results({"messages": messages[start:]})
-                results = tuple(r for r in kept.results if r.message_index < start) + tuple(
+                before = kept.results
+                if start < len(kept.messages):  # (its last messages were sent again changed)
+                    before = tuple(r for r in before if r.message_index < start)
+                results = before + tuple(
                     replace(r, message_index=r.message_index + start) for r in added
                 )
                 break

@@ -31,6 +31,8 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Sequence
+from itertools import islice
+from operator import is_
 from typing import Any
 
 from roller.wire.chat import ChatForm, ChatView, ItemMessages, joined
@@ -40,10 +42,17 @@ KEEP = 8  # recent item lists a later one may begin with (conversations interlea
 
 def shared_count(earlier: Sequence[Any], later: Sequence[Any]) -> int:
     """How many of `later`'s first elements are `earlier`'s very objects, in order."""
-    for n, (a, b) in enumerate(zip(earlier, later, strict=False)):
+    n = min(len(earlier), len(later))
+    # the usual answers first, compared without a Python step per element: all of
+    # them (a transcript that grew), all but the last (Claude Code's re-sent message)
+    if all(map(is_, earlier, later)):
+        return n
+    if n > 1 and all(map(is_, islice(earlier, n - 1), later)):
+        return n - 1
+    for k, (a, b) in enumerate(zip(earlier, later, strict=False)):
         if a is not b:
-            return n
-    return min(len(earlier), len(later))
+            return k
+    return n  # (not reached: some element differs)
 
 
 class ItemViews:
