@@ -4,12 +4,19 @@ from __future__ import annotations
 
 import itertools
 import json
+import shutil
+from pathlib import Path
 
 import pytest
 
 from roller.capture import context_reader
 from roller.capture.context import ParsedContext, parse_context, parse_context_slowly
 from roller.capture.context_reader import ContextReader
+from roller.capture.layout import AttemptPaths
+from roller.capture.models import CallRecord
+from roller.capture.reader import iter_calls, iter_calls_shared
+from roller.finalize.attempt import finalize_attempt
+from tests.export.real_captures import RealCaptures
 
 
 def compact(value: object) -> bytes:
@@ -199,13 +206,10 @@ def test_after_an_extension_only_the_grown_member_is_looked_at(
         data = cc_body(*messages)
         same(reader.parse(data), parse_context(data))
         messages.append(compact({"n": n}))
-    top = {"model", "messages", "system", "tools", "stream"}
-    members = [
-        k for v in written if isinstance(v, dict) and len(v) == 1 and (k := next(iter(v))) in top
-    ]
-    assert members == ["stream", "tools", "system", "messages", "model"]  # the first body's
+    keys = [v for v in written if v in ("model", "messages", "system", "tools", "stream")]
+    assert keys == ["stream", "tools", "system", "messages", "model"]  # the first body's
     # after the first body, each body's new message alone is written (to check it)
-    later = written[written.index({"model": "m"}) + 1 :]
+    later = written[written.index("model") + 1 :]
     assert later == [{"n": 0}, {"n": 1}, {"n": 2}]
 
 
@@ -262,3 +266,22 @@ def test_elements_the_shortcut_cannot_prove_give_the_general_result(
     reader.parse(first)
     same(reader.parse(later), parse_context(later))
     assert general_calls == [first, later]
+
+
+def test_a_captures_calls_read_once_per_conversation_are_its_records(
+    real_captures: RealCaptures, tmp_path: Path
+) -> None:
+    """`iter_calls_shared` gives `iter_calls`' records, as `CallRecord`s, in compact/v2
+    and compact/v3, their contexts sharing an earlier call's messages."""
+    capture = real_captures["claude-code", "parallel"]
+    v3 = AttemptPaths(tmp_path / "attempt")
+    shutil.copytree(capture.paths.root, v3.root)
+    finalize_attempt(v3, "compact/v3")
+    assert v3.contexts.exists()
+    for paths in (capture.paths, v3):
+        shared = list(iter_calls_shared(paths))
+        assert shared == list(iter_calls(paths))
+        assert {type(c) for c in shared} == {CallRecord}
+        messages = [c.context["messages"] for c in shared if c.protocol == "anthropic-messages"]
+        firsts = {id(m[0]) for m in messages}
+        assert len(firsts) < len(messages)  # later calls hold earlier calls' messages

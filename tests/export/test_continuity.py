@@ -14,6 +14,7 @@ import math
 from collections.abc import Hashable
 from typing import Any
 
+import orjson
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -205,3 +206,21 @@ def test_each_distinct_item_is_keyed_once(
             history = codec.history(c.context) if codec and c.kind == "generation" else None
             resent += len(history.items) if history else 0
     assert 0 < carried < resent, (carried, resent)
+
+
+def test_an_item_holding_nan_is_not_taken_for_one_holding_null() -> None:
+    """orjson writes NaN as `null`: the digest remembered by an item's text must not be
+    reused for an item whose text is the same but whose value is not."""
+    codec = codec_named("anthropic-messages")
+    assert codec is not None
+
+    def item(x: object) -> dict[str, object]:
+        tool = {"type": "tool_use", "id": "t1", "name": "N", "input": {"x": x}}
+        return {"role": "assistant", "content": [tool]}
+
+    nan = item(math.nan)
+    assert orjson.dumps(nan) == orjson.dumps(item(None))
+    digest = module._Digests()
+    null_digests = digest.items(codec, [item(None)])
+    assert digest.items(codec, [nan]) != null_digests
+    assert digest.items(codec, [item(None)]) == null_digests

@@ -54,6 +54,7 @@ def test_every_real_capture_views_the_same_with_items_remembered(
     for capture in real_captures.values():
         shared = list(iter_calls_shared(capture.paths))
         apart = list(iter_calls(capture.paths))
+        assert shared == apart  # the same records, read once per conversation
         plain = _views(apart, None)
         assert _views(shared, ItemViews()) == plain
         assert _views(apart, ItemViews()) == plain

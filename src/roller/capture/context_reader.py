@@ -90,23 +90,25 @@ def _arrays(value: dict[str, Any], size: int) -> tuple[_Array, ...]:
     end = size - 1  # where the member being looked at ends: a "," or the closing "}"
     try:
         for key, member in reversed(value.items()):
-            written = len(orjson.dumps({key: member})) - 2  # `"key":value`, no "{" "}"
             if isinstance(member, list) and member:
+                lengths = [len(orjson.dumps(element)) for element in member]
+                written = sum(lengths) + len(lengths) + 1  # "[", "]" and the commas
                 close = end - 1
-                at = close - (len(orjson.dumps(member)) - 2)  # its first element
-                found.append(_Array(key, _starts(at, member), close))
-            end -= written + 1
+                found.append(_Array(key, _starts(close - written + 2, lengths), close))
+            else:
+                written = len(orjson.dumps(member))
+            end -= len(orjson.dumps(key)) + 1 + written + 1  # `"key":value` and its ","
     except orjson.JSONEncodeError:  # (an integer past 64 bits Python's reader read)
         return ()
     return tuple(reversed(found))
 
 
-def _starts(at: int, elements: list[Any]) -> tuple[int, ...]:
-    """Where each element starts, written one after another from `at`, `,` between."""
+def _starts(at: int, lengths: list[int]) -> tuple[int, ...]:
+    """Where each of elements of these lengths starts, written from `at`, `,` between."""
     out = []
-    for element in elements:
+    for length in lengths:
         out.append(at)
-        at += len(orjson.dumps(element)) + 1
+        at += length + 1
     return tuple(out)
 
 
@@ -155,9 +157,6 @@ def _extended(kept: _Kept, array: _Array, body: bytes) -> tuple[ParsedContext, _
         return None
     value = dict(kept.value)
     value[array.member] = [*kept.value[array.member][:k], *added]
-    starts = list(array.starts[:k])
-    for element in written:
-        starts.append(at)
-        at += len(element) + 1
-    grown = _Array(array.member, tuple(starts), len(body) - tail)
+    starts = array.starts[:k] + _starts(at, [len(element) for element in written])
+    grown = _Array(array.member, starts, len(body) - tail)
     return ParsedContext(value, None, body), grown

@@ -257,12 +257,17 @@ def iter_calls_shared(paths: AttemptPaths) -> Iterator[CallRecord]:
 
     def read(line: bytes) -> CallRecord:
         fast = unread_context_json(line)
-        if fast is None or fast[1] is None:
-            return validate_json(line, CallRecord) if fast is None else fast[0]
-        parsed = reader.parse(fast[1])
-        if parsed.error is not None:
+        if fast is None:
             return validate_json(line, CallRecord)
-        return fast[0].model_copy(update={"context": parsed.value})
+        checked, raw = fast  # (validated as a record, of the check's own class)
+        context = None
+        if raw is not None:
+            parsed = reader.parse(raw)
+            if parsed.error is not None:
+                return validate_json(line, CallRecord)
+            context = parsed.value
+        fields = {**dict(checked), "context": context}
+        return CallRecord.model_construct(checked.model_fields_set | {"context"}, **fields)
 
     for call in iter_jsonl(paths.calls, CallRecord, read):
         if call.context_ref is not None:

@@ -120,7 +120,7 @@ def call_row(record: dict[str, Any], texts: ToolsJson | None = None) -> dict[str
         "response_id": record["response_id"],
         "messages": [message_row(m) for m in record["messages"]],
         "reply": [message_row(m) for m in record["reply"]] if record["reply"] is not None else None,
-        "tools_json": (texts or ToolsJson()).of(record["tools"]),
+        "tools_json": _json(record["tools"]) if texts is None else texts.of(record["tools"]),
         "params_json": _json(record["params"]),
         "origin_json": _json(record["origin"]),
         "input_tokens": _usage(record, "input_tokens"),

@@ -4,7 +4,7 @@ A harness resends its whole transcript on every call, so an export that shows ev
 call's request as chat messages (`roller export calls --format openai-messages`, and
 Parquet, made of those records) read every item again on every call: its time grew with
 the square of a conversation's length (10k calls of `finalize_scale.py`: ~330 µs a
-call, docs/benchmarks.md, "Exports, round 22"). Where a protocol's view is made item by
+call, docs/benchmarks.md, round 22). Where a protocol's view is made item by
 item (`ChatForm.item`: its system prompt's messages, then each item's, from that item
 and its index alone), `ItemViews().view(form, system, items)` reads only the items after
 the first ones that are the very objects of a recent call's list (`shared_count`): a
