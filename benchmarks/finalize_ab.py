@@ -8,8 +8,8 @@ Run from the repository root (about two minutes at 10,000 calls and 8 rounds):
 VM the same finalize moves by ±15% between runs minutes apart (docs/benchmarks.md,
 rounds 19–21), more than most changes to it win; a change is judged by runs of both
 trees taking turns. This builds one attempt with `finalize_scale.py`'s builder (its
-shape flags), then per round copies it twice (the copies synced to disk before any
-timing) and finalizes each copy in a fresh process of one tree
+shape flags and `--storage-layout`), then per round copies it twice (the copies synced
+to disk before any timing) and finalizes each copy in a fresh process of one tree
 (`finalize_attempt`, as `finalize_scale.py`'s `finalize`; `PYTHONPATH=<tree>/src`,
 checked to be the `roller` that process imports), the trees' order alternating by
 round. It prints each pair's wall seconds and CPU seconds (the process and the
@@ -91,6 +91,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--child-turns", type=int, default=10)
     p.add_argument("--fixed-kb", type=int, default=16, help="system prompt + tools, KiB")
     p.add_argument("--turn-kb", type=int, default=1, help="tool result added per turn, KiB")
+    p.add_argument(
+        "--storage-layout",
+        choices=["compact/v2", "compact/v3"],
+        default="compact/v2",
+        help="the layout finalize publishes in",
+    )
     p.add_argument("--workdir", type=Path, default=None, help="default: a temporary directory")
     return p.parse_args(argv)
 
@@ -108,7 +114,7 @@ def main(argv: list[str] | None = None) -> None:
     try:
         made = work / "made"
         shutil.rmtree(made, ignore_errors=True)
-        build_attempt(made, args.calls, shape, "on-error")
+        build_attempt(made, args.calls, shape, "on-error", args.storage_layout)
         print(f"{args.calls} calls built; {args.rounds} rounds, the trees taking turns")
         first: bytes | None = None
         for k in range(args.rounds):

@@ -238,20 +238,89 @@ def test_a_growing_conversation_is_cut_from_its_kept_chain(tmp_path: Path) -> No
     written, roots, expected_file, expected_roots = _write(bodies)
     assert (roots, written) == (expected_roots, expected_file)
     # Each body after the first parses only its new message: the kept chain is resumed.
-    calls = []
+    # per body: `"m"`, then the one element its kept chain does not hold
+    assert [len(parsed) for parsed in _parsed(bodies)] == [2] * len(bodies)
+
+
+def _parsed(bodies: list[bytes]) -> list[list[str]]:
+    """For each body stored in turn by one writer, the first characters of each value
+    it parsed (`raw_decode`)."""
+    calls: list[str] = []
     original = json.JSONDecoder.raw_decode
 
     def counting(self: json.JSONDecoder, s: str, idx: int = 0) -> tuple[object, int]:
-        calls.append(idx)
+        calls.append(s[idx : idx + 12])
         return original(self, s, idx)
 
+    writer, out = BlobWriter(io.BytesIO()), []
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(json.JSONDecoder, "raw_decode", counting)
-        writer = BlobWriter(io.BytesIO())
         for body in bodies:
             writer.add_body(body)
-    # per body: `"m"`, then the one element its kept chain does not hold
-    assert len(calls) == 2 * len(bodies)
+            out.append(list(calls))
+            del calls[:]
+    return out
+
+
+def _marked(n: int, tail: str = "") -> bytes:
+    """Claude Code's shape (2.1): the transcript second, the newest message's block
+    marked `cache_control` (so the previous last message comes again without it)."""
+    messages: list[dict[str, object]] = [
+        {"role": "user", "content": [{"type": "text", "text": f"turn {k} " + "x" * 300}]}
+        for k in range(n)
+    ]
+    messages[-1] = {
+        "role": "user",
+        "content": [{"type": "text", "text": f"turn {n - 1} " + "x" * 300, "cache_control": {}}],
+    }
+    value = {"model": "m", "messages": messages, "system": "s" * 400, "max_tokens": 8}
+    return json.dumps(value, separators=(",", ":")).encode()[:-1] + tail.encode() + b"}"
+
+
+def test_a_transcript_whose_last_message_changed_resumes_before_it() -> None:
+    bodies = [_marked(n) for n in range(1, 30)]
+    written, roots, expected_file, expected_roots = _write(bodies)
+    assert (roots, written) == (expected_roots, expected_file)
+    for n, parsed in enumerate(_parsed(bodies), start=1):
+        messages = [c for c in parsed if c.startswith('{"role"')]
+        # the first body: its message; then the one sent again changed and the new one
+        assert len(messages) == (1 if n == 1 else 2), (n, parsed)
+
+
+def test_a_shared_run_is_found_wherever_it_ends() -> None:
+    # Messages changed at every place of a kept transcript: each body resumes at the
+    # last unchanged message (binary search), to the file a cut from the first byte makes.
+    base = [{"role": "user", "content": f"turn {k} " + "x" * 300} for k in range(12)]
+
+    def body(messages: list[dict[str, str]]) -> bytes:
+        return json.dumps({"model": "m", "messages": messages}, separators=(",", ":")).encode()
+
+    bodies = [body(base)]
+    for at in range(12):
+        changed = list(base)
+        changed[at] = {"role": "user", "content": "changed " + "y" * 300}
+        bodies += [body(changed[: at + 1] + base[at + 1 :]), body(base[: at + 1])]
+    written, roots, expected_file, expected_roots = _write(bodies)
+    assert (roots, written) == (expected_roots, expected_file)
+    assert len(set(roots)) == len(bodies) - 1  # the last is the shortened base again
+    writer = BlobWriter(io.BytesIO())
+    writer.add_body(bodies[0])
+    text = bodies[0].decode()
+    i = text.index("[")
+    for at in range(12):
+        changed = body([*base[:at], {"role": "user", "content": "z" * 300}]).decode()
+        shared = writer._shared(changed, i)
+        assert (len(shared.ends) if shared else 0) == at
+
+
+def test_a_resumed_array_not_followed_by_a_comma_is_not_cut() -> None:
+    # The kept run ends where this text has a space then something that is no comma:
+    # not JSON, so the body is one leaf (as a cut from the first byte finds).
+    good = _conversation(4)
+    bad = good[:-2] + b' x{"a":1}]}'
+    written, roots, expected_file, expected_roots = _write([good, bad])
+    assert (roots, written) == (expected_roots, expected_file)
+    assert roots[1] == hashlib.sha256(b"b" + bad).hexdigest()
 
 
 def test_a_body_resumes_after_its_kept_head() -> None:
@@ -272,21 +341,9 @@ def test_a_body_resumes_after_its_kept_head() -> None:
     bodies += [body(n, system="é") for n in range(1, 5)]
     written, roots, expected_file, expected_roots = _write(bodies)
     assert (roots, written) == (expected_roots, expected_file)
-    calls = []
-    original = json.JSONDecoder.raw_decode
-
-    def counting(self: json.JSONDecoder, s: str, idx: int = 0) -> tuple[object, int]:
-        calls.append(s[idx : idx + 12])
-        return original(self, s, idx)
-
-    writer = BlobWriter(io.BytesIO())
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(json.JSONDecoder, "raw_decode", counting)
-        for n in range(1, 8):
-            del calls[:]
-            writer.add_body(body(n))
-            parsed_head = [c for c in calls if not c.startswith('{"role"')]
-            assert (len(parsed_head) == 0) == (n > 1), (n, calls)
+    for n, parsed in enumerate(_parsed([body(n) for n in range(1, 8)]), start=1):
+        parsed_head = [c for c in parsed if not c.startswith('{"role"')]
+        assert (len(parsed_head) == 0) == (n > 1), (n, parsed)
 
 
 @pytest.mark.parametrize("number", ["12", "1.5", "1e3", "10", "1 ", "1"])
@@ -325,17 +382,23 @@ def test_a_body_nested_past_the_parsers_depth_is_one_leaf() -> None:
 
 
 def test_the_kept_chains_are_bounded() -> None:
-    chains = _Kept[str]()
+    chains = _Kept[str, tuple[bytes, ...]]()
     for n in range(200):
         chains.keep(f"[{n:04d}" + "y" * 1000, (bytes(32),))
     assert len(chains._by_key) == _Kept.KEYS
-    big = _Kept[str]()
+    big = _Kept[str, tuple[bytes, ...]]()
     for n in range(8):  # wide characters: 4 bytes each in memory
         big.keep(f"[{n:04d}" + "\U0001f600" * (5 << 20), (bytes(32),))
     assert 0 < big._bytes <= _Kept.BYTES
     assert sum(sys.getsizeof(p) for kept in big._by_key.values() for p, _ in kept) == big._bytes
+    # A cut's own size counts too: many small elements are bounded like a long text.
+    sized = _Kept[str, tuple[bytes, ...]](lambda cut: 100_000 * len(cut))
+    for n in range(8):
+        sized.keep(f"[{n:04d}" + "y" * 1000, tuple(bytes(32) for _ in range(100)))
+    assert 0 < sized._bytes <= _Kept.BYTES
+    assert len(sized._by_key) < 8
     # A chain that extends a kept one replaces it.
-    one = _Kept[str]()
+    one = _Kept[str, tuple[bytes, ...]]()
     one.keep("[" + "a" * 300, (b"1" * 32,))
     one.keep("[" + "a" * 400, (b"2" * 32,))
     assert [d for _, d in one._by_key["[" + "a" * 255]] == [(b"2" * 32,)]

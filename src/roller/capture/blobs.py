@@ -19,15 +19,21 @@ rebuilt body against the call's `context_sha256`.
 
 Cost: a body is cut in time proportional to what is new in it. The writer keeps recent
 prefixes with the digests cut up to their end (`_Kept`, bounded in count and size): each
-array's text up to its last element's end with the chain digest there, and each body's
-bytes up to its first array with new elements with the pieces before that value. A body
-that begins with a kept body's bytes (the next byte not a space: the key's piece ends
-there) resumes at that value, and an array that begins with a kept array's text (the
-element boundary confirmed by what follows it, for numbers) resumes from its chain, so
-only the new elements are parsed and hashed. What is cut up to a point is a function of
-the bytes before it alone, so the nodes and the root are the ones a cut from the first
-byte gives (tests/capture/test_blobs.py checks the file byte for byte against that
-reference cut). Without it each call's whole transcript was parsed and hashed again:
+array's text up to its last element's end with the chain digest at every element's end
+(`_Chain`), and each body's bytes up to its first array with new elements with the
+pieces before that value. A body that begins with a kept body's bytes (the next byte not
+a space: the key's piece ends there) resumes at that value, and an array that begins
+with a kept array's first elements resumes from the chain at the last of them (the
+largest such run, by binary search over the element ends; the boundary confirmed by what
+follows it, for numbers), so only the elements after it are parsed and hashed. That run
+need not be the whole kept array: Claude Code (2.1) moves its `cache_control` marker to
+the newest message on every request, so the previous last message comes again changed;
+resuming only from a whole kept array cut every such transcript from its first message
+(finalize in compact/v3, one process, spent ~30% of its time here at 10k calls:
+docs/benchmarks.md, round 23). What is cut up to a point is a function of the bytes
+before it alone, so the nodes and the root are the ones a cut from the first byte gives
+(tests/capture/test_blobs.py checks the file byte for byte against that reference
+cut). Without it each call's whole transcript was parsed and hashed again:
 finalize in compact/v3 took 2.3× the time of compact/v2 at 10k calls (docs/benchmarks.md,
 round 11).
 
@@ -46,7 +52,8 @@ import json
 import sys
 import zlib
 from collections import OrderedDict
-from typing import IO, Final, Generic, TypeVar
+from collections.abc import Callable
+from typing import IO, Final, Generic, NamedTuple, TypeVar
 
 from roller.errors import CaptureFormatError
 
@@ -81,13 +88,13 @@ class BlobWriter:
         # finalize 3-4% slower at 100k calls, a cut from the first byte ~30% slower: it is
         # asked for every node hashed, ~1 µs more a time.)
         self._known: set[bytes] = set()
-        self._chains: _Kept[str] = _Kept()  # arrays: text to the last element's end, its chain
-        self._tops: _Kept[bytes] = _Kept()  # bodies: bytes to a top-level value, children so far
+        self._chains: _Kept[str, _Chain] = _Kept(_Chain.size)  # arrays: text to the last end
+        self._tops: _Kept[bytes, tuple[bytes, ...]] = _Kept()  # bodies: to a value, pieces so far
         # The body being cut: its new frames, held until the cut is complete (a body
         # that turns out not to cut writes nothing of its pieces), and its arrays' ends.
         self._pending: list[bytes] = []
         self._new: set[bytes] = set()
-        self._cut: list[tuple[str, bytes]] = []
+        self._cut: list[tuple[str, _Chain]] = []
 
     def add_body(self, body: bytes) -> str:
         """Store a request body cut along its structure; the hex digest of its root."""
@@ -99,8 +106,8 @@ class BlobWriter:
             root, top = self._leaf(body), None
         self._fh.write(b"".join(self._pending))
         self._known |= self._new
-        for prefix, digest in self._cut:
-            self._chains.keep(prefix, (digest,))
+        for prefix, chain in self._cut:
+            self._chains.keep(prefix, chain)
         if top is not None:
             self._tops.keep(body[: top[0]], top[1])
         self._begin()  # (the frames written: not held until the next body)
@@ -207,33 +214,86 @@ class BlobWriter:
         if text[first] == "]":
             node = self._concat([self._leaf(text[i:first].encode()), self._leaf(b"]")])
             return node, first + 1, False
-        for length, (chain,) in self._chains.matches(text, i):
-            end = i + length
-            # A number's end is known only by what follows it: that must end an element.
-            if end < len(text) and text[end] in _AFTER_ELEMENT:
-                after = _skip(text, end)
-                if text[after] == "]":
-                    return *self._closed(text, i, chain, end, after), False
-                piece_start, pos = end, _skip(text, after + 1)
-                break
+        shared = self._shared(text, i)
+        if shared is not None:
+            ends, chains = list(shared.ends), list(shared.digests)
+            end = i + ends[-1]
+            after = _skip(text, end)
+            if text[after] == "]":
+                return *self._closed(text, i, ends, chains, after), False
+            if text[after] != ",":
+                raise _Uncut
+            chain, piece_start, pos = chains[-1], end, _skip(text, after + 1)
         else:  # from the first element
+            ends, chains = [], []
             chain = self._leaf(text[i:first].encode())  # "[" and the spaces after it
             piece_start, pos = first, first
         while True:
             _, end = _decoder.raw_decode(text, pos)
             chain = self._concat([chain, self._leaf(text[piece_start:end].encode())])
+            ends.append(end - i)
+            chains.append(chain)
             after = _skip(text, end)
             if text[after] == "]":
-                return *self._closed(text, i, chain, end, after), True
+                return *self._closed(text, i, ends, chains, after), True
             if text[after] != ",":
                 raise _Uncut
             piece_start, pos = end, _skip(text, after + 1)
 
-    def _closed(self, text: str, i: int, chain: bytes, end: int, after: int) -> tuple[bytes, int]:
-        """The array's node from its chain up to its last element's `end` and its closing
-        text; that chain kept for the next body once this one is stored."""
-        self._cut.append((text[i:end], chain))
-        return self._concat([chain, self._leaf(text[end : after + 1].encode())]), after + 1
+    def _shared(self, text: str, i: int) -> _Chain | None:
+        """The longest run of a kept array's first elements that the array at `i` begins
+        with, as a `_Chain` of those elements; None when there is none."""
+        best: _Chain | None = None
+        for prefix, chain in self._chains.entries(text, i):
+            n = _shared_elements(text, i, prefix, chain.ends)
+            # A number's end is known only by what follows it: that must end an element
+            # (inside the kept text it does; after all of it, it is this text's).
+            end = i + chain.ends[n - 1] if n else 0
+            if n and not (end < len(text) and text[end] in _AFTER_ELEMENT):
+                n -= 1
+            if n and (best is None or chain.ends[n - 1] > best.ends[-1]):
+                best = _Chain(chain.ends[:n], chain.digests[:n])
+        return best
+
+    def _closed(
+        self, text: str, i: int, ends: list[int], chains: list[bytes], after: int
+    ) -> tuple[bytes, int]:
+        """The array's node from its chain up to its last element's end and its closing
+        text; the chains kept for the next body once this one is stored."""
+        end = i + ends[-1]
+        self._cut.append((text[i:end], _Chain(tuple(ends), tuple(chains))))
+        return self._concat([chains[-1], self._leaf(text[end : after + 1].encode())]), after + 1
+
+
+class _Chain(NamedTuple):
+    """A kept array's cut: for each element n, where it ends (from the array's `[`) and
+    the chain of the first n + 1 elements there."""
+
+    ends: tuple[int, ...]
+    digests: tuple[bytes, ...]
+
+    def size(self) -> int:
+        """Its memory, about: a 32-byte `bytes` (65), an `int` (28), two tuple slots."""
+        return 110 * len(self.ends)
+
+
+def _shared_elements(text: str, i: int, prefix: str, ends: tuple[int, ...]) -> int:
+    """How many of a kept array's first elements (`prefix`, its elements ending at
+    `ends`) the text at `i` begins with: the longest such run of elements' text, by
+    binary search (a run's text holds every shorter run's). All but the last is tried
+    first: a resent transcript whose last message changed."""
+    if text.startswith(prefix, i):
+        return len(ends)
+    if len(ends) > 1 and text.startswith(prefix[: ends[-2]], i):
+        return len(ends) - 1
+    low, high = 0, len(ends) - 2  # the answer is within
+    while low < high:
+        mid = (low + high + 1) // 2
+        if text.startswith(prefix[: ends[mid - 1]], i):
+            low = mid
+        else:
+            high = mid - 1
+    return low
 
 
 _WS = " \t\n\r"
@@ -249,45 +309,59 @@ def _skip(text: str, i: int) -> int:
 
 
 _S = TypeVar("_S", str, bytes)
+_V = TypeVar("_V")
 
 
-class _Kept(Generic[_S]):
+def _no_size(cut: object) -> int:
+    return 0
+
+
+class _Kept(Generic[_S, _V]):
     """Recent prefixes (an array's text to its last element's end; a body's bytes to one
-    of its values) with the digests cut up to their end, found by their first `KEY`
+    of its values) with what was cut up to their end, found by their first `KEY`
     characters or bytes. Bounded: `KEYS` first parts, `PER_KEY` prefixes under each,
-    `BYTES` of prefixes in memory in all (`sys.getsizeof`: a text of wide characters
-    takes up to four bytes a character); the least recently used first part goes first."""
+    `BYTES` of prefixes and cuts in memory in all (`sys.getsizeof` for a prefix: a text
+    of wide characters takes up to four bytes a character; `size` for its cut); the
+    least recently used first part goes first."""
 
     KEY: Final = 256  # shorter prefixes are cheap to cut again and are not kept
     KEYS: Final = 64
     PER_KEY: Final = 4
     BYTES: Final = 64 << 20
 
-    def __init__(self) -> None:
-        self._by_key: OrderedDict[_S, list[tuple[_S, tuple[bytes, ...]]]] = OrderedDict()
+    def __init__(self, size: Callable[[_V], int] = _no_size) -> None:
+        self._by_key: OrderedDict[_S, list[tuple[_S, _V]]] = OrderedDict()
+        self._size = size
         self._bytes = 0
 
-    def matches(self, seq: _S, i: int) -> list[tuple[int, tuple[bytes, ...]]]:
-        """The kept prefixes `seq` holds at `i`, longest first: (length, digests)."""
-        kept = self._by_key.get(seq[i : i + self.KEY])
-        if kept is None:
-            return []
-        found = [(len(prefix), cut) for prefix, cut in kept if seq.startswith(prefix, i)]
+    def entries(self, seq: _S, i: int) -> list[tuple[_S, _V]]:
+        """The prefixes kept under `seq`'s first part at `i`, newest first (`seq` need
+        not begin with them)."""
+        return self._by_key.get(seq[i : i + self.KEY], [])
+
+    def matches(self, seq: _S, i: int) -> list[tuple[int, _V]]:
+        """The kept prefixes `seq` holds at `i`, longest first: (length, cut)."""
+        found = [
+            (len(prefix), cut) for prefix, cut in self.entries(seq, i) if seq.startswith(prefix, i)
+        ]
         return sorted(found, key=lambda match: -match[0])
 
-    def keep(self, prefix: _S, cut: tuple[bytes, ...]) -> None:
+    def keep(self, prefix: _S, cut: _V) -> None:
         if len(prefix) < self.KEY:
             return
         key = prefix[: self.KEY]
         kept = self._by_key.pop(key, [])
         for old in [k for k in kept if prefix.startswith(k[0])]:  # this one covers them
             kept.remove(old)
-            self._bytes -= sys.getsizeof(old[0])
+            self._bytes -= self._cost(old)
         kept.insert(0, (prefix, cut))
-        self._bytes += sys.getsizeof(prefix)
+        self._bytes += self._cost((prefix, cut))
         while len(kept) > self.PER_KEY:
-            self._bytes -= sys.getsizeof(kept.pop()[0])
+            self._bytes -= self._cost(kept.pop())
         self._by_key[key] = kept
         while len(self._by_key) > self.KEYS or (self._bytes > self.BYTES and self._by_key):
             _, dropped = self._by_key.popitem(last=False)
-            self._bytes -= sum(sys.getsizeof(p) for p, _ in dropped)
+            self._bytes -= sum(self._cost(k) for k in dropped)
+
+    def _cost(self, kept: tuple[_S, _V]) -> int:
+        return sys.getsizeof(kept[0]) + self._size(kept[1])
