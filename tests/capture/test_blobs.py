@@ -279,12 +279,18 @@ def _marked(n: int, tail: str = "") -> bytes:
 
 def test_a_transcript_whose_last_message_changed_resumes_before_it() -> None:
     bodies = [_marked(n) for n in range(1, 30)]
+    # the same rest after the transcript, then another of the same length, then the first
+    bodies += [_marked(30, ',"x":1'), _marked(31, ',"x":2'), _marked(32, ',"x":1')]
     written, roots, expected_file, expected_roots = _write(bodies)
     assert (roots, written) == (expected_roots, expected_file)
     for n, parsed in enumerate(_parsed(bodies), start=1):
         messages = [c for c in parsed if c.startswith('{"role"')]
         # the first body: its message; then the one sent again changed and the new one
         assert len(messages) == (1 if n == 1 else 2), (n, parsed)
+        # The rest after the transcript (system prompt, settings) is parsed when it is
+        # new only: the model before the transcript is parsed every time.
+        rest = [c for c in parsed if not c.startswith(('{"role"', '"m"'))]
+        assert len(rest) == (2 if n == 1 else 3 if n in (30, 31) else 0), (n, parsed)
 
 
 def test_a_shared_run_is_found_wherever_it_ends() -> None:

@@ -30,12 +30,14 @@ need not be the whole kept array: Claude Code (2.1) moves its `cache_control` ma
 the newest message on every request, so the previous last message comes again changed;
 resuming only from a whole kept array cut every such transcript from its first message
 (finalize in compact/v3, one process, spent ~30% of its time here at 10k calls:
-docs/benchmarks.md, round 23). What is cut up to a point is a function of the bytes
-before it alone, so the nodes and the root are the ones a cut from the first byte gives
-(tests/capture/test_blobs.py checks the file byte for byte against that reference
-cut). Without it each call's whole transcript was parsed and hashed again:
-finalize in compact/v3 took 2.3× the time of compact/v2 at 10k calls (docs/benchmarks.md,
-round 11).
+docs/benchmarks.md, round 23). And the text after a body's first grown array, when a
+recent body ended with the same text (`_Tails`: the system prompt, tools and settings
+Claude Code sends after its transcript), takes that body's pieces unparsed. What is cut
+up to a point is a function of the bytes before it alone, and what is cut after it of
+the bytes after it, so the nodes and the root are the ones a cut from the first byte
+gives (tests/capture/test_blobs.py checks the file byte for byte against that reference
+cut). Without it each call's whole transcript was parsed and hashed again: finalize in
+compact/v3 took 2.3× the time of compact/v2 at 10k calls (docs/benchmarks.md, round 11).
 
 File format: a sequence of frames, each a JSON header line `{"h": digest, "k": "b"|"c",
 "z": "zlib"|null, "n": len}`, exactly `n` payload bytes, then `\\n` (a leaf's bytes, or a
@@ -95,6 +97,8 @@ class BlobWriter:
         self._pending: list[bytes] = []
         self._new: set[bytes] = set()
         self._cut: list[tuple[str, _Chain]] = []
+        self._rest: tuple[str, tuple[bytes, ...]] | None = None
+        self._tails = _Tails()  # recent bodies: the text after their first grown array
 
     def add_body(self, body: bytes) -> str:
         """Store a request body cut along its structure; the hex digest of its root."""
@@ -110,11 +114,13 @@ class BlobWriter:
             self._chains.keep(prefix, chain)
         if top is not None:
             self._tops.keep(body[: top[0]], top[1])
+        if self._rest is not None:
+            self._tails.keep(*self._rest)
         self._begin()  # (the frames written: not held until the next body)
         return root.hex()
 
     def _begin(self) -> None:
-        self._pending, self._new, self._cut = [], set(), []
+        self._pending, self._new, self._cut, self._rest = [], set(), [], None
 
     # -- nodes
 
@@ -151,8 +157,16 @@ class BlobWriter:
         pieces before it are this body's too. Returns the root and what to keep of the
         body: the bytes up to its first array with new elements, where the
         conversation's next call resumes (bytes: kept for an ASCII text only, whose
-        offsets are its bytes'), with the pieces before it."""
+        offsets are its bytes'), with the pieces before it.
+
+        After the first array with new elements, the rest of the text is often a recent
+        body's (a conversation's system prompt, tools and settings after its transcript):
+        its pieces are a function of that text alone, so they are taken as that body's
+        were cut (`_Tails`), all of them stored already."""
         top: tuple[int, tuple[bytes, ...]] | None = None
+        # after the first array with new elements: the pieces before the rest, and where
+        # the rest begins (-1: no such array yet)
+        grown, rest_at = -1, 0
         offset, children = self._resumed(body)
         text = body[offset:].decode("utf-8")
         at_value = bool(offset)
@@ -173,6 +187,12 @@ class BlobWriter:
                 if fresh and top is None and text.isascii():
                     top = (offset + value, tuple(children))
                 children.append(digest)
+                if fresh and grown < 0:
+                    rest = self._tails.find(text, i)
+                    if rest is not None:
+                        return self._concat([*children, *rest]), top
+                    grown = len(children)
+                    rest_at = i
             else:
                 _, end = _decoder.raw_decode(text, i)
                 children.append(self._leaf(text[i:end].encode()))
@@ -183,6 +203,8 @@ class BlobWriter:
             elif text[i] != "}":
                 raise _Uncut
         children.append(self._leaf(text[start:].encode()))
+        if grown >= 0:
+            self._rest = (text[rest_at:], tuple(children[grown:]))
         return self._concat(children), top
 
     def _resumed(self, body: bytes) -> tuple[int, list[bytes]]:
@@ -306,6 +328,29 @@ def _skip(text: str, i: int) -> int:
     while i < len(text) and text[i] in _WS:
         i += 1
     return i
+
+
+class _Tails:
+    """The text of recent bodies after their first array with new elements, with the
+    pieces it was cut into, newest first: `find(text, i)` gives the pieces of one that
+    `text` ends with from `i`. Bounded: `COUNT` of them, none longer than `CHARS`."""
+
+    COUNT: Final = 8
+    CHARS: Final = 1 << 20
+
+    def __init__(self) -> None:
+        self._kept: list[tuple[str, tuple[bytes, ...]]] = []
+
+    def find(self, text: str, i: int) -> tuple[bytes, ...] | None:
+        for tail, pieces in self._kept:
+            if len(text) - i == len(tail) and text.startswith(tail, i):
+                return pieces
+        return None
+
+    def keep(self, tail: str, pieces: tuple[bytes, ...]) -> None:
+        if len(tail) > self.CHARS:
+            return
+        self._kept = [(tail, pieces), *(k for k in self._kept if k[0] != tail)][: self.COUNT]
 
 
 _S = TypeVar("_S", str, bytes)
