@@ -285,3 +285,9 @@ def test_a_captures_calls_read_once_per_conversation_are_its_records(
         messages = [c.context["messages"] for c in shared if c.protocol == "anthropic-messages"]
         firsts = {id(m[0]) for m in messages}
         assert len(firsts) < len(messages)  # later calls hold earlier calls' messages
+    # A check of compact/v3 reads its stored contexts so too (it must, to know which are
+    # null): the records are `iter_calls`' own.
+    checked = list(iter_calls(v3, checking=True))
+    assert checked == list(iter_calls(v3))
+    messages = [c.context["messages"] for c in checked if c.protocol == "anthropic-messages"]
+    assert len({id(m[0]) for m in messages}) < len(messages)

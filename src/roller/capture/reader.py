@@ -220,7 +220,9 @@ def iter_calls(paths: AttemptPaths, *, checking: bool = False) -> Iterator[CallR
     `CaptureFormatError` naming the call. `checking`: for a check that looks at no
     context's value (`roller.capture.integrity`): a context inline in the line
     (compact/v2) is left unread, `CONTEXT_NOT_READ` unless null (`checked_call`: the
-    same verdict)."""
+    same verdict); a stored one (compact/v3), which must be read to know whether it is
+    null, is read by one `ContextReader` (a resent transcript parsed for what it adds,
+    the contexts sharing their earlier calls' objects: a check changes none)."""
     if not paths.contexts.exists():
         calls = (
             iter_jsonl(paths.calls, CallRecord, checked_call)
@@ -233,9 +235,10 @@ def iter_calls(paths: AttemptPaths, *, checking: bool = False) -> Iterator[CallR
             yield call
         return
     # (compact/v3's lines hold no context to skip: read in full, which is cheaper there.)
+    parse = ContextReader().parse if checking else parse_context
     with BlobStore(paths.contexts) as store:
         for call in iter_jsonl(paths.calls, CallRecord):
-            yield with_stored_context(call, store)
+            yield _stored_context(call, store, parse)[0]
 
 
 def iter_calls_shared(paths: AttemptPaths) -> Iterator[CallRecord]:
