@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 
 from roller.capture import context_reader
-from roller.capture.context import ParsedContext, parse_context, parse_context_slowly
+from roller.capture.context import ParsedContext, context_json, parse_context, parse_context_slowly
 from roller.capture.context_reader import ContextReader
 from roller.capture.layout import AttemptPaths
 from roller.capture.models import CallRecord
-from roller.capture.reader import iter_calls, iter_calls_shared
+from roller.capture.reader import iter_calls, iter_calls_shared, iter_context_json
 from roller.finalize.attempt import finalize_attempt
 from tests.export.real_captures import RealCaptures
 
@@ -286,8 +286,14 @@ def test_a_captures_calls_read_once_per_conversation_are_its_records(
         firsts = {id(m[0]) for m in messages}
         assert len(firsts) < len(messages)  # later calls hold earlier calls' messages
     # A check of compact/v3 reads its stored contexts so too (it must, to know which are
-    # null): the records are `iter_calls`' own.
+    # null), and `roller export calls` (the contexts' record JSON): `iter_calls`' records.
     checked = list(iter_calls(v3, checking=True))
-    assert checked == list(iter_calls(v3))
-    messages = [c.context["messages"] for c in checked if c.protocol == "anthropic-messages"]
-    assert len({id(m[0]) for m in messages}) < len(messages)
+    with_json = list(iter_context_json(v3))
+    plain = list(iter_calls(v3))
+    assert checked == plain and [c for c, _ in with_json] == plain
+    assert [j for _, j in with_json] == [
+        None if c.context is None else context_json(c.context) for c in plain
+    ]
+    for calls in (checked, [c for c, _ in with_json]):
+        messages = [c.context["messages"] for c in calls if c.protocol == "anthropic-messages"]
+        assert len({id(m[0]) for m in messages}) < len(messages)

@@ -306,13 +306,16 @@ def iter_context_json(paths: AttemptPaths) -> Iterator[tuple[CallRecord, bytes |
     for it (`roller.capture.context.context_json`; None when it has none), without
     building the context where it is inline: the record's context is then left unread
     (`checked_call`'s fast path; `CONTEXT_NOT_READ`), its JSON taken from the line as it
-    is, which finalize wrote by that serializer. A line the fast path leaves, and a
-    compact/v3 record, is read in full (`iter_calls`) and its context's JSON made from
-    it. What `roller export calls` writes a request from, unparsed."""
+    is, which finalize wrote by that serializer. A line the fast path leaves is read in
+    full (`iter_calls`) and its context's JSON made from it; a compact/v3 record's
+    context is read by one `ContextReader` (a resent transcript parsed for what it adds,
+    the values sharing earlier calls' objects: for a reader that changes no context).
+    What `roller export calls` writes a request from, unparsed."""
     if paths.contexts.exists():
+        reader = ContextReader()
         with BlobStore(paths.contexts) as store:
             for call in iter_jsonl(paths.calls, CallRecord):
-                yield _stored_context(call, store)
+                yield _stored_context(call, store, reader.parse)
         return
     for call, context in iter_jsonl(paths.calls, CallRecord, _context_json):
         if call.context_ref is not None:
