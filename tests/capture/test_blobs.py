@@ -25,8 +25,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from roller.capture.blob_kept import Kept
 from roller.capture.blob_store import BlobStore
-from roller.capture.blobs import BlobError, BlobWriter, _Kept
+from roller.capture.blobs import BlobError, BlobWriter
 from tests.wire.settings import FUZZ
 
 # -- the reference cut ------------------------------------------------------------------
@@ -155,7 +156,7 @@ def _message(text: st.SearchStrategy[str]) -> st.SearchStrategy[object]:
     )
 
 
-# Long enough that arrays pass `_Kept.KEY` and are kept (short ones never are).
+# Long enough that arrays pass `Kept.KEY` and are kept (short ones never are).
 _LONG = st.builds(lambda t, n: t * n, _TEXT, st.integers(0, 40))
 _SPACE = st.sampled_from(["", " ", "\n  ", "\t"])
 
@@ -388,23 +389,23 @@ def test_a_body_nested_past_the_parsers_depth_is_one_leaf() -> None:
 
 
 def test_the_kept_chains_are_bounded() -> None:
-    chains = _Kept[str, tuple[bytes, ...]]()
+    chains = Kept[str, tuple[bytes, ...]]()
     for n in range(200):
         chains.keep(f"[{n:04d}" + "y" * 1000, (bytes(32),))
-    assert len(chains._by_key) == _Kept.KEYS
-    big = _Kept[str, tuple[bytes, ...]]()
+    assert len(chains._by_key) == Kept.KEYS
+    big = Kept[str, tuple[bytes, ...]]()
     for n in range(8):  # wide characters: 4 bytes each in memory
         big.keep(f"[{n:04d}" + "\U0001f600" * (5 << 20), (bytes(32),))
-    assert 0 < big._bytes <= _Kept.BYTES
+    assert 0 < big._bytes <= Kept.BYTES
     assert sum(sys.getsizeof(p) for kept in big._by_key.values() for p, _ in kept) == big._bytes
     # A cut's own size counts too: many small elements are bounded like a long text.
-    sized = _Kept[str, tuple[bytes, ...]](lambda cut: 100_000 * len(cut))
+    sized = Kept[str, tuple[bytes, ...]](lambda cut: 100_000 * len(cut))
     for n in range(8):
         sized.keep(f"[{n:04d}" + "y" * 1000, tuple(bytes(32) for _ in range(100)))
-    assert 0 < sized._bytes <= _Kept.BYTES
+    assert 0 < sized._bytes <= Kept.BYTES
     assert len(sized._by_key) < 8
     # A chain that extends a kept one replaces it.
-    one = _Kept[str, tuple[bytes, ...]]()
+    one = Kept[str, tuple[bytes, ...]]()
     one.keep("[" + "a" * 300, (b"1" * 32,))
     one.keep("[" + "a" * 400, (b"2" * 32,))
     assert [d for _, d in one._by_key["[" + "a" * 255]] == [(b"2" * 32,)]

@@ -18,9 +18,10 @@ contiguous slices of the body, so joining them gives it exactly; a reader checks
 rebuilt body against the call's `context_sha256`.
 
 Cost: a body is cut in time proportional to what is new in it. The writer keeps recent
-prefixes with the digests cut up to their end (`_Kept`, bounded in count and size): each
+prefixes with the digests cut up to their end (`roller.capture.blob_kept.Kept`, bounded
+in count and size): each
 array's text up to its last element's end with the chain digest at every element's end
-(`_Chain`), and each body's bytes up to its first array with new elements with the
+(`Chain`), and each body's bytes up to its first array with new elements with the
 pieces before that value. A body that begins with a kept body's bytes (the next byte not
 a space: the key's piece ends there) resumes at that value, and an array that begins
 with a kept array's first elements resumes from the chain at the last of them (the
@@ -31,7 +32,7 @@ the newest message on every request, so the previous last message comes again ch
 resuming only from a whole kept array cut every such transcript from its first message
 (finalize in compact/v3, one process, spent ~30% of its time here at 10k calls:
 docs/benchmarks.md, round 23). And the text after a body's first grown array, when a
-recent body ended with the same text (`_Tails`: the system prompt, tools and settings
+recent body ended with the same text (`Tails`: the system prompt, tools and settings
 Claude Code sends after its transcript), takes that body's pieces unparsed. What is cut
 up to a point is a function of the bytes before it alone, and what is cut after it of
 the bytes after it, so the nodes and the root are the ones a cut from the first byte
@@ -51,12 +52,10 @@ from __future__ import annotations
 
 import hashlib
 import json
-import sys
 import zlib
-from collections import OrderedDict
-from collections.abc import Callable
-from typing import IO, Final, Generic, NamedTuple, TypeVar
+from typing import IO, Final
 
+from roller.capture.blob_kept import Chain, Kept, Tails, shared_elements
 from roller.errors import CaptureFormatError
 
 DIGEST_BYTES = 32  # a node's digest: sha256
@@ -90,15 +89,15 @@ class BlobWriter:
         # finalize 3-4% slower at 100k calls, a cut from the first byte ~30% slower: it is
         # asked for every node hashed, ~1 µs more a time.)
         self._known: set[bytes] = set()
-        self._chains: _Kept[str, _Chain] = _Kept(_Chain.size)  # arrays: text to the last end
-        self._tops: _Kept[bytes, tuple[bytes, ...]] = _Kept()  # bodies: to a value, pieces so far
+        self._chains: Kept[str, Chain] = Kept(Chain.size)  # arrays: text to the last end
+        self._tops: Kept[bytes, tuple[bytes, ...]] = Kept()  # bodies: to a value, pieces so far
         # The body being cut: its new frames, held until the cut is complete (a body
         # that turns out not to cut writes nothing of its pieces), and its arrays' ends.
         self._pending: list[bytes] = []
         self._new: set[bytes] = set()
-        self._cut: list[tuple[str, _Chain]] = []
+        self._cut: list[tuple[str, Chain]] = []
         self._rest: tuple[str, tuple[bytes, ...]] | None = None
-        self._tails = _Tails()  # recent bodies: the text after their first grown array
+        self._tails = Tails()  # recent bodies: the text after their first grown array
 
     def add_body(self, body: bytes) -> str:
         """Store a request body cut along its structure; the hex digest of its root."""
@@ -162,7 +161,7 @@ class BlobWriter:
         After the first array with new elements, the rest of the text is often a recent
         body's (a conversation's system prompt, tools and settings after its transcript):
         its pieces are a function of that text alone, so they are taken as that body's
-        were cut (`_Tails`), all of them stored already."""
+        were cut (`Tails`), all of them stored already."""
         top: tuple[int, tuple[bytes, ...]] | None = None
         # after the first array with new elements: the pieces before the rest, and where
         # the rest begins (-1: no such array yet)
@@ -262,19 +261,19 @@ class BlobWriter:
                 raise _Uncut
             piece_start, pos = end, _skip(text, after + 1)
 
-    def _shared(self, text: str, i: int) -> _Chain | None:
+    def _shared(self, text: str, i: int) -> Chain | None:
         """The longest run of a kept array's first elements that the array at `i` begins
-        with, as a `_Chain` of those elements; None when there is none."""
-        best: _Chain | None = None
+        with, as a `Chain` of those elements; None when there is none."""
+        best: Chain | None = None
         for prefix, chain in self._chains.entries(text, i):
-            n = _shared_elements(text, i, prefix, chain.ends)
+            n = shared_elements(text, i, prefix, chain.ends)
             # A number's end is known only by what follows it: that must end an element
             # (inside the kept text it does; after all of it, it is this text's).
             end = i + chain.ends[n - 1] if n else 0
             if n and not (end < len(text) and text[end] in _AFTER_ELEMENT):
                 n -= 1
             if n and (best is None or chain.ends[n - 1] > best.ends[-1]):
-                best = _Chain(chain.ends[:n], chain.digests[:n])
+                best = Chain(chain.ends[:n], chain.digests[:n])
         return best
 
     def _closed(
@@ -283,39 +282,8 @@ class BlobWriter:
         """The array's node from its chain up to its last element's end and its closing
         text; the chains kept for the next body once this one is stored."""
         end = i + ends[-1]
-        self._cut.append((text[i:end], _Chain(tuple(ends), tuple(chains))))
+        self._cut.append((text[i:end], Chain(tuple(ends), tuple(chains))))
         return self._concat([chains[-1], self._leaf(text[end : after + 1].encode())]), after + 1
-
-
-class _Chain(NamedTuple):
-    """A kept array's cut: for each element n, where it ends (from the array's `[`) and
-    the chain of the first n + 1 elements there."""
-
-    ends: tuple[int, ...]
-    digests: tuple[bytes, ...]
-
-    def size(self) -> int:
-        """Its memory, about: a 32-byte `bytes` (65), an `int` (28), two tuple slots."""
-        return 110 * len(self.ends)
-
-
-def _shared_elements(text: str, i: int, prefix: str, ends: tuple[int, ...]) -> int:
-    """How many of a kept array's first elements (`prefix`, its elements ending at
-    `ends`) the text at `i` begins with: the longest such run of elements' text, by
-    binary search (a run's text holds every shorter run's). All but the last is tried
-    first: a resent transcript whose last message changed."""
-    if text.startswith(prefix, i):
-        return len(ends)
-    if len(ends) > 1 and text.startswith(prefix[: ends[-2]], i):
-        return len(ends) - 1
-    low, high = 0, len(ends) - 2  # the answer is within
-    while low < high:
-        mid = (low + high + 1) // 2
-        if text.startswith(prefix[: ends[mid - 1]], i):
-            low = mid
-        else:
-            high = mid - 1
-    return low
 
 
 _WS = " \t\n\r"
@@ -328,85 +296,3 @@ def _skip(text: str, i: int) -> int:
     while i < len(text) and text[i] in _WS:
         i += 1
     return i
-
-
-class _Tails:
-    """The text of recent bodies after their first array with new elements, with the
-    pieces it was cut into, newest first: `find(text, i)` gives the pieces of one that
-    `text` ends with from `i`. Bounded: `COUNT` of them, none longer than `CHARS`."""
-
-    COUNT: Final = 8
-    CHARS: Final = 1 << 20
-
-    def __init__(self) -> None:
-        self._kept: list[tuple[str, tuple[bytes, ...]]] = []
-
-    def find(self, text: str, i: int) -> tuple[bytes, ...] | None:
-        for tail, pieces in self._kept:
-            if len(text) - i == len(tail) and text.startswith(tail, i):
-                return pieces
-        return None
-
-    def keep(self, tail: str, pieces: tuple[bytes, ...]) -> None:
-        if len(tail) > self.CHARS:
-            return
-        self._kept = [(tail, pieces), *(k for k in self._kept if k[0] != tail)][: self.COUNT]
-
-
-_S = TypeVar("_S", str, bytes)
-_V = TypeVar("_V")
-
-
-def _no_size(cut: object) -> int:
-    return 0
-
-
-class _Kept(Generic[_S, _V]):
-    """Recent prefixes (an array's text to its last element's end; a body's bytes to one
-    of its values) with what was cut up to their end, found by their first `KEY`
-    characters or bytes. Bounded: `KEYS` first parts, `PER_KEY` prefixes under each,
-    `BYTES` of prefixes and cuts in memory in all (`sys.getsizeof` for a prefix: a text
-    of wide characters takes up to four bytes a character; `size` for its cut); the
-    least recently used first part goes first."""
-
-    KEY: Final = 256  # shorter prefixes are cheap to cut again and are not kept
-    KEYS: Final = 64
-    PER_KEY: Final = 4
-    BYTES: Final = 64 << 20
-
-    def __init__(self, size: Callable[[_V], int] = _no_size) -> None:
-        self._by_key: OrderedDict[_S, list[tuple[_S, _V]]] = OrderedDict()
-        self._size = size
-        self._bytes = 0
-
-    def entries(self, seq: _S, i: int) -> list[tuple[_S, _V]]:
-        """The prefixes kept under `seq`'s first part at `i`, newest first (`seq` need
-        not begin with them)."""
-        return self._by_key.get(seq[i : i + self.KEY], [])
-
-    def matches(self, seq: _S, i: int) -> list[tuple[int, _V]]:
-        """The kept prefixes `seq` holds at `i`, longest first: (length, cut)."""
-        found = [
-            (len(prefix), cut) for prefix, cut in self.entries(seq, i) if seq.startswith(prefix, i)
-        ]
-        return sorted(found, key=lambda match: -match[0])
-
-    def keep(self, prefix: _S, cut: _V) -> None:
-        if len(prefix) < self.KEY:
-            return
-        key = prefix[: self.KEY]
-        kept = self._by_key.pop(key, [])
-        for old in [k for k in kept if prefix.startswith(k[0])]:  # this one covers them
-            kept.remove(old)
-            self._bytes -= self._cost(old)
-        kept.insert(0, (prefix, cut))
-        self._bytes += self._cost((prefix, cut))
-        while len(kept) > self.PER_KEY:
-            self._bytes -= self._cost(kept.pop())
-        self._by_key[key] = kept
-        while len(self._by_key) > self.KEYS or (self._bytes > self.BYTES and self._by_key):
-            _, dropped = self._by_key.popitem(last=False)
-            self._bytes -= sum(self._cost(k) for k in dropped)
-
-    def _cost(self, kept: tuple[_S, _V]) -> int:
-        return sys.getsizeof(kept[0]) + self._size(kept[1])
