@@ -18,27 +18,27 @@ contiguous slices of the body, so joining them gives it exactly; a reader checks
 rebuilt body against the call's `context_sha256`.
 
 Cost: a body is cut in time proportional to what is new in it. The writer keeps recent
-prefixes with the digests cut up to their end (`roller.capture.blob_kept.Kept`, bounded
-in count and size): each
-array's text up to its last element's end with the chain digest at every element's end
-(`Chain`), and each body's bytes up to its first array with new elements with the
-pieces before that value. A body that begins with a kept body's bytes (the next byte not
-a space: the key's piece ends there) resumes at that value, and an array that begins
-with a kept array's first elements resumes from the chain at the last of them (the
-largest such run, by binary search over the element ends; the boundary confirmed by what
-follows it, for numbers), so only the elements after it are parsed and hashed. That run
-need not be the whole kept array: Claude Code (2.1) moves its `cache_control` marker to
-the newest message on every request, so the previous last message comes again changed;
-resuming only from a whole kept array cut every such transcript from its first message
-(finalize in compact/v3, one process, spent ~30% of its time here at 10k calls:
-docs/benchmarks.md, round 23). And the text after a body's first grown array, when a
-recent body ended with the same text (`Tails`: the system prompt, tools and settings
-Claude Code sends after its transcript), takes that body's pieces unparsed. What is cut
-up to a point is a function of the bytes before it alone, and what is cut after it of
-the bytes after it, so the nodes and the root are the ones a cut from the first byte
-gives (tests/capture/test_blobs.py checks the file byte for byte against that reference
-cut). Without it each call's whole transcript was parsed and hashed again: finalize in
-compact/v3 took 2.3× the time of compact/v2 at 10k calls (docs/benchmarks.md, round 11).
+prefixes with the digests cut up to their end (`roller.capture.blob_kept`: `Kept`,
+bounded in count and size): each array's text up to its last element's end with the
+chain digest at every element's end (`Chain`), and each body's bytes up to its first
+array with new elements with the pieces before that value. A body that begins with a
+kept body's bytes (the next byte not a space: the key's piece ends there) resumes at
+that value, and an array that begins with a kept array's first elements resumes from the
+chain at the last of them (the largest such run, by binary search over the element ends;
+the boundary confirmed by what follows it, for numbers), so only the elements after it
+are parsed and hashed. That run need not be the whole kept array: Claude Code (2.1)
+moves its `cache_control` marker to the newest message on every request, so the previous
+last message comes again changed; resuming only from a whole kept array cut every such
+transcript from its first message (finalize in compact/v3, one process, spent ~30% of
+its time here at 10k calls: docs/benchmarks.md, round 23). And the text after a body's
+first grown array, when a recent body ended with the same text (`Tails`: the system
+prompt, tools and settings Claude Code sends after its transcript), takes that body's
+pieces unparsed. What is cut up to a point is a function of the bytes before it alone,
+and what is cut after it of the bytes after it, so the nodes and the root are the ones a
+cut from the first byte gives (tests/capture/test_blobs.py checks the file byte for byte
+against that reference cut). Without it each call's whole transcript was parsed and
+hashed again: finalize in compact/v3 took 2.3× the time of compact/v2 at 10k calls
+(docs/benchmarks.md, round 11).
 
 File format: a sequence of frames, each a JSON header line `{"h": digest, "k": "b"|"c",
 "z": "zlib"|null, "n": len}`, exactly `n` payload bytes, then `\\n` (a leaf's bytes, or a
