@@ -17,6 +17,8 @@ from collections import OrderedDict
 from collections.abc import Callable
 from typing import Final, Generic, NamedTuple, TypeVar
 
+from roller.capture.shared_run import longest_run
+
 
 class Chain(NamedTuple):
     """A kept array's cut: for each element n, where it ends (from the array's `[`) and
@@ -32,21 +34,12 @@ class Chain(NamedTuple):
 
 def shared_elements(text: str, i: int, prefix: str, ends: tuple[int, ...]) -> int:
     """How many of a kept array's first elements (`prefix`, its elements ending at
-    `ends`) the text at `i` begins with: the longest such run of elements' text, by
-    binary search (a run's text holds every shorter run's). All but the last is tried
-    first: a resent transcript whose last message changed."""
-    if text.startswith(prefix, i):
-        return len(ends)
-    if len(ends) > 1 and text.startswith(prefix[: ends[-2]], i):
-        return len(ends) - 1
-    low, high = 0, len(ends) - 2  # the answer is within
-    while low < high:
-        mid = (low + high + 1) // 2
-        if text.startswith(prefix[: ends[mid - 1]], i):
-            low = mid
-        else:
-            high = mid - 1
-    return low
+    `ends`) the text at `i` begins with (a run's text holds every shorter run's)."""
+
+    def holds(k: int) -> bool:
+        return text.startswith(prefix if k == len(ends) else prefix[: ends[k - 1]], i)
+
+    return longest_run(len(ends), holds)
 
 
 class Tails:

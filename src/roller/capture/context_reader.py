@@ -40,6 +40,7 @@ from typing import Any, NamedTuple
 import orjson
 
 from roller.capture.context import ParsedContext, parse_context
+from roller.capture.shared_run import longest_run
 
 KEEP = 8  # recent bodies a new one may extend (concurrent conversations of one capture)
 
@@ -115,16 +116,13 @@ def _starts(at: int, lengths: list[int]) -> tuple[int, ...]:
 def _shared(body: bytes, earlier: memoryview, starts: tuple[int, ...], close: int) -> int:
     """How many of the array's elements `body` begins with, as `earlier` holds them with
     the `,` after each (the largest such count: all of them, or as far as it goes)."""
-    if body.startswith(earlier[:close]) and body[close : close + 1] == b",":
-        return len(starts)
-    low, high = 0, len(starts) - 1  # body begins with elements[:low], not [:high + 1]
-    while low < high:
-        mid = (low + high + 1) // 2
-        if body.startswith(earlier[: starts[mid]]):
-            low = mid
-        else:
-            high = mid - 1
-    return low
+
+    def holds(k: int) -> bool:
+        if k == len(starts):
+            return body.startswith(earlier[:close]) and body[close : close + 1] == b","
+        return body.startswith(earlier[: starts[k]])
+
+    return longest_run(len(starts), holds)
 
 
 def _extended(kept: _Kept, array: _Array, body: bytes) -> tuple[ParsedContext, _Array] | None:
