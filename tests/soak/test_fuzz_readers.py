@@ -48,7 +48,7 @@ FUZZ = settings(
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
 WITH_FIXTURES = sorted(a.name for a in adapters() if any((DATA / a.name).glob("*/native")))
-_CACHE = Path(tempfile.mkdtemp(prefix="roller-fuzz-"))
+_CACHE: list[Path] = []  # the module's scratch dir, made when first asked for (`_cache`)
 # Real runs finalized into the captures the capture reader is fuzzed on.
 CAPTURES = (("claude-code", "nested-background"), ("codex", "v2-fork"), ("pi", "responses-plain"))
 
@@ -59,10 +59,27 @@ json_values = st.recursive(
 )
 
 
+def _cache() -> Path:
+    if not _CACHE:
+        _CACHE.append(Path(tempfile.mkdtemp(prefix="roller-fuzz-")))
+    return _CACHE[0]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _cache_removed() -> Iterator[None]:
+    """What the module's tests unpacked and finalized goes with them (it was left in the
+    temporary directory, ~34 MB a run)."""
+    yield
+    unpacked.cache_clear()
+    _finalized.cache_clear()
+    while _CACHE:
+        shutil.rmtree(_CACHE.pop(), ignore_errors=True)
+
+
 @cache
 def unpacked(relative: str) -> Path:
     """A fixture directory (relative to tests/data/harnesses) unpacked once per run."""
-    return unpacked_copy(DATA / relative, _CACHE / relative)
+    return unpacked_copy(DATA / relative, _cache() / relative)
 
 
 def _files(root: Path) -> list[Path]:
@@ -171,7 +188,7 @@ def test_the_tape_reader_reports_damage_as_problems(data: st.DataObject) -> None
 @cache
 def _finalized(harness: str, name: str) -> Path:
     """A capture (manifest, calls, relations) finalized from a real run, on disk."""
-    work = _CACHE / "finalized" / harness / name
+    work = _cache() / "finalized" / harness / name
     finalized = finalize_fixture(harness, name, work / "inputs")
     paths = AttemptPaths(work / "capture")
     paths.root.mkdir(parents=True)
