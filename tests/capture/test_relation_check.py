@@ -30,6 +30,7 @@ from roller.capture.relation_check import (
     CheckedRelation,
     CheckedToolRef,
     checked_relation,
+    relation_values,
 )
 from tests.capture.test_compact_v3 import _published
 from tests.finalize.test_fixture_goldens import FIXTURES
@@ -210,6 +211,17 @@ def test_a_line_only_the_full_reading_takes_is_read_in_full(lines: list[bytes]) 
     line = _edited(lines[0], "a field by its name, not its alias")
     assert isinstance(checked_relation(line), RelationRecord)
     assert _same_verdict(line) == "valid"
+
+
+def test_relation_values_are_the_models_dump(lines: list[bytes]) -> None:
+    # what the HTML page shows of a relation: the model's dump, keys in its order (the
+    # text compared, not only the values), read by msgspec or in full
+    taken = [_edited(lines[0], "a field by its name, not its alias"), *lines]
+    for line in taken:
+        full = validate_json(line, RelationRecord)
+        dumped = json.dumps(full.model_dump(by_alias=True, mode="json"))
+        assert json.dumps(relation_values(checked_relation(line))) == dumped
+        assert json.dumps(relation_values(full)) == dumped
 
 
 def _fields(cls: type) -> dict[str, object]:

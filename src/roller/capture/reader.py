@@ -107,6 +107,11 @@ class RelationRecords(Records[RelationRecord]):
     def __init__(self, paths: AttemptPaths) -> None:
         super().__init__(paths.relations, lambda: iter_relations(paths))
 
+    def read_by(self, read: Callable[[bytes], R]) -> Iterator[R]:
+        """The relations again from disk, each line read by `read`, which raises what
+        `validate_json(line, RelationRecord)` raises (`iter_jsonl`)."""
+        return iter_jsonl(self._path, RelationRecord, read)
+
 
 def _lines(path: Path) -> int:
     try:

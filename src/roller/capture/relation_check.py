@@ -1,13 +1,15 @@
 """Relation records read to be checked: every field as `RelationRecord` reads it, by msgspec.
 
-`checked_relation(line) -> RelationView` is the record `roller validate` checks (and
-every export, which validates first) for one relations.jsonl line: a `CheckedRelation`
-(a msgspec struct with `RelationRecord`'s fields, names and types) when msgspec reads the
-line, else `validate_json(line, RelationRecord)` — so the verdict, and the error when
-there is one, is always the full reading's. A long capture holds ~13 relations a call
-(130,800 at 10k calls); pydantic read each in ~5.3 µs, msgspec in ~1.5, and nothing a
-check does with a relation needs the model (`record_checks.check_relation` reads a
-`RelationView`).
+`checked_relation(line)` is the record `roller validate` checks (and every export, which
+validates first) for one relations.jsonl line: a `CheckedRelation` (a msgspec struct
+with `RelationRecord`'s fields, names and types) when msgspec reads the line, else
+`validate_json(line, RelationRecord)` — so the verdict, and the error when there is one,
+is always the full reading's. A long capture holds ~13 relations a call (130,800 at 10k
+calls); pydantic read each in ~5.3 µs, msgspec in ~1.5, and nothing a check does with a
+relation needs the model (`record_checks.check_relation` reads a `RelationView`, which
+both are). `relation_values(relation)` gives either's JSON values as `model_dump(by_alias=True,
+mode="json")` does, keys in the model's order: the HTML page's relations
+(`roller.view.page`) are read so.
 
 Why msgspec's acceptance is pydantic's (tests/capture/test_relation_check.py checks
 it on every fixture's relations and on lines damaged in each JSON way):
@@ -23,13 +25,12 @@ it on every fixture's relations and on lines damaged in each JSON way):
 
 from __future__ import annotations
 
-from typing import Final, Literal
+from typing import Any, Final, Literal
 
 import msgspec
 
 from roller.capture.models import RelationRecord, RelationStatus, RelationType
 from roller.capture.reader import validate_json
-from roller.capture.record_checks import RelationView
 
 
 class CheckedEvidence(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
@@ -70,10 +71,20 @@ class CheckedRelation(
 _DECODE: Final = msgspec.json.Decoder(CheckedRelation).decode
 
 
-def checked_relation(line: bytes) -> RelationView:
+def checked_relation(line: bytes) -> CheckedRelation | RelationRecord:
     """One relations.jsonl line as a check reads it (module docstring): raises what
     `validate_json(line, RelationRecord)` raises."""
     try:
         return _DECODE(line)
     except msgspec.DecodeError:  # (msgspec's ValidationError is one)
         return validate_json(line, RelationRecord)
+
+
+def relation_values(relation: CheckedRelation | RelationRecord) -> dict[str, Any]:
+    """The record's JSON values, keys in its order: what
+    `model_dump(by_alias=True, mode="json")` gives (the struct's fields are the model's,
+    in its order, by their aliases)."""
+    if isinstance(relation, CheckedRelation):
+        values: dict[str, Any] = msgspec.to_builtins(relation)
+        return values
+    return relation.model_dump(by_alias=True, mode="json")

@@ -35,8 +35,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from roller.capture.models import CallRecord, ParticipantRecord, RelationRecord
-from roller.capture.reader import Capture
+from roller.capture.models import CallRecord, ParticipantRecord
+from roller.capture.reader import Capture, RelationRecords
+from roller.capture.relation_check import checked_relation, relation_values
 from roller.view.answers import Answers
 from roller.view.page_json import Keyed, keyed
 from roller.view.tree import TokenCounts, call_summary, participant_summary, summary_of
@@ -247,29 +248,44 @@ def _detail(
     return _call(call, origin, _request(call, codec, mine, items, tags), diff), now
 
 
+def _relations(capture: Capture) -> Iterator[dict[str, Any]]:
+    """Every relation's JSON values, as `model_dump(by_alias=True, mode="json")` gives
+    them; a capture's on disk read by msgspec (`relation_check.relation_values`): a
+    long capture holds ~13 relations a call, which pydantic read and dumped in ~6 µs
+    each, msgspec in ~2 (10k calls: 0.88 -> 0.3 s)."""
+    relations = capture.relations
+    if isinstance(relations, RelationRecords):
+        return map(relation_values, relations.read_by(checked_relation))
+    return (r.model_dump(by_alias=True, mode="json") for r in relations)
+
+
 def _links(capture: Capture) -> dict[str, list[dict[str, Any]]]:
     """Each child participant's relations as the page lists them, from one pass."""
     links: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for r in capture.relations:
+    for r in _relations(capture):
         _link(links, r)
     return links
 
 
-def _link(links: dict[str, list[dict[str, Any]]], r: RelationRecord) -> None:
-    if r.child_participant_id is None:
+_LINKED = (  # a relation's fields a participant's links show
+    "relation_id",
+    "type",
+    "status",
+    "source_call_id",
+    "target_call_id",
+    "tool_call_id",
+    "evidence",
+    "note",
+)
+
+
+def _link(links: dict[str, list[dict[str, Any]]], r: dict[str, Any]) -> None:
+    child = r["child_participant_id"]
+    if child is None:
         return
-    links[r.child_participant_id].append(
-        {
-            "relation_id": r.relation_id,
-            "type": r.type,
-            "status": r.status,
-            "source_call_id": r.source_call_id,
-            "target_call_id": r.target_call_id,
-            "tool_call_id": r.tool_call_id,
-            "evidence": [e.model_dump() for e in r.evidence],
-            "note": r.note,
-        }
-    )
+    link = {key: r[key] for key in _LINKED}
+    link["evidence"] = [dict(e) for e in link["evidence"]]  # (not shared with the row)
+    links[child].append(link)
 
 
 def _participant(p: ParticipantRecord, links: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
@@ -374,9 +390,9 @@ class Page:
 
     def relations(self) -> Iterator[dict[str, Any]]:
         links: dict[str, list[dict[str, Any]]] = defaultdict(list)
-        for r in self.capture.relations:
+        for r in _relations(self.capture):
             _link(links, r)
-            yield r.model_dump(by_alias=True, mode="json")
+            yield r
         self._links = links
 
     def head(self) -> dict[str, Any]:
