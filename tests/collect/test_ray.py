@@ -8,7 +8,8 @@ of that run on Ray reuses every validated sample (no model call; a damaged sampl
 exactly its own calls); killing a worker node mid-run still completes the run, the
 affected sample holding an interrupted attempt (with the reason) and a later valid one;
 with `--shared-run-dir` the nodes write the run directory themselves; a stopped run
-(Ctrl-C) records its running attempts as interrupted and leaves the queued ones not run.
+(Ctrl-C) publishes its running attempts as interrupted with the calls they made, as a
+local run does, and leaves the queued ones not run.
 
 The 6-sample run is the real Claude Code against the mock's `spawn-one` (each sample's
 root delegates to one subagent through its Task tool: 4 calls, a root and a child
@@ -26,7 +27,9 @@ import json
 import os
 import shutil
 import sys
+import tempfile
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 
@@ -40,6 +43,7 @@ from roller.capture.integrity import validate_attempt
 from roller.capture.layout import RunPaths
 from roller.capture.reader import read_attempt, read_json_model, read_manifest
 from roller.capture.summary_record import RunSummary
+from roller.collect import ray_executor
 from roller.collect.collection import RunEvent, RunRequest, RunResult, collect_run
 from roller.collect.executor import ExecutorChoice, LocalExecutor
 from roller.collect.ray_executor import RayExecutor
@@ -203,12 +207,26 @@ def test_a_shared_run_dir_is_written_by_the_nodes_themselves(
         assert read_manifest(attempt).execution_status == "completed"
 
 
-def test_stopping_a_ray_run_records_the_running_attempts_and_starts_no_more(
-    cluster: LocalCluster, tmp_path: Path
-) -> None:
-    """Ctrl-C (`stop`): the running tasks are cancelled (their workers killed, and with
-    them the harnesses), their attempts recorded as interrupted; the tasks still queued
-    in Ray never started, so they leave no attempt (`not_run`), as locally."""
+def _scratch_dirs() -> set[str]:
+    """The node-local directories of attempts (the nodes run on this machine)."""
+    return {p.name for p in Path(tempfile.gettempdir()).glob("roller-*")}
+
+
+@contextmanager
+def _left_on_nodes_removed() -> Iterator[None]:
+    """What killed workers leave on their nodes (here: this machine's temporary
+    directory) removed after the test."""
+    before = _scratch_dirs()
+    try:
+        yield
+    finally:
+        for name in _scratch_dirs() - before:
+            shutil.rmtree(Path(tempfile.gettempdir()) / name, ignore_errors=True)
+
+
+def _stopped_after_a_call(cluster: LocalCluster, tmp_path: Path) -> tuple[RunPaths, RunResult, int]:
+    """Four delegating samples on the two one-CPU nodes, stopped (Ctrl-C: `stop`) once
+    one has made a model call; the run, its result and the calls the mock answered."""
     run = RunPaths(tmp_path / "run")
     stop_holder: list[asyncio.Event] = []
 
@@ -227,14 +245,50 @@ def test_stopping_a_ray_run_records_the_running_attempts_and_starts_no_more(
             tasks_file=write_tasks(tmp_path / "tasks.jsonl", ("a", "b", "c", "d")),
         )  # fmt: skip
         result = asyncio.run(collect(request))
+        answered = mock.requests
     assert result.stopped and result.summary.stopped
+    # the tasks still queued in Ray never started: no attempt, as a local sample
+    # still waiting for its slot
+    assert {s.status for s in result.summary.samples if not s.attempts} == {"not_run"}
+    return run, result, answered
+
+
+def test_stopping_a_ray_run_keeps_what_its_running_attempts_captured(
+    cluster: LocalCluster, tmp_path: Path
+) -> None:
+    """As locally: each running attempt ends its harness and is published as
+    interrupted with every call it made, back from its node, which keeps nothing of it."""
+    before = _scratch_dirs()
+    run, result, answered = _stopped_after_a_call(cluster, tmp_path)
     ran = [s for s in result.summary.samples if s.attempts]
     assert ran and len(ran) <= 2  # two nodes: at most two were running
+    kept = 0
+    for s in ran:
+        (attempt,) = s.attempts
+        assert (attempt.outcome, attempt.problems) == ("interrupted", [])
+        capture = read_attempt(run.sample(s.sample_id).attempt(1))
+        assert validate_attempt(capture.paths).ok
+        assert capture.manifest.execution_status == "interrupted"
+        assert attempt.calls == len(capture.calls)
+        kept += len(capture.calls)
+    assert kept == answered >= 1  # every call the model answered, in a capture
+    assert _scratch_dirs() <= before
+
+
+def test_a_stopped_ray_attempt_that_does_not_end_in_time_is_recorded_lost(
+    cluster: LocalCluster, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No time to end (`STOP_GRACE_S`): the task is cancelled, its worker killed and the
+    harness with it; the attempt is recorded as interrupted with why, where it ran."""
+    monkeypatch.setattr(ray_executor, "STOP_GRACE_S", 0.0)
+    with _left_on_nodes_removed():
+        _run, result, _answered = _stopped_after_a_call(cluster, tmp_path)
+    ran = [s for s in result.summary.samples if s.attempts]
+    assert ran and len(ran) <= 2
     for s in ran:
         assert [a.outcome for a in s.attempts] == ["interrupted"]
         (problem,) = s.attempts[0].problems
         assert problem.startswith("lost: stopped (Ctrl-C) (on ")  # and the node it ran on
-    assert {s.status for s in result.summary.samples if not s.attempts} == {"not_run"}
 
 
 def test_killing_a_worker_node_mid_run_still_completes_the_run(
@@ -262,7 +316,7 @@ def test_killing_a_worker_node_mid_run_still_completes_the_run(
             cluster.kill(running_on[sample])
 
     executor = RayExecutor(ExecutorChoice("ray", ray_address=cluster.address))
-    with counting_mock() as mock:
+    with _left_on_nodes_removed(), counting_mock() as mock:
         request = replace(request, spec=_generic(mock.url, "delegate-slow"))
         result = asyncio.run(collect_run(request, on_event, executor=executor))
     assert killed, "no sample was seen running on a worker node"

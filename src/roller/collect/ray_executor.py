@@ -18,18 +18,25 @@ Flow of one attempt (docs/scale.md):
    driver's node, which the driver polls for the progress display;
 5. a worker or node that dies (WorkerCrashedError, NodeDiedError, …), or any other
    failure of the task, is returned as `AttemptLost` with the reason: the run driver
-   records it as an interrupted attempt and gives the sample a new one.
+   records it as an interrupted attempt and gives the sample a new one;
+6. Ctrl-C (`stop`): the same actor says the run is stopping, which each running
+   attempt asks every `POLL_S` and then ends its harness, publishes what it captured
+   (interrupted) and comes back, as a local attempt does; the driver gives it
+   `STOP_GRACE_S`, then cancels it as it cancels the tasks still queued in Ray.
 
 Facts relied on: a Ray task's return value is stored in the object store of the node
 that ran it and fetched by the driver (no shared filesystem); a task whose node dies
 raises on the driver when awaited; `ray.cancel(force=True)` kills the worker process,
 and the harness supervisor kills the harness when its parent dies
-(`roller.collect.supervisor`).
+(`roller.collect.supervisor`); a task blocked in `ray.get` lends its CPUs back to the
+node (Ray 2.60; seen here: a second sample started on a one-CPU node), an awaited
+object reference does not.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import shutil
 import tempfile
@@ -57,6 +64,7 @@ from roller.harnesses.install import install_once
 # Ray's own phoning home and dashboard stay off unless the user set them otherwise.
 QUIET_ENV = {"RAY_USAGE_STATS_ENABLED": "0"}
 POLL_S = 0.25
+STOP_GRACE_S = 60.0  # a stopped attempt's time to end its harness, publish and come back
 RUNNING_ON = "running on node "  # the first report of every attempt, then the node's id
 
 
@@ -79,10 +87,12 @@ class RemoteDone:
 
 @ray.remote(num_cpus=0)
 class _Reports:
-    """What running attempts report, until the driver takes it."""
+    """What running attempts report, until the driver takes it; and whether the run is
+    stopping (Ctrl-C), which each running attempt asks every `POLL_S`."""
 
     def __init__(self) -> None:
         self.items: list[tuple[str, str, int]] = []
+        self.stopping = False
 
     def put(self, key: str, text: str, calls: int) -> None:
         self.items.append((key, text, calls))
@@ -90,6 +100,12 @@ class _Reports:
     def take(self) -> list[tuple[str, str, int]]:
         items, self.items = self.items, []
         return items
+
+    def stop(self) -> None:
+        self.stopping = True
+
+    def stopped(self) -> bool:
+        return self.stopping
 
 
 def _node_job(remote: RemoteJob, root: Path, log: Report) -> AttemptJob:
@@ -122,12 +138,36 @@ def run_on_node(remote: RemoteJob, reports: Any) -> RemoteDone:
     root = Path(tempfile.mkdtemp(prefix="roller-ray-"))
     try:
         job = _node_job(remote, root, report)
-        done = asyncio.run(run_attempt(job, report))
+        done = asyncio.run(_run_until_stopped(job, report, reports))
         archive = None if remote.shared else pack_attempt(done.attempt)
         scratch = str(done.scratch) if done.scratch is not None else None
         return RemoteDone(node, archive, done.launch, _relative(done.turns, done.attempt), scratch)
     finally:
         shutil.rmtree(root, ignore_errors=True)
+
+
+async def _run_until_stopped(job: AttemptJob, report: Report, reports: Any) -> AttemptDone:
+    """`run_attempt`, its `stop` set once the driver says the run is stopping: the
+    attempt then ends its harness and is published as interrupted with what it
+    captured, as a local one is."""
+    stop = asyncio.Event()
+    watcher = asyncio.create_task(_watch(reports, stop))
+    try:
+        return await run_attempt(job, report, stop)
+    finally:
+        watcher.cancel()
+
+
+async def _watch(reports: Any, stop: asyncio.Event) -> None:
+    # Awaited, not `ray.get`: a task blocked in `ray.get` lends its CPUs back to Ray,
+    # which may start another sample on the node meanwhile (seen: two samples on a
+    # one-CPU node).
+    try:
+        while not await reports.stopped.remote():
+            await asyncio.sleep(POLL_S)
+    except ray.exceptions.RayError:
+        return  # the driver's actor is gone: the attempt runs to its end
+    stop.set()
 
 
 _run_on_node = ray.remote(run_on_node)
@@ -189,18 +229,22 @@ class RayExecutor:
     async def _poll(self) -> None:
         try:
             while self._reporters:
-                for key, text, calls in await self._reports.take.remote():
-                    reporter = self._reporters.get(key)  # gone: that attempt has returned
-                    if reporter is None:
-                        continue
-                    if text.startswith(RUNNING_ON):
-                        self._where[key] = text.removeprefix(RUNNING_ON)
-                    reporter(text, calls)
+                await self._take()
                 await asyncio.sleep(POLL_S)
         except ray.exceptions.RayError:
             pass  # the progress actor is gone: the samples run on, unreported
         finally:
             self._poller = None
+
+    async def _take(self) -> None:
+        """What the attempts reported since the last time, to their reporters."""
+        for key, text, calls in await self._reports.take.remote():
+            reporter = self._reporters.get(key)  # gone: that attempt has returned
+            if reporter is None:
+                continue
+            if text.startswith(RUNNING_ON):
+                self._where[key] = text.removeprefix(RUNNING_ON)
+            reporter(text, calls)
 
     async def run(
         self, job: AttemptJob, report: Report, stop: asyncio.Event | None
@@ -237,8 +281,8 @@ class RayExecutor:
             await asyncio.wait(
                 {waiter, *([stopping] if stopping else [])}, return_when="FIRST_COMPLETED"
             )
-            if not waiter.done():  # stopped: the worker is killed, its harness with it
-                ray.cancel(ref, force=True)
+            if not waiter.done():
+                await self._stopped(ref, waiter, key=str(job.attempt.root))
             remote: RemoteDone = await waiter
         except ray.exceptions.RayError as exc:
             where = self._where.get(str(job.attempt.root))
@@ -251,6 +295,20 @@ class RayExecutor:
             if stopping is not None:
                 stopping.cancel()
         return self._arrived(job, remote, report)
+
+    async def _stopped(self, ref: Any, waiter: asyncio.Future[Any], key: str) -> None:
+        """The run is stopping. The actor says so, so no attempt begins from now on
+        (`run_on_node`); a running attempt (it reported so, the reports taken after
+        the flag) ends its harness and sends back what it captured, published, as a
+        local attempt does, within `STOP_GRACE_S`. One still queued in Ray, or not
+        ended in time, is cancelled: its worker killed, the harness with it."""
+        with contextlib.suppress(ray.exceptions.RayError):  # no actor: cancelled below
+            await self._reports.stop.remote()
+            await self._take()
+            if key in self._where:
+                await asyncio.wait({waiter}, timeout=STOP_GRACE_S)
+        if not waiter.done():
+            ray.cancel(ref, force=True)
 
     def _arrived(
         self, job: AttemptJob, remote: RemoteDone, report: Report
