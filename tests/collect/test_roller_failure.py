@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -19,6 +20,7 @@ from roller.capture.integrity import validate_attempt
 from roller.capture.layout import RunPaths
 from roller.collect.collection import RunRequest, collect_run
 from roller.collect.runs import RunSpec
+from roller.collect.session import read_scratch_record
 from roller.collect.tasks import Task
 from roller.finalize.attempt import finalize_attempt
 from roller.harnesses import register, unregister
@@ -65,6 +67,9 @@ def test_the_run_goes_on_and_the_attempt_is_kept_with_why(broken: None, tmp_path
     assert "read_native" in "".join(failure["traceback"])
     attempt = verdict.attempt
     assert not attempt.manifest.exists() and attempt.tape.exists()  # raw/ kept as it was
+    scratch = read_scratch_record(attempt)  # kept too, for `--resume` to recover from
+    assert scratch is not None
+    shutil.rmtree(scratch[0])  # (what `--resume` does once it published the attempt)
 
     # the bug fixed, the kept attempt is published from its raw/ like any other
     unregister(throwaway.NAME)
