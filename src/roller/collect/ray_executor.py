@@ -20,7 +20,7 @@ Flow of one attempt (docs/scale.md):
    failure of the task, is returned as `AttemptLost` with the reason: the run driver
    records it as an interrupted attempt and gives the sample a new one;
 6. Ctrl-C (`stop`): the same actor says the run is stopping, which each running
-   attempt asks every `POLL_S` and then ends its harness, publishes what it captured
+   attempt asks every `STOP_POLL_S` and then ends its harness, publishes what it captured
    (interrupted) and comes back, as a local attempt does; the driver gives it
    `STOP_GRACE_S`, then cancels it as it cancels the tasks still queued in Ray.
 
@@ -64,6 +64,9 @@ from roller.harnesses.install import install_once
 # Ray's own phoning home and dashboard stay off unless the user set them otherwise.
 QUIET_ENV = {"RAY_USAGE_STATS_ENABLED": "0"}
 POLL_S = 0.25
+# How often a running attempt asks whether the run is stopping: one actor call a second
+# per running attempt, so a large cluster's hundreds stay cheap for the actor.
+STOP_POLL_S = 1.0
 STOP_GRACE_S = 60.0  # a stopped attempt's time to end its harness, publish and come back
 RUNNING_ON = "running on node "  # the first report of every attempt, then the node's id
 
@@ -88,7 +91,7 @@ class RemoteDone:
 @ray.remote(num_cpus=0)
 class _Reports:
     """What running attempts report, until the driver takes it; and whether the run is
-    stopping (Ctrl-C), which each running attempt asks every `POLL_S`."""
+    stopping (Ctrl-C), which each running attempt asks every `STOP_POLL_S`."""
 
     def __init__(self) -> None:
         self.items: list[tuple[str, str, int]] = []
@@ -164,7 +167,7 @@ async def _watch(reports: Any, stop: asyncio.Event) -> None:
     # one-CPU node).
     try:
         while not await reports.stopped.remote():
-            await asyncio.sleep(POLL_S)
+            await asyncio.sleep(STOP_POLL_S)
     except ray.exceptions.RayError:
         return  # the driver's actor is gone: the attempt runs to its end
     stop.set()
