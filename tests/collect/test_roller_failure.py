@@ -20,7 +20,7 @@ from roller.capture.integrity import validate_attempt
 from roller.capture.layout import RunPaths
 from roller.collect.collection import RunRequest, collect_run
 from roller.collect.runs import RunSpec
-from roller.collect.session import read_scratch_record
+from roller.collect.scratch import read_scratch_record
 from roller.collect.tasks import Task
 from roller.finalize.attempt import finalize_attempt
 from roller.harnesses import register, unregister

@@ -11,6 +11,7 @@ from rich.console import Console
 from roller.capture.layout import AttemptPaths
 from roller.capture.models import STORAGE_LAYOUTS, StorageLayout
 from roller.cli.bar import Bar, shown_on
+from roller.collect.scratch import native_left, scratch_removed
 from roller.export.trajectory_file import write_trajectory
 from roller.finalize.attempt import finalize_attempt
 from roller.finalize.progress import Phase, Reporter, Step
@@ -56,10 +57,17 @@ def command(attempt_dir: Path, storage_layout: StorageLayout | None) -> None:
     sets how many, and has them waited for, a minute at most (1: this process alone).
     The bytes written are the same either way.
 
+    An attempt roller never published (it was killed, or failed while finalizing)
+    first gets the native logs its harness left in the scratch HOME recorded in
+    raw/scratch.json, when that is still there; once published, the scratch is
+    removed: what `roller collect --resume` does with such an attempt.
+
     On a terminal, a progress bar shows what it is doing (indexing the tape, decoding
     the calls, writing calls.jsonl, publishing) and is gone once it is done.
     """
     paths = AttemptPaths(attempt_dir)
+    unpublished = not paths.manifest.exists()  # (a kept scratch of a published one stays)
+    scratch = native_left(paths) if unpublished else None
     with shown_on(Console(stderr=True)) as bar:
         manifest = finalize_attempt(paths, storage_layout, drawn(bar))
     click.echo(
@@ -69,3 +77,5 @@ def command(attempt_dir: Path, storage_layout: StorageLayout | None) -> None:
     trajectory, stored = write_trajectory(paths)
     if stored is not None:
         click.echo(f"main trajectory ({trajectory.export_status}) written to {stored}")
+    if unpublished:
+        scratch_removed(paths, scratch)

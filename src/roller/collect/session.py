@@ -27,7 +27,6 @@ Order, and why:
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import secrets
 import shutil
@@ -43,6 +42,7 @@ from roller.capture.reader import dump_json
 from roller.capture.trajectory_record import TrajectoryRecord
 from roller.collect.launcher import LaunchResult
 from roller.collect.runs import RunSpec, now_rfc3339
+from roller.collect.scratch import collect_whole, write_scratch_record
 from roller.collect.tasks import Task
 from roller.collect.turns import TurnResult, run_turns
 from roller.export.trajectory_file import write_trajectory
@@ -154,29 +154,6 @@ def _scratch(job: AttemptJob) -> tuple[Path, ScratchDirs]:
     return scratch, dirs
 
 
-def write_scratch_record(attempt: AttemptPaths, root: Path, dirs: ScratchDirs) -> None:
-    record = {
-        "root": str(root),
-        "home": str(dirs.home),
-        "tmp": str(dirs.tmp),
-        "work": str(dirs.work),
-    }
-    atomic_write(attempt.scratch_record, (json.dumps(record) + "\n").encode())
-
-
-def read_scratch_record(attempt: AttemptPaths) -> tuple[Path, ScratchDirs] | None:
-    """The scratch dirs a crashed attempt ran in, when they are recorded and still there."""
-    try:
-        record = json.loads(attempt.scratch_record.read_text())
-        root = Path(record["root"])
-        dirs = ScratchDirs(
-            home=Path(record["home"]), tmp=Path(record["tmp"]), work=Path(record["work"])
-        )
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
-    return (root, dirs) if root.is_dir() else None
-
-
 def _record_turns(
     attempt: AttemptPaths, inputs: AttemptInputs, turns: Sequence[TurnResult], multi: bool
 ) -> None:
@@ -255,7 +232,7 @@ async def run_attempt(
         if mock is not None:
             await mock.close()
 
-    adapter.collect_native(dirs, attempt.native)
+    collect_whole(adapter, dirs, attempt.native)
     report("finalizing the capture…", proxy.exchanges)
     return _published(job, scratch, turns)
 

@@ -29,24 +29,22 @@ Rules kept:
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
 from roller.capture.integrity import validate_attempt
 from roller.capture.layout import AttemptPaths, SamplePaths
-from roller.capture.models import AttemptInputs, Manifest
-from roller.capture.reader import read_attempt, read_json_model, read_manifest
+from roller.capture.models import Manifest
+from roller.capture.reader import read_attempt, read_manifest
 from roller.capture.summary_record import AttemptOutcome, AttemptSummary
 from roller.capture.trajectory_record import TrajectoryRecord
 from roller.capture.writer import settle_raw
 from roller.collect.lost import lost_reason
-from roller.collect.session import read_scratch_record
+from roller.collect.scratch import native_left, scratch_removed
 from roller.errors import RollerError
 from roller.export.trajectory_file import read_trajectory, write_trajectory
 from roller.finalize.attempt import finalize_attempt
-from roller.harnesses import adapter_for
 
 
 @dataclass(frozen=True)
@@ -125,15 +123,10 @@ def judge_attempt(attempt: AttemptPaths, collected_now: bool = False) -> Attempt
 
 def _recover(attempt: AttemptPaths) -> None:
     """Publish an attempt roller was killed in, from what it left on disk."""
-    scratch = read_scratch_record(attempt)
-    if scratch is not None and attempt.attempt_inputs.exists() and not attempt.native.exists():
-        harness = read_json_model(attempt.attempt_inputs, AttemptInputs).harness.name
-        adapter_for(harness).collect_native(scratch[1], attempt.native)
+    scratch = native_left(attempt)
     finalize_attempt(attempt)
     write_trajectory(attempt)
-    if scratch is not None:
-        shutil.rmtree(scratch[0], ignore_errors=True)
-    attempt.scratch_record.unlink(missing_ok=True)
+    scratch_removed(attempt, scratch)
 
 
 def _manifest_or_none(attempt: AttemptPaths) -> Manifest | None:
