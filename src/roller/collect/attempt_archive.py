@@ -11,13 +11,21 @@ Rules kept:
 - the attempt directory must not exist on the driver yet: the driver chose its number,
   and an attempt directory is only ever written by its one runner;
 - files are unpacked byte for byte (the capture's hashes in manifest.json cover them;
-  the driver validates the attempt afterwards, like any other).
+  the driver validates the attempt afterwards, like any other);
+- all or nothing: the archive is unpacked beside the attempt (`.attempt-NNNN.unpack-…`)
+  and the attempt directory renamed into place, so a driver killed, or a disk failing,
+  in the middle leaves no part of an attempt for a resume to judge (the staging
+  directory is removed, or left as a dot-named sibling that no reader lists); an
+  archive that cannot be read is a `CaptureFormatError`, as a refused one is.
 """
 
 from __future__ import annotations
 
 import io
+import secrets
+import shutil
 import tarfile
+import zlib
 from pathlib import Path
 
 from roller.capture.layout import AttemptPaths, SamplePaths
@@ -50,15 +58,30 @@ def _check(members: list[tarfile.TarInfo], allowed: tuple[str, ...], where: str)
 
 
 def unpack_attempt(data: bytes, attempt: AttemptPaths) -> None:
-    """Write an archive from `pack_attempt` as `attempt` (same number) on this machine."""
+    """Write an archive from `pack_attempt` as `attempt` (same number) on this machine:
+    all of it or nothing (module docstring)."""
     if attempt.root.exists():
         raise CaptureFormatError(f"{attempt.root} exists already: it is another runner's")
     sample = SamplePaths(attempt.root.parent.parent)
     allowed = _members(sample, attempt.attempt_number)
-    with tarfile.open(fileobj=io.BytesIO(data), mode="r:gz") as tar:
-        members = tar.getmembers()
-        _check(members, allowed, str(attempt.root))
-        tar.extractall(sample.root, members=members, filter="data")
+    staging = attempt.root.with_name(f".{attempt.root.name}.unpack-{secrets.token_hex(6)}")
+    try:
+        with tarfile.open(fileobj=io.BytesIO(data), mode="r:gz") as tar:
+            members = tar.getmembers()
+            _check(members, allowed, str(attempt.root))
+            staging.mkdir(parents=True)
+            tar.extractall(staging, members=members, filter="data")
+        # the attempt in one rename (it fails if the directory appeared meanwhile), then
+        # its trajectory, which a resume writes again from the attempt when it is missing
+        (staging / allowed[0]).rename(attempt.root)
+        trajectory = staging / allowed[1]
+        if trajectory.exists():
+            sample.trajectory_file(attempt.attempt_number).parent.mkdir(exist_ok=True)
+            trajectory.replace(sample.root / allowed[1])
+    except (tarfile.TarError, EOFError, zlib.error) as exc:
+        raise CaptureFormatError(f"{attempt.root}: the archive cannot be read: {exc}") from exc
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
 
 
 def pack_dir(root: Path) -> bytes:
