@@ -1,14 +1,19 @@
 """An attempt roller never published (killed, or failed on) is published by `roller
-finalize` as `roller collect --resume` publishes it: the native logs its harness left in
-the scratch HOME recorded in raw/scratch.json are taken first, the scratch removed after;
-a copy of them cut off midway is not taken for all of them; a published attempt's kept
-scratch (`--keep-scratch`) is left alone.
+finalize` as `roller collect --resume` publishes it; the scratch dirs are removed as
+soon as the native logs are in raw/, so that a kill after that leaves nothing in the
+temporary directory and loses nothing.
+
+- killed before (or while) the native logs were copied: the logs are taken from the
+  scratch HOME recorded in raw/scratch.json, whole (a copy cut off midway is not taken
+  for all of them), and the scratch is removed once the attempt is published; a
+  scratch that is gone leaves the attempt without them;
+- failed after the copy (in finalize): the logs are in raw/, the scratch is gone;
+- a published attempt's kept scratch (`--keep-scratch`) is left alone.
 
 The harness is the test tree's throwaway one, given native logs: a wrapper writes two
 log files into its HOME before the agent runs, its adapter copies them out of the
-scratch HOME, and its native reader fails while `FAILING` says so (the run then leaves
-the attempt as roller leaves one it failed on: raw/ and the scratch kept, no manifest —
-what a kill leaves too), its copy while `CUT` says so, after the first file.
+scratch HOME and fails after `CUT` of them when that is set (an exception there leaves
+what a kill leaves), and its native reader fails while `FAILING` says so.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ import asyncio
 import dataclasses
 import shutil
 import sys
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -43,8 +49,8 @@ _WRITER = (  # the harness's logs into its HOME, then the agent
     f"for name, text in {LOGS!r}.items(): (home / name).write_text(text)\n"
     "os.execv(sys.argv[1], sys.argv[1:])\n"
 )
-FAILING = [True]
-CUT = [False]
+FAILING = [False]
+CUT: list[int | None] = [None]  # files copied before the copy fails (None: it does not)
 found: list[list[str]] = []  # what the native reader found, each time it read
 
 
@@ -55,10 +61,10 @@ class _WithNative(throwaway.ThrowawayAdapter):
 
     def collect_native(self, dirs: ScratchDirs, dest: Path) -> None:
         dest.mkdir()
-        for name in sorted(LOGS):
-            shutil.copy(dirs.home / "native" / name, dest / name)
-            if CUT[0]:
+        for n, name in enumerate(sorted(LOGS)):
+            if n == CUT[0]:
                 raise RuntimeError("cut off")  # as a kill mid-copy leaves it
+            shutil.copy(dirs.home / "native" / name, dest / name)
 
     def read_native(self, native_dir: Path) -> NativeCapture | None:
         if FAILING[0]:
@@ -70,7 +76,7 @@ class _WithNative(throwaway.ThrowawayAdapter):
 @pytest.fixture(autouse=True)
 def harness() -> Iterator[None]:
     register(dataclasses.replace(throwaway.HARNESS, adapter=_WithNative()))
-    FAILING[0], CUT[0] = True, False
+    FAILING[0], CUT[0] = False, None
     found.clear()
     try:
         yield
@@ -94,48 +100,55 @@ def _collected(tmp_path: Path, keep_scratch: bool = False) -> AttemptPaths:
 
 
 def _finalize(attempt: AttemptPaths) -> None:
-    FAILING[0] = CUT[0] = False
+    FAILING[0], CUT[0] = False, None
     result = CliRunner().invoke(cli, ["finalize", str(attempt.root)])
     assert result.exit_code == 0, result.output
     assert validate_attempt(attempt).ok
     assert read_manifest(attempt).counts.calls >= 1
 
 
+def _scratch_dirs() -> set[Path]:
+    return set(Path(tempfile.gettempdir()).glob(f"roller-{throwaway.NAME}-*"))
+
+
 def _native(attempt: AttemptPaths) -> dict[str, str]:
     return {p.name: p.read_text() for p in attempt.native.glob("*")}
 
 
-def test_an_unpublished_attempt_gets_the_native_logs_its_scratch_holds(tmp_path: Path) -> None:
+@pytest.mark.parametrize("cut", [0, 1], ids=["before-the-copy", "mid-copy"])
+def test_a_copy_cut_off_is_taken_again_whole_from_the_scratch(tmp_path: Path, cut: int) -> None:
+    CUT[0] = cut
     attempt = _collected(tmp_path)
     assert not attempt.manifest.exists()  # roller failed on it: kept as a kill leaves it
+    assert not attempt.native.exists()  # not one file of two, which passed for all
     scratch = read_scratch_record(attempt)
     assert scratch is not None
-    shutil.rmtree(attempt.native)  # as when roller was killed before it copied them
     _finalize(attempt)
     assert _native(attempt) == LOGS
     assert found == [sorted(LOGS)]  # finalize read them
     assert not scratch[0].exists() and not attempt.scratch_record.exists()
 
 
-def test_a_copy_cut_off_midway_is_not_taken_for_the_logs(tmp_path: Path) -> None:
-    CUT[0] = True
-    attempt = _collected(tmp_path)
-    assert not attempt.manifest.exists()
-    assert not attempt.native.exists()  # not one file of two, which passed for all
-    _finalize(attempt)
-    assert _native(attempt) == LOGS
-    assert found == [sorted(LOGS)]
-
-
 def test_an_unpublished_attempt_whose_scratch_is_gone_is_published(tmp_path: Path) -> None:
+    CUT[0] = 0
     attempt = _collected(tmp_path)
     scratch = read_scratch_record(attempt)
     assert scratch is not None
     shutil.rmtree(scratch[0])
-    shutil.rmtree(attempt.native)
     _finalize(attempt)
     assert found == [[]]
     assert not attempt.scratch_record.exists()
+
+
+def test_once_the_logs_are_in_raw_the_scratch_is_gone(tmp_path: Path) -> None:
+    FAILING[0] = True  # publication fails after the copy: what a kill there leaves
+    before = _scratch_dirs()
+    attempt = _collected(tmp_path)
+    assert not attempt.manifest.exists()
+    assert _native(attempt) == LOGS
+    assert not attempt.scratch_record.exists() and _scratch_dirs() == before
+    _finalize(attempt)
+    assert found == [sorted(LOGS)]
 
 
 def test_a_published_attempt_keeps_the_scratch_it_was_asked_to_keep(tmp_path: Path) -> None:

@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -67,9 +66,8 @@ def test_the_run_goes_on_and_the_attempt_is_kept_with_why(broken: None, tmp_path
     assert "read_native" in "".join(failure["traceback"])
     attempt = verdict.attempt
     assert not attempt.manifest.exists() and attempt.tape.exists()  # raw/ kept as it was
-    scratch = read_scratch_record(attempt)  # kept too, for `--resume` to recover from
-    assert scratch is not None
-    shutil.rmtree(scratch[0])  # (what `--resume` does once it published the attempt)
+    # its native logs were in raw/ before finalize ran: its scratch was removed then
+    assert read_scratch_record(attempt) is None and not attempt.scratch_record.exists()
 
     # the bug fixed, the kept attempt is published from its raw/ like any other
     unregister(throwaway.NAME)

@@ -18,6 +18,7 @@ import json
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -69,6 +70,10 @@ def _group_members(pgids: set[int]) -> list[int]:
     return members
 
 
+def _scratch_dirs() -> set[Path]:
+    return set(Path(tempfile.gettempdir()).glob("roller-claude-code-*"))
+
+
 @pytest.mark.timeout(1200)
 def test_twenty_delegating_samples_killed_halfway_then_resumed(tmp_path: Path) -> None:
     installed("claude-code")
@@ -82,6 +87,7 @@ def test_twenty_delegating_samples_killed_halfway_then_resumed(tmp_path: Path) -
         )
     )
     run = RunPaths(tmp_path / "run")
+    scratch_before = _scratch_dirs()
     with counting_mock("spawn-one") as mock:
         started = time.monotonic()
         collecting = subprocess.Popen(
@@ -167,6 +173,9 @@ def test_twenty_delegating_samples_killed_halfway_then_resumed(tmp_path: Path) -
     new_calls = sum(a.calls for s in summary.samples for a in s.attempts if a.collected_now)
     assert resume_calls == new_calls > 0
     assert roller("validate", str(run.root)).returncode == 0
+    # and nothing of the run is left in the temporary directory: a scratch is removed
+    # once its native logs are in raw/, or by the recovery of its attempt
+    assert _scratch_dirs() <= scratch_before
     print(
         f"\nfirst run (to the kill): {first_run_s:.1f}s, {len(published)} published; "
         f"resume: {resume_s:.1f}s, {len(unfinished)} samples, {resume_calls} calls"

@@ -1,11 +1,13 @@
 """An attempt's scratch record: where its scratch HOME, TMPDIR and work dir are
-(`raw/scratch.json`, written before anything runs in them, removed once the attempt is
-published), and what is done with them when roller did not publish the attempt (killed,
-or failed while finalizing): its harness's native logs taken from the scratch HOME
-(`native_left`), the scratch removed once published (`scratch_removed`). Native logs
-are collected whole or not at all (`collect_whole`), at the attempt's end as in its
-recovery. Read by `roller collect --resume` (`roller.collect.verdicts`) and `roller
-finalize`, which imports this module alone (no proxy, mock or launcher).
+(`raw/scratch.json`, written before they are made), and what is done with them. Once
+the harness's native logs are in raw/native/ (collected whole or not at all:
+`collect_whole`), nothing else is needed of the scratch, so it goes with its record
+(`scratch_removed`) before the attempt is published (`roller.collect.session`). An
+attempt roller was killed in before that still has them: its native logs are taken
+from the recorded scratch HOME unless raw/ has them (`native_left`), and the scratch is
+removed once it is published. Read by `roller collect --resume`
+(`roller.collect.verdicts`) and `roller finalize`, which imports this module alone (no
+proxy, mock or launcher).
 """
 
 from __future__ import annotations
@@ -46,10 +48,10 @@ def read_scratch_record(attempt: AttemptPaths) -> tuple[Path, ScratchDirs] | Non
 
 
 def native_left(attempt: AttemptPaths) -> Path | None:
-    """An attempt roller did not publish (killed, or failed while finalizing): the native
-    logs its harness wrote, copied into raw/native/ from the scratch HOME it recorded
-    unless already there; the scratch dir to remove once the attempt is published
-    (`scratch_removed`), None when none is recorded or it is gone."""
+    """An attempt roller did not publish: the native logs its harness wrote, copied into
+    raw/native/ from the scratch HOME it recorded unless already there; the scratch dir
+    to remove once the attempt is published (`scratch_removed`), None when none is
+    recorded or it is gone."""
     scratch = read_scratch_record(attempt)
     if scratch is None:
         return None
@@ -74,7 +76,8 @@ def collect_whole(adapter: HarnessAdapter, dirs: ScratchDirs, dest: Path) -> Non
 
 
 def scratch_removed(attempt: AttemptPaths, root: Path | None) -> None:
-    """The attempt is published: its scratch dir (`native_left`'s) and its record go."""
+    """The scratch dir and then its record (a kill in between leaves the record, whose
+    recovery finishes the removal)."""
     if root is not None:
         shutil.rmtree(root, ignore_errors=True)
     attempt.scratch_record.unlink(missing_ok=True)

@@ -14,9 +14,13 @@ Order, and why:
    proxy, both on 127.0.0.1:0 in this event loop; the harness gets the proxy's URLs and
    nothing else of the network, so no call can reach another sample's tape.
 3. After the harness exits, the proxy is drained (exchanges in flight end and are
-   recorded) before it stops; then the adapter copies the native logs into raw/native/.
-   With follow-up prompts, each later turn resumes the conversation in the same scratch
-   dirs and through the same proxy before that (`roller.collect.turns`), so the whole
+   recorded) before it stops; then the adapter copies the native logs into raw/native/
+   (whole or not at all: `roller.collect.scratch.collect_whole`), and the scratch dirs,
+   of which nothing else is needed, are removed (unless `--keep-scratch`) before the
+   attempt is published: removed after, a kill in the middle of publication left them
+   in the temporary directory with the record of them gone with raw/. With follow-up
+   prompts, each later turn resumes the conversation in the same scratch dirs and
+   through the same proxy before that (`roller.collect.turns`), so the whole
    conversation is one attempt; the native logs are copied and finalize runs once, after
    the last turn.
 4. Finalize runs on what is on disk, exactly as `roller finalize` would; then the
@@ -42,7 +46,7 @@ from roller.capture.reader import dump_json
 from roller.capture.trajectory_record import TrajectoryRecord
 from roller.collect.launcher import LaunchResult
 from roller.collect.runs import RunSpec, now_rfc3339
-from roller.collect.scratch import collect_whole, write_scratch_record
+from roller.collect.scratch import collect_whole, scratch_removed, write_scratch_record
 from roller.collect.tasks import Task
 from roller.collect.turns import TurnResult, run_turns
 from roller.export.trajectory_file import write_trajectory
@@ -141,10 +145,13 @@ def attempt_inputs(job: AttemptJob, profile: str | None) -> AttemptInputs:
 
 
 def _scratch(job: AttemptJob) -> tuple[Path, ScratchDirs]:
-    """The attempt's own scratch dirs, recorded under raw/ before anything runs in them."""
-    scratch = Path(tempfile.mkdtemp(prefix=f"roller-{job.spec.harness}-"))
+    """The attempt's own scratch dirs, recorded under raw/ before they are made (a kill
+    in between leaves a record of nothing, never a directory nothing records)."""
+    name = f"roller-{job.spec.harness}-{secrets.token_hex(6)}"
+    scratch = Path(tempfile.gettempdir()) / name
     dirs = ScratchDirs(home=scratch / "home", tmp=scratch / "tmp", work=scratch / "work")
     write_scratch_record(job.attempt, scratch, dirs)
+    scratch.mkdir(mode=0o700)  # (as `mkdtemp` makes it: new, the user's alone)
     for d in (dirs.home, dirs.tmp):
         d.mkdir()
     if job.files is not None:
@@ -233,6 +240,8 @@ async def run_attempt(
             await mock.close()
 
     collect_whole(adapter, dirs, attempt.native)
+    if not job.keep_scratch:  # (a kill from here on: the recovery finishes the removal)
+        scratch_removed(attempt, scratch)
     report("finalizing the capture…", proxy.exchanges)
     return _published(job, scratch, turns)
 
@@ -256,15 +265,11 @@ def _first_launch(job: AttemptJob, dirs: ScratchDirs, proxy_url: str) -> LaunchR
 
 
 def _published(job: AttemptJob, scratch: Path, turns: list[TurnResult]) -> AttemptDone:
-    """The attempt finalized and its main trajectory written; the scratch dir removed
-    unless the run keeps it."""
+    """The attempt finalized and its main trajectory written."""
     attempt = job.attempt
     launch = next(t.launch for t in reversed(turns) if t.launch is not None)
     manifest = finalize_attempt(attempt)
     trajectory, _ = write_trajectory(attempt)
-    if not job.keep_scratch:
-        shutil.rmtree(scratch, ignore_errors=True)
-        attempt.scratch_record.unlink(missing_ok=True)
     return AttemptDone(
         attempt,
         manifest,
