@@ -22,13 +22,13 @@ import asyncio
 import dataclasses
 import shutil
 import sys
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 from tests.harnesses import throwaway_harness as throwaway
+from tests.support.temp_dirs import roller_temp_dirs
 
 from roller.capture.integrity import validate_attempt
 from roller.capture.layout import AttemptPaths, RunPaths
@@ -49,6 +49,7 @@ _WRITER = (  # the harness's logs into its HOME, then the agent
     f"for name, text in {LOGS!r}.items(): (home / name).write_text(text)\n"
     "os.execv(sys.argv[1], sys.argv[1:])\n"
 )
+SCRATCH = f"roller-{throwaway.NAME}-"  # its attempts' scratch dirs' names begin so
 FAILING = [False]
 CUT: list[int | None] = [None]  # files copied before the copy fails (None: it does not)
 found: list[list[str]] = []  # what the native reader found, each time it read
@@ -107,10 +108,6 @@ def _finalize(attempt: AttemptPaths) -> None:
     assert read_manifest(attempt).counts.calls >= 1
 
 
-def _scratch_dirs() -> set[Path]:
-    return set(Path(tempfile.gettempdir()).glob(f"roller-{throwaway.NAME}-*"))
-
-
 def _native(attempt: AttemptPaths) -> dict[str, str]:
     return {p.name: p.read_text() for p in attempt.native.glob("*")}
 
@@ -142,11 +139,11 @@ def test_an_unpublished_attempt_whose_scratch_is_gone_is_published(tmp_path: Pat
 
 def test_once_the_logs_are_in_raw_the_scratch_is_gone(tmp_path: Path) -> None:
     FAILING[0] = True  # publication fails after the copy: what a kill there leaves
-    before = _scratch_dirs()
+    before = roller_temp_dirs(SCRATCH)
     attempt = _collected(tmp_path)
     assert not attempt.manifest.exists()
     assert _native(attempt) == LOGS
-    assert not attempt.scratch_record.exists() and _scratch_dirs() == before
+    assert not attempt.scratch_record.exists() and roller_temp_dirs(SCRATCH) == before
     _finalize(attempt)
     assert found == [sorted(LOGS)]
 

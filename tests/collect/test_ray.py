@@ -27,7 +27,6 @@ import json
 import os
 import shutil
 import sys
-import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import replace
@@ -38,6 +37,7 @@ from tests.collect.ray_support import RAY_ENV, LocalCluster, local_cluster
 from tests.collect.runs_support import AGENT, CountingMock, counting_mock, write_tasks
 from tests.support.captures import roller
 from tests.support.e2e import installed
+from tests.support.temp_dirs import roller_temp_dirs
 
 from roller.capture.integrity import validate_attempt
 from roller.capture.layout import RunPaths
@@ -207,21 +207,16 @@ def test_a_shared_run_dir_is_written_by_the_nodes_themselves(
         assert read_manifest(attempt).execution_status == "completed"
 
 
-def _scratch_dirs() -> set[str]:
-    """The node-local directories of attempts (the nodes run on this machine)."""
-    return {p.name for p in Path(tempfile.gettempdir()).glob("roller-*")}
-
-
 @contextmanager
 def _left_on_nodes_removed() -> Iterator[None]:
     """What killed workers leave on their nodes (here: this machine's temporary
     directory) removed after the test."""
-    before = _scratch_dirs()
+    before = roller_temp_dirs()
     try:
         yield
     finally:
-        for name in _scratch_dirs() - before:
-            shutil.rmtree(Path(tempfile.gettempdir()) / name, ignore_errors=True)
+        for left in roller_temp_dirs() - before:
+            shutil.rmtree(left, ignore_errors=True)
 
 
 def _stopped_after_a_call(cluster: LocalCluster, tmp_path: Path) -> tuple[RunPaths, RunResult, int]:
@@ -258,7 +253,7 @@ def test_stopping_a_ray_run_keeps_what_its_running_attempts_captured(
 ) -> None:
     """As locally: each running attempt ends its harness and is published as
     interrupted with every call it made, back from its node, which keeps nothing of it."""
-    before = _scratch_dirs()
+    before = roller_temp_dirs()
     run, result, answered = _stopped_after_a_call(cluster, tmp_path)
     ran = [s for s in result.summary.samples if s.attempts]
     assert ran and len(ran) <= 2  # two nodes: at most two were running
@@ -272,7 +267,7 @@ def test_stopping_a_ray_run_keeps_what_its_running_attempts_captured(
         assert attempt.calls == len(capture.calls)
         kept += len(capture.calls)
     assert kept == answered >= 1  # every call the model answered, in a capture
-    assert _scratch_dirs() <= before
+    assert roller_temp_dirs() <= before
 
 
 def test_a_stopped_ray_attempt_that_does_not_end_in_time_is_recorded_lost(

@@ -18,7 +18,6 @@ import json
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -31,6 +30,7 @@ from tests.collect.runs_support import counting_mock
 from tests.collect.test_launcher import _alive
 from tests.support.captures import REPO, roller
 from tests.support.e2e import installed, without_provider_keys
+from tests.support.temp_dirs import roller_temp_dirs
 
 pytestmark = pytest.mark.e2e
 
@@ -70,10 +70,6 @@ def _group_members(pgids: set[int]) -> list[int]:
     return members
 
 
-def _scratch_dirs() -> set[Path]:
-    return set(Path(tempfile.gettempdir()).glob("roller-claude-code-*"))
-
-
 @pytest.mark.timeout(1200)
 def test_twenty_delegating_samples_killed_halfway_then_resumed(tmp_path: Path) -> None:
     installed("claude-code")
@@ -87,7 +83,7 @@ def test_twenty_delegating_samples_killed_halfway_then_resumed(tmp_path: Path) -
         )
     )
     run = RunPaths(tmp_path / "run")
-    scratch_before = _scratch_dirs()
+    scratch_before = roller_temp_dirs("roller-claude-code-")
     with counting_mock("spawn-one") as mock:
         started = time.monotonic()
         collecting = subprocess.Popen(
@@ -175,7 +171,7 @@ def test_twenty_delegating_samples_killed_halfway_then_resumed(tmp_path: Path) -
     assert roller("validate", str(run.root)).returncode == 0
     # and nothing of the run is left in the temporary directory: a scratch is removed
     # once its native logs are in raw/, or by the recovery of its attempt
-    assert _scratch_dirs() <= scratch_before
+    assert roller_temp_dirs("roller-claude-code-") <= scratch_before
     print(
         f"\nfirst run (to the kill): {first_run_s:.1f}s, {len(published)} published; "
         f"resume: {resume_s:.1f}s, {len(unfinished)} samples, {resume_calls} calls"
